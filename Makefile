@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# kvmstat: plain GNU make. Everything but src/main.c goes into a static
+# library that the binary and the tests both link.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man/man1
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CFLAGS ?= -O2 -g
+# CI sets WERROR=-Werror; the sanitizer build sets SANITIZE and BUILD.
+WERROR ?=
+SANITIZE ?=
+BUILD ?= build
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/i.86/x86/' \
+	-e 's/aarch64/arm64/' -e 's/ppc64.*/powerpc/' -e 's/s390x/s390/')
+ARCHDIR := $(if $(wildcard arch/$(ARCH)/arch.c),arch/$(ARCH),arch/generic)
+
+NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+override CPPFLAGS += -Iinclude -D_GNU_SOURCE
+override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS)
+override LDFLAGS += $(SANITIZE)
+
+LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(ARCHDIR)/arch.c
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+LIB := $(BUILD)/libkvmstat.a
+TEST_SRCS := $(wildcard tests/test_*.c) tests/check_main.c
+TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
+TEST_BIN := $(BUILD)/tests/check_kvmstat
+GUEST := tests/guest/kvmguest
+BIN := kvmstat
+DEPS_PKGS := gcc make pkg-config libncurses-dev check
+
+.PHONY: all run check unit system bench install uninstall clean deps demo
+
+all: $(BIN) $(GUEST)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%.o: override CFLAGS += $(CHECK_CFLAGS)
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(BUILD)/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS)
+
+$(GUEST): tests/guest/kvmguest.c
+	$(CC) -O2 -Wall -Wextra $(WERROR) -std=gnu11 -pthread -o $@ $<
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS) $(CHECK_LIBS)
+
+# Installs the Debian build dependencies when root, else prints the command.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+				apt-get install -y -qq $$missing >/dev/null || exit 1; \
+		else \
+			echo "missing build dependencies; run:"; \
+			echo "  sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(BIN) $(ARGS)
+
+unit: $(TEST_BIN)
+	KVMSTAT_TEST_DATA=tests/data CK_FORK=yes $(TEST_BIN)
+
+system: $(BIN) $(GUEST)
+	tests/system/run.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory system
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench
+	tests/bench/run.sh $(BUILD)/tests/bench
+
+$(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS)
+
+demo: all
+	tests/demo.sh
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
+	install -D -m 0644 man/kvmstat.1 $(DESTDIR)$(MANDIR)/kvmstat.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/$(BIN) $(DESTDIR)$(MANDIR)/kvmstat.1
+
+clean:
+	rm -rf build build-* $(BIN) $(GUEST)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

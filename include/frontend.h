@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Front-ends: what renders snapshots (batch, log, CSV, the monitor), behind
+ * one const ops table like the providers. Front-ends may print; they never
+ * call providers.
+ */
+#ifndef KVMSTAT_FRONTEND_H
+#define KVMSTAT_FRONTEND_H
+
+#include <stdbool.h>
+
+#include "stats.h"
+
+struct options;
+struct frontend;
+
+/* What a key press asks main to do. */
+enum ui_action {
+	UI_NONE,	/* nothing (the front-end handled it) */
+	UI_QUIT,
+	UI_REFRESH,	/* sample and render now */
+	UI_RESET,	/* totals to zero from now */
+	UI_REDRAW,	/* render the last snapshot again (resize) */
+};
+
+struct frontend_ops {
+	const char *name;
+	/* 0, or -errno with a one-line reason in fe->msg (usage problems). */
+	int (*open)(struct frontend *fe, const struct options *opts);
+	/* 0; -EPIPE when the reader went away (a quiet, successful end). */
+	int (*render)(struct frontend *fe, const struct snapshot *snap);
+	/* SIGHUP: reopen the output file (NULL when not applicable). */
+	int (*reopen)(struct frontend *fe);
+	/* Interactive front-ends: fd to poll for input (else NULL op), and
+	 * what the pending input asks for. */
+	int (*input_fd)(struct frontend *fe);
+	enum ui_action (*input)(struct frontend *fe);
+	void (*close)(struct frontend *fe);
+};
+
+struct frontend {
+	const struct frontend_ops *ops;
+	void *priv;
+	char msg[512];
+};
+
+extern const struct frontend_ops batch_frontend_ops;
+extern const struct frontend_ops log_frontend_ops;
+extern const struct frontend_ops tui_frontend_ops;
+
+#endif

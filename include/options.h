@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Command-line options, kvm_stat compatible, parsed with getopt_long.
+ * Parsing checks syntax and ranges only; whether a pid is a VM or a guest
+ * name exists is checked by main against the running system.
+ */
+#ifndef KVMSTAT_OPTIONS_H
+#define KVMSTAT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "filter.h"
+
+enum run_mode {
+	MODE_TUI,	/* default: interactive monitor */
+	MODE_BATCH,	/* -1: one sample, then exit */
+	MODE_LOG,	/* -l or -L: one line per interval */
+};
+
+struct options {
+	enum run_mode mode;
+	bool csv;			/* -c: log lines as CSV */
+	bool use_debugfs;		/* -d given */
+	bool use_tracepoints;		/* -t given */
+	const char *fields;		/* -f pattern, NULL for the default */
+	bool fields_help;		/* -f help */
+	struct field_filter filter;	/* compiled -f or FILTER_DEFAULT */
+	pid_t pid;			/* -p, or resolved from -g; 0 = all */
+	const char *guest;		/* -g */
+	bool include_past;		/* -i */
+	const char *log_file;		/* -L */
+	double delay;			/* -s, seconds */
+	bool delay_given;
+	bool skip_zero;			/* -z */
+	bool no_bpf;			/* --no-bpf */
+	bool help, version;
+	/* Roots, injectable for tests (options or KVMSTAT_* environment). */
+	const char *debugfs_root;	/* the kvm directory of debugfs */
+	const char *tracefs_root;	/* NULL: look in the usual places */
+	const char *proc_root;
+};
+
+#define DELAY_MIN 0.1
+#define DELAY_MAX 25.5
+#define DELAY_DEFAULT 3.0
+#define DEBUGFS_KVM_DEFAULT "/sys/kernel/debug/kvm"
+
+/* Exit status for every usage error, as the issue and kvm_stat scripts expect. */
+#define EXIT_USAGE 2
+
+/* 0, or -EINVAL with one line (no newline) in err. */
+int options_parse(int argc, char **argv, struct options *o, char *err,
+		  size_t errlen);
+void options_free(struct options *o);
+/* The --help text. */
+void options_usage(FILE *out);
+
+#endif

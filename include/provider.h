@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Providers: pluggable sources of KVM counters behind one const ops table.
+ * Providers never print and never exit: they return -errno and leave a
+ * message a user can act on in provider.msg.
+ */
+#ifndef KVMSTAT_PROVIDER_H
+#define KVMSTAT_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "filter.h"
+#include "sample.h"
+
+struct options;
+struct provider;
+
+struct provider_ops {
+	const char *name;
+	/* Usable on this host with these options? (cheap, no side effects) */
+	bool (*probe)(const struct options *opts);
+	/* Opens the events p->filter selects and interns their names. */
+	int (*open)(struct provider *p, const struct options *opts);
+	/* Pushes one raw reading per field (pid 0) and breakdowns. */
+	int (*read)(struct provider *p, struct sample_set *out);
+	void (*close)(struct provider *p);
+};
+
+#define PROVIDER_MSG_MAX 512
+
+struct provider {
+	const struct provider_ops *ops;
+	void *priv;				/* the provider's own state */
+	struct field_table *fields;		/* where open() interns names */
+	const struct field_filter *filter;	/* fields wanted */
+	bool want_vms;				/* also report per-VM/vCPU */
+	char msg[PROVIDER_MSG_MAX];		/* error or notice text */
+	bool notice;				/* msg holds a notice to show once */
+};
+
+/* NULL-terminated, in the order they are tried. */
+extern const struct provider_ops *const provider_registry[];
+
+const struct provider_ops *provider_find(const char *name);
+/* Sets p->msg (and marks a notice when notice is true). */
+void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What providers hand to the stats layer: a table of field names, interned
+ * once when a provider opens, and per refresh a flat array of raw readings
+ * keyed by field, VM (pid) and vCPU.
+ */
+#ifndef KVMSTAT_SAMPLE_H
+#define KVMSTAT_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* How a raw value behaves over time. */
+enum field_type {
+	FIELD_CUMULATIVE = 0,	/* monotonic counter: deltas and rates */
+	FIELD_INSTANT,		/* gauge: current value, signed change */
+	FIELD_PEAK,		/* maximum so far */
+};
+
+struct field_info {
+	char *name;		/* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
+	int parent;		/* field id of the parent event, or -1 */
+	enum field_type type;
+	const char *provider;	/* name of the provider that declared it */
+};
+
+/* Interned field names; ids are dense and stable for the whole run. */
+struct field_table {
+	struct field_info *v;
+	size_t n, cap;
+	int *hash;		/* open addressing, -1 = empty; cap_hash slots */
+	size_t cap_hash;
+};
+
+/* Scope of a sample: pid 0 is the whole selection (host, or the -p VM). */
+#define SAMPLE_ALL_VCPUS (-1)
+
+enum sample_flags {
+	/* The source lost contributors (a VM went away): a drop is not a reset. */
+	SAMPLE_REBASE = 1u << 0,
+};
+
+struct sample {
+	int field;		/* id in the field table */
+	pid_t pid;		/* VM process, 0 = whole selection */
+	int vcpu;		/* vCPU index or SAMPLE_ALL_VCPUS */
+	pid_t tid;		/* vCPU thread if known, else 0 */
+	uint64_t value;		/* raw cumulative or instant reading */
+	unsigned int flags;	/* enum sample_flags */
+};
+
+struct sample_set {
+	struct field_table *fields;	/* shared, owned by the stats layer */
+	struct sample *v;
+	size_t n, cap;
+};
+
+void field_table_init(struct field_table *t);
+void field_table_free(struct field_table *t);
+/* Returns the id of name, adding it when new; parent is an id or -1. */
+int field_table_intern(struct field_table *t, const char *name, int parent,
+		       enum field_type type, const char *provider);
+/* Id of name, or -1. */
+int field_table_find(const struct field_table *t, const char *name);
+
+void sample_set_init(struct sample_set *s, struct field_table *fields);
+void sample_set_free(struct sample_set *s);
+void sample_set_clear(struct sample_set *s);
+void sample_set_push(struct sample_set *s, int field, pid_t pid, int vcpu,
+		     pid_t tid, uint64_t value, unsigned int flags);
+
+#endif

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The stats aggregator: turns raw provider readings into a total and a
+ * delta per field, per VM and per vCPU, and builds the const snapshot that
+ * front-ends render.
+ */
+#ifndef KVMSTAT_STATS_H
+#define KVMSTAT_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "filter.h"
+#include "sample.h"
+
+/* One series: a field in one scope (whole selection, a VM, a vCPU). */
+struct stat_cell {
+	uint64_t raw;		/* last raw reading */
+	uint64_t total;		/* counted since kvmstat started (or -i) */
+	int64_t delta;		/* change over the last interval */
+	bool seen;		/* at least one reading */
+	bool fresh;		/* read in the last refresh */
+};
+
+struct stats_key {
+	int field;
+	pid_t pid;
+	int vcpu;
+};
+
+struct stats {
+	struct field_table fields;
+	struct sample_set set;		/* providers fill it each refresh */
+	struct stat_cell *sum;		/* by field id: pid 0, all vCPUs */
+	size_t nsum;
+	/* breakdown series (pid != 0 or a vCPU), open addressing */
+	struct stats_key *keys;
+	struct stat_cell *cells;
+	size_t nkeys, cap;
+	uint32_t *slot;			/* index + 1, 0 = empty */
+	size_t cap_slot;
+	bool include_past;		/* -i: totals include the past */
+	unsigned long refreshes;	/* completed updates */
+	uint64_t now_ns, interval_ns;	/* monotonic time of the last update */
+	struct timespec wall;		/* wall clock of the last update */
+};
+
+void stats_init(struct stats *s, bool include_past);
+void stats_free(struct stats *s);
+/* Folds s->set (then clears it) into the cells; now_ns is CLOCK_MONOTONIC. */
+void stats_update(struct stats *s, uint64_t now_ns);
+/* Sets every shown total to zero from now ('r' in the monitor). */
+void stats_reset(struct stats *s);
+/* Breakdown cell or NULL. */
+const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
+				   int vcpu);
+
+/* One rendered line of the summary. */
+struct snap_row {
+	int field;
+	const char *name;
+	int parent;		/* field id or -1 */
+	enum field_type type;
+	uint64_t total;
+	int64_t delta;
+	double rate;		/* delta per second */
+	bool valid;		/* false: could not be read this time */
+};
+
+/* What front-ends render; built from stats, never touching providers. */
+struct snapshot {
+	const struct stats *stats;
+	struct snap_row *rows;	/* sorted by name */
+	size_t nrows;
+	uint64_t interval_ns;
+	struct timespec wall;
+};
+
+/* Rows for every field with a reading that the filter keeps; a parent
+ * without readings of its own sums its children. Caller frees with
+ * snapshot_free. */
+void stats_snapshot(const struct stats *s, const struct field_filter *filter,
+		    struct snapshot *out);
+void snapshot_free(struct snapshot *snap);
+
+#endif

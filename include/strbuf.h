@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A growable string that output formatters write into, so that every
+ * format can be tested byte for byte without a terminal or a file.
+ */
+#ifndef KVMSTAT_STRBUF_H
+#define KVMSTAT_STRBUF_H
+
+#include <stddef.h>
+
+struct strbuf {
+	char *s;	/* NUL-terminated, owned */
+	size_t len, cap;
+};
+
+void strbuf_init(struct strbuf *b);
+void strbuf_free(struct strbuf *b);
+void strbuf_reset(struct strbuf *b);
+void strbuf_add(struct strbuf *b, const char *s);
+void strbuf_addf(struct strbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

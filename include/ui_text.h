@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The text formats of batch, log and CSV output, kept byte compatible with
+ * kvm_stat so existing scripts keep working. Pure functions over a
+ * snapshot, tested byte for byte.
+ */
+#ifndef KVMSTAT_UI_TEXT_H
+#define KVMSTAT_UI_TEXT_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "stats.h"
+#include "strbuf.h"
+
+/* "%-42s%10llu%10lld\n" per row, rows as sorted in the snapshot. */
+void ui_text_batch(struct strbuf *b, const struct snapshot *snap);
+/* Field names, each followed by a space, then a newline. */
+void ui_text_log_header(struct strbuf *b, const struct snapshot *snap);
+/* "YYYY-MM-DD HH:MM:SS" then " %9lld" per row (" %9s" "-" if stale). */
+void ui_text_log_line(struct strbuf *b, const struct snapshot *snap);
+/* "timestamp,NAME,NAME...\n" */
+void ui_text_csv_header(struct strbuf *b, const struct snapshot *snap);
+/* "YYYY-MM-DD HH:MM:SS,DELTA,...\n" (empty field if stale) */
+void ui_text_csv_line(struct strbuf *b, const struct snapshot *snap);
+/* True when every delta in the snapshot is zero (or unknown): -z skips it. */
+bool ui_text_all_zero(const struct snapshot *snap);
+/* Local time as "YYYY-MM-DD HH:MM:SS" into buf (at least 20 bytes). */
+void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Small helpers shared by every module: checked allocation that restores the
+ * terminal before dying, monotonic and wall clocks, whole-file reads and
+ * strict number parsing.
+ */
+#ifndef KVMSTAT_UTIL_H
+#define KVMSTAT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Called before a fatal exit so a front-end can restore the terminal. */
+void util_set_fatal_hook(void (*hook)(void));
+void util_run_fatal_hook(void);
+void util_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t util_now_ns(void);
+
+/* Reads a whole small file (up to len - 1 bytes) NUL-terminated; bytes or -errno. */
+ssize_t util_read_file(const char *path, char *buf, size_t len);
+/* Reads all of fd from offset 0 into a new buffer; caller frees *out. */
+int util_slurp_fd(int fd, char **out, size_t *lenp);
+/* Strict decimal u64: optional surrounding blanks, nothing else. */
+int util_parse_u64(const char *s, uint64_t *out);
+/* Strict decimal int in [min, max]. */
+int util_parse_int(const char *s, long min, long max, long *out);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * VM discovery from procfs: which processes hold a KVM VM, what their guests
+ * are called on the QEMU command line, and which of their threads run which
+ * vCPU. Every function takes the proc root ("/proc", or a fake tree in the
+ * tests) so nothing here is tied to the running system.
+ */
+#ifndef KVMSTAT_VM_H
+#define KVMSTAT_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One vCPU thread: the index from its "CPU N/KVM" name and its thread id. */
+struct vm_vcpu {
+	int index;		/* N of "CPU N/KVM" */
+	pid_t tid;		/* thread id within the VM process */
+};
+
+/* One KVM VM process. name and vcpus belong to the struct. */
+struct vm_info {
+	pid_t pid;		/* process holding the anon_inode:kvm-vm fd */
+	char *name;		/* guest name from the command line, or NULL */
+	size_t nvcpus;		/* known vCPU threads, sorted by index */
+	struct vm_vcpu *vcpus;	/* nvcpus entries, or NULL when none */
+};
+
+/*
+ * Every process holding a KVM VM fd (a /proc/PID/fd/N link reading exactly
+ * "anon_inode:kvm-vm"), sorted by pid, with names and vCPUs filled in.
+ * Processes that vanish or deny access mid-scan are skipped. Returns 0, or
+ * -errno when proc_root itself cannot be read. On success *out (NULL when
+ * *n is 0) is the caller's to free with vm_list_free().
+ */
+int vm_list(const char *proc_root, struct vm_info **out, size_t *n);
+void vm_list_free(struct vm_info *v, size_t n);
+/* Frees what one vm_info owns (name, vcpus) and zeroes those fields. */
+void vm_info_clear(struct vm_info *v);
+
+/* True when pid exists, its fds can be read and one of them is a KVM VM. */
+bool vm_pid_is_vm(const char *proc_root, pid_t pid);
+
+/*
+ * Guest name from /proc/PID/cmdline, parsed the way QEMU parses "-name"
+ * (or "--name"): "guest=NAME,...", a bare first "NAME,...", ",," for a
+ * literal comma, the last one winning. A new string the caller frees, or NULL
+ * when there is no (or an empty) name or the process cannot be read.
+ */
+char *vm_guest_name(const char *proc_root, pid_t pid);
+
+/*
+ * Pids of the VMs whose guest name equals name exactly, sorted. Returns the
+ * count (0: none, *pids NULL) or -errno; the caller frees *pids.
+ */
+int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids);
+
+/*
+ * vCPU threads of VM v->pid: the threads in /proc/PID/task whose comm is
+ * "CPU N/KVM" (QEMU names them so with -name ...,debug-threads=on; the
+ * project's test guest does too). Replaces v->vcpus (freeing the old array)
+ * with the threads sorted by index. Returns 0, or -errno when the task
+ * directory cannot be read, leaving v with no vCPUs.
+ */
+int vm_load_vcpus(const char *proc_root, struct vm_info *v);
+
+/*
+ * Checks -p PID for main. Returns 0 when pid is a running KVM VM; otherwise
+ * -EINVAL (pid not positive), -ESRCH (no such process), -EACCES (its fds
+ * cannot be read) or -ENOENT (not a VM), with one line in err saying what is
+ * wrong and what to do.
+ */
+int vm_resolve_pid(const char *proc_root, pid_t pid, char *err, size_t errlen);
+
+/*
+ * Turns -g NAME into the pid of the one VM with that guest name. Returns 0
+ * and sets *pid; otherwise -ENOENT (no such guest), -ENOTUNIQ (several VMs
+ * have it) or another -errno, with one line in err saying what to do.
+ */
+int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
+		     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Field filter: compile a user regex once and match field names against it
+ * anchored at the start of the name, the way kvm_stat's -f behaves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "util.h"
+
+int filter_set(struct field_filter *f, const char *pattern, char *err,
+	       size_t errlen)
+{
+	struct field_filter n = { 0 };
+	int rc;
+
+	rc = regcomp(&n.re, pattern, REG_EXTENDED);
+	if (rc) {
+		char why[128];
+
+		regerror(rc, &n.re, why, sizeof(why));
+		snprintf(err, errlen, "invalid regular expression \"%s\": %s",
+			 pattern, why);
+		return -EINVAL;
+	}
+	n.compiled = true;
+	n.pattern = xstrdup(pattern);
+	filter_free(f);
+	*f = n;
+	return 0;
+}
+
+void filter_free(struct field_filter *f)
+{
+	if (f->compiled)
+		regfree(&f->re);
+	free(f->pattern);
+	memset(f, 0, sizeof(*f));
+}
+
+bool filter_match(const struct field_filter *f, const char *name)
+{
+	regmatch_t m;
+
+	if (!f || !f->compiled)
+		return true;
+	if (regexec(&f->re, name, 1, &m, 0))
+		return false;
+	/* leftmost match: one starting at 0 exists iff the leftmost starts there */
+	return m.rm_so == 0;
+}

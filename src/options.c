@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Command-line parsing: kvm_stat's options and meanings, plus kvmstat's
+ * own. Every problem becomes one line naming the option and the fix.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "util.h"
+
+enum long_only {
+	OPT_VERSION = 256,
+	OPT_NO_BPF,
+	OPT_DEBUGFS_ROOT,
+	OPT_TRACEFS_ROOT,
+	OPT_PROC_ROOT,
+};
+
+static const struct option long_options[] = {
+	{ "once", no_argument, NULL, '1' },
+	{ "batch", no_argument, NULL, '1' },
+	{ "csv", no_argument, NULL, 'c' },
+	{ "debugfs", no_argument, NULL, 'd' },
+	{ "fields", required_argument, NULL, 'f' },
+	{ "guest", required_argument, NULL, 'g' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "debugfs-include-past", no_argument, NULL, 'i' },
+	{ "log", no_argument, NULL, 'l' },
+	{ "log-to-file", required_argument, NULL, 'L' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "set-delay", required_argument, NULL, 's' },
+	{ "tracepoints", no_argument, NULL, 't' },
+	{ "skip-zero-records", no_argument, NULL, 'z' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
+	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
+	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ NULL, 0, NULL, 0 },
+};
+
+void options_usage(FILE *out)
+{
+	fputs(
+"Usage: kvmstat [OPTION]...\n"
+"Show what KVM guests make the kernel do: VM exits by reason, halts, MMU\n"
+"activity, interrupts. A compatible successor to the kernel's kvm_stat.\n"
+"\n"
+"Modes (default: the interactive monitor):\n"
+"  -1, --once, --batch        sample once over one second (or -s) and print\n"
+"                             NAME TOTAL DELTA lines sorted by name\n"
+"  -l, --log                  print one line of deltas per interval\n"
+"  -L, --log-to-file FILE     like -l, appending to FILE; SIGHUP reopens it\n"
+"  -c, --csv                  with -l or -L: comma-separated values\n"
+"  -z, --skip-zero-records    with -l or -L: omit lines whose deltas are all 0\n"
+"\n"
+"Selection:\n"
+"  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
+"                             start of the name (default '^[^(]*$', which hides\n"
+"                             child events like kvm_exit(HLT)); '-f help'\n"
+"                             lists the available fields\n"
+"  -p, --pid PID              only the VM of process PID\n"
+"  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
+"  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
+"\n"
+"Sources (default: every one this host supports):\n"
+"  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
+"  -d, --debugfs              KVM counters in debugfs\n"
+"  -i, --debugfs-include-past totals include everything since each VM\n"
+"                             started, not only since kvmstat started\n"
+"      --no-bpf               count exit reasons with one filtered perf event\n"
+"                             per reason and CPU (kvm_stat's way) instead of\n"
+"                             one small BPF program\n"
+"\n"
+"Other:\n"
+"  -h, --help                 show this help\n"
+"      --version              show the version\n"
+"\n"
+"For testing, the roots can be moved (options or environment):\n"
+"      --debugfs-root DIR     KVM debugfs directory (KVMSTAT_DEBUGFS_ROOT,\n"
+"                             default /sys/kernel/debug/kvm)\n"
+"      --tracefs-root DIR     tracefs (KVMSTAT_TRACEFS_ROOT, default\n"
+"                             /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
+"      --proc-root DIR        procfs (KVMSTAT_PROC_ROOT, default /proc)\n"
+"\n"
+"Exit status: 0 on success (also when stopped by SIGINT or SIGTERM, or when\n"
+"the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
+"error.\n", out);
+}
+
+/* Strict seconds value for -s: a plain decimal number within the range. */
+static int parse_delay(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end)
+		return -EINVAL;
+	if (!(v >= DELAY_MIN - 1e-9 && v <= DELAY_MAX + 1e-9))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
+int options_parse(int argc, char **argv, struct options *o, char *err,
+		  size_t errlen)
+{
+	bool once = false, log = false;
+	const char *pattern;
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->delay = DELAY_DEFAULT;
+	o->debugfs_root = env_or("KVMSTAT_DEBUGFS_ROOT", DEBUGFS_KVM_DEFAULT);
+	o->tracefs_root = env_or("KVMSTAT_TRACEFS_ROOT", NULL);
+	o->proc_root = env_or("KVMSTAT_PROC_ROOT", "/proc");
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":1cdf:g:hilL:p:s:tz", long_options,
+				NULL)) != -1) {
+		switch (c) {
+		case '1':
+			once = true;
+			break;
+		case 'c':
+			o->csv = true;
+			break;
+		case 'd':
+			o->use_debugfs = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "help"))
+				o->fields_help = true;
+			else
+				o->fields = optarg;
+			break;
+		case 'g':
+			o->guest = optarg;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case 'i':
+			o->include_past = true;
+			break;
+		case 'l':
+			log = true;
+			break;
+		case 'L':
+			log = true;
+			o->log_file = optarg;
+			break;
+		case 'p':
+			if (util_parse_int(optarg, 1, 0x7fffffff, &v)) {
+				snprintf(err, errlen,
+					 "-p/--pid needs a process id (a positive number), not \"%s\"",
+					 optarg);
+				return -EINVAL;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 's':
+			if (parse_delay(optarg, &o->delay)) {
+				snprintf(err, errlen,
+					 "-s/--set-delay needs seconds from %.1f to %.1f, not \"%s\"",
+					 DELAY_MIN, DELAY_MAX, optarg);
+				return -EINVAL;
+			}
+			o->delay_given = true;
+			break;
+		case 't':
+			o->use_tracepoints = true;
+			break;
+		case 'z':
+			o->skip_zero = true;
+			break;
+		case OPT_VERSION:
+			o->version = true;
+			return 0;
+		case OPT_NO_BPF:
+			o->no_bpf = true;
+			break;
+		case OPT_DEBUGFS_ROOT:
+			o->debugfs_root = optarg;
+			break;
+		case OPT_TRACEFS_ROOT:
+			o->tracefs_root = optarg;
+			break;
+		case OPT_PROC_ROOT:
+			o->proc_root = optarg;
+			break;
+		case ':':
+			snprintf(err, errlen, "option %s needs a value: see kvmstat --help",
+				 argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (optopt && optopt < 256)
+				snprintf(err, errlen,
+					 "unknown option -%c: see kvmstat --help",
+					 optopt);
+			else
+				snprintf(err, errlen,
+					 "unknown option %s: see kvmstat --help",
+					 argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen,
+			 "unexpected argument \"%s\": see kvmstat --help",
+			 argv[optind]);
+		return -EINVAL;
+	}
+	if (once && log) {
+		snprintf(err, errlen,
+			 "-1/--once and -l/-L cannot be combined: pick one mode");
+		return -EINVAL;
+	}
+	if (o->csv && !log) {
+		snprintf(err, errlen,
+			 "-c/--csv needs a log mode: add -l or -L FILE");
+		return -EINVAL;
+	}
+	if (o->skip_zero && !log) {
+		snprintf(err, errlen,
+			 "-z/--skip-zero-records needs a log mode: add -l or -L FILE");
+		return -EINVAL;
+	}
+	if (o->pid && o->guest) {
+		snprintf(err, errlen,
+			 "-p/--pid and -g/--guest cannot be combined: give one");
+		return -EINVAL;
+	}
+	if (o->log_file && !*o->log_file) {
+		snprintf(err, errlen, "-L/--log-to-file needs a file name");
+		return -EINVAL;
+	}
+	o->mode = once ? MODE_BATCH : log ? MODE_LOG : MODE_TUI;
+	if (o->mode == MODE_BATCH && !o->delay_given)
+		o->delay = 1.0;
+	pattern = o->fields ? o->fields : FILTER_DEFAULT;
+	return filter_set(&o->filter, pattern, err, errlen);
+}
+
+void options_free(struct options *o)
+{
+	filter_free(&o->filter);
+}

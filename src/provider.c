@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The provider registry: the one place that lists every provider, in the
+ * order they are tried, plus the message helper providers report with.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "provider.h"
+
+extern const struct provider_ops tracepoint_provider_ops;
+extern const struct provider_ops debugfs_provider_ops;
+
+const struct provider_ops *const provider_registry[] = {
+	&tracepoint_provider_ops,
+	&debugfs_provider_ops,
+	NULL,
+};
+
+const struct provider_ops *provider_find(const char *name)
+{
+	for (size_t i = 0; provider_registry[i]; i++)
+		if (!strcmp(provider_registry[i]->name, name))
+			return provider_registry[i];
+	return NULL;
+}
+
+void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
+	va_end(ap);
+	p->notice = notice;
+}

@@ -1,0 +1,1137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The debugfs provider: KVM's counters as files under debugfs/kvm. The
+ * top-level files are host totals (the kernel sums them over live VMs),
+ * each <pid>-<fd> directory holds the same counters for one VM, and its
+ * vcpuN directories hold a few per-vCPU values and the vCPU thread id.
+ *
+ * Files are opened once. Where the file system allows it they stay open and
+ * are re-read with pread(); KVM's own stat files refuse to seek (ESPIPE),
+ * so those are reopened by name relative to a kept directory fd each
+ * refresh instead, which costs no path building. The root is listed every
+ * refresh (getdents64 on a kept fd) to see VMs come and go: when one goes,
+ * the kernel's totals drop, and the samples say so with SAMPLE_REBASE.
+ * Under kernel lockdown the writable files cannot be opened or read: they
+ * are left out and counted in a notice, never reported as zero.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "provider.h"
+#include "util.h"
+
+/* A counter is at most 20 digits and a newline; anything longer is not. */
+#define DEBUGFS_VALUE_MAX 32
+/* Refreshes that carry SAMPLE_REBASE once a VM directory went: the one that
+ * saw it go and the next, since the kernel removes the directory just
+ * before it drops the VM from the totals. */
+#define DEBUGFS_REBASE_REFRESHES 2
+#define DEBUGFS_DENTS_MIN 16384
+
+/* State of one name's value while a refresh sums it. */
+enum debugfs_val {
+	DEBUGFS_VAL_NONE = 0,
+	DEBUGFS_VAL_OK,
+	DEBUGFS_VAL_BAD,	/* a contributor failed: no sample */
+};
+
+/* A counter name this provider reports, and its field. */
+struct debugfs_name {
+	char *name;
+	int field;
+};
+
+/* One counter file in one directory. */
+struct debugfs_file {
+	int fd;			/* kept open for pread, or -1: reopened */
+	int name;		/* index in debugfs_priv.names */
+};
+
+struct debugfs_vcpu {
+	int index;		/* N of vcpuN */
+	pid_t tid;		/* vCPU thread, 0 until the vCPU first ran */
+	int dirfd;		/* kept while something must be reopened */
+	int pidfd;		/* pid file kept while tid is 0, if preadable */
+	struct debugfs_file *f;
+	size_t nf;
+};
+
+/* One <pid>-<fd> directory: tracked always, opened when its counters are
+ * wanted (want_vms or -p). */
+struct debugfs_vm {
+	pid_t pid;
+	int num;		/* the fd number of the name */
+	ino_t ino;		/* tells a new VM from a gone one of that name */
+	bool opened;		/* files and vCPUs open */
+	bool failed;		/* could not be opened: tracked only */
+	int dirfd;		/* -1 unless opened */
+	nlink_t nlink;		/* when vCPU directories were last listed */
+	size_t hidden;		/* files the kernel hid when it was opened */
+	struct debugfs_file *f;
+	size_t nf;
+	struct debugfs_vcpu *vcpu;
+	size_t nvcpu;
+};
+
+/* One vCPU counter read in this refresh. */
+struct debugfs_vcval {
+	int vcpu;
+	int name;
+	pid_t tid;
+	uint64_t value;
+};
+
+/* A VM directory seen by one listing of the root. */
+struct debugfs_ent {
+	pid_t pid;
+	int num;
+	ino_t ino;
+};
+
+struct debugfs_priv {
+	char *root;			/* owned copy of opts->debugfs_root */
+	int rootfd;			/* listed each refresh; openat base */
+	pid_t pid;			/* -p, or 0 */
+	struct debugfs_name *names;	/* every counter name reported */
+	size_t nnames, capnames;
+	uint64_t *val;			/* per name: sum in this refresh */
+	unsigned char *state;		/* per name: enum debugfs_val */
+	struct debugfs_file *top;	/* top-level totals (not with -p) */
+	size_t ntop;
+	uint64_t *topval;		/* per top file, this refresh */
+	bool *topok;
+	struct debugfs_vm *vms;		/* sorted by (pid, num) */
+	size_t nvms;
+	struct debugfs_vm *vms_next;	/* merge scratch, capvms too */
+	size_t capvms;
+	struct debugfs_ent *ents;	/* one listing of the root */
+	size_t nents, capents;
+	char *dents;			/* getdents64 buffer */
+	size_t capdents;
+	struct debugfs_vcval *vc;	/* one process's vCPU readings */
+	size_t nvc, capvc;
+	int rebase_left;		/* refreshes still to flag REBASE */
+	bool vanished;			/* a VM went during this refresh */
+	bool emfile_noted, gone_noted;
+};
+
+bool debugfs_hidden_errno(int err);
+
+/*
+ * Exposed for tests. Errors that mean the kernel hides the file from us
+ * (lockdown refuses writable debugfs files with EPERM; EACCES for plain
+ * permissions) rather than that it is broken or gone.
+ */
+bool debugfs_hidden_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == EPERM || err == EACCES;
+}
+
+/* Errors reading a VM's file that mean the VM is going away. */
+static bool debugfs_gone_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == ENOENT || err == ENODEV || err == EIO;
+}
+
+static void debugfs_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Reads a directory from its start into d->dents: bytes, or -errno. */
+static ssize_t debugfs_list(struct debugfs_priv *d, int dirfd)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	if (lseek(dirfd, 0, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		if (d->capdents - len < DEBUGFS_DENTS_MIN / 2) {
+			d->capdents = d->capdents ? d->capdents * 2 :
+						    DEBUGFS_DENTS_MIN;
+			d->dents = xrealloc(d->dents, d->capdents);
+		}
+		n = getdents64(dirfd, d->dents + len, d->capdents - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!n)
+			return (ssize_t)len;
+		len += (size_t)n;
+	}
+}
+
+static struct dirent64 *debugfs_dent(const struct debugfs_priv *d, size_t off)
+{
+	return (struct dirent64 *)(d->dents + off);
+}
+
+/* The entry's type, asking the file system when getdents did not say. */
+static unsigned char debugfs_dtype(int dirfd, const struct dirent64 *e)
+{
+	struct stat st;
+
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type;
+	if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		return DT_UNKNOWN;
+	if (S_ISREG(st.st_mode))
+		return DT_REG;
+	if (S_ISDIR(st.st_mode))
+		return DT_DIR;
+	return DT_UNKNOWN;
+}
+
+/* Parses a decimal that ends at the first non-digit into *end. */
+static bool debugfs_parse_num(const char *s, const char **end, long *out)
+{
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (INT_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*end = s;
+	*out = v;
+	return true;
+}
+
+/* "<pid>-<fd>", the name KVM gives a VM's directory. */
+static bool debugfs_vm_name(const char *s, pid_t *pid, int *num)
+{
+	long a, b;
+
+	if (!debugfs_parse_num(s, &s, &a) || *s++ != '-' ||
+	    !debugfs_parse_num(s, &s, &b) || *s || a <= 0)
+		return false;
+	*pid = (pid_t)a;
+	*num = (int)b;
+	return true;
+}
+
+/* "vcpu<N>" */
+static bool debugfs_vcpu_name(const char *s, int *index)
+{
+	long v;
+
+	if (strncmp(s, "vcpu", 4) || !debugfs_parse_num(s + 4, &s, &v) || *s)
+		return false;
+	*index = (int)v;
+	return true;
+}
+
+/* One read of a small file from its start, through fd if it can be pread,
+ * else by opening name in dirfd: bytes (NUL-terminated) or -errno. */
+static ssize_t debugfs_read_buf(int dirfd, const char *name, int fd,
+				char *buf, size_t len)
+{
+	ssize_t n;
+	int err;
+
+	if (fd >= 0) {
+		do
+			n = pread(fd, buf, len - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		return n;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Reads one counter: 0, -errno, or -EINVAL when it is not one number. */
+static int debugfs_read_value(int dirfd, const char *name, int fd,
+			      uint64_t *v)
+{
+	char buf[DEBUGFS_VALUE_MAX];
+	ssize_t n = debugfs_read_buf(dirfd, name, fd, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n >= sizeof(buf) - 1)
+		return -EINVAL;
+	return util_parse_u64(buf, v);
+}
+
+/*
+ * Opens name in dirfd and checks that it holds one unsigned decimal. Returns
+ * 0 with *fdp (an fd to pread, or -1 when the file must be reopened each
+ * time) and *type, 1 when the file is not a counter, or -errno when it
+ * cannot be opened or read (debugfs_hidden_errno() tells lockdown apart).
+ */
+static int debugfs_open_counter(int dirfd, const char *name, int *fdp,
+				enum field_type *type)
+{
+	char buf[DEBUGFS_VALUE_MAX];
+	struct stat st;
+	uint64_t v;
+	ssize_t n;
+	int fd, rc;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = 1;
+		goto out_close;
+	}
+	do
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == ESPIPE) {
+		/* a seq/attr file: read once now, reopen on every refresh */
+		do
+			n = read(fd, buf, sizeof(buf) - 1);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (n < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	buf[n] = '\0';
+	if ((size_t)n >= sizeof(buf) - 1 || util_parse_u64(buf, &v)) {
+		rc = 1;
+		goto out_close;
+	}
+	*fdp = fd;
+	*type = st.st_mode & 0222 ? FIELD_CUMULATIVE : FIELD_INSTANT;
+	return 0;
+
+out_close:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Index of a reported name, or -1. */
+static int debugfs_name_find(const struct provider *p, const char *name)
+{
+	const struct debugfs_priv *d = p->priv;
+	int field = field_table_find(p->fields, name);
+
+	if (field < 0)
+		return -1;
+	for (size_t i = 0; i < d->nnames; i++)
+		if (d->names[i].field == field)
+			return (int)i;
+	return -1;
+}
+
+/* Index of name, interning its field when it is new to this provider. */
+static int debugfs_name_add(struct provider *p, const char *name,
+			    enum field_type type)
+{
+	struct debugfs_priv *d = p->priv;
+	int i = debugfs_name_find(p, name);
+
+	if (i >= 0)
+		return i;
+	if (d->nnames == d->capnames) {
+		d->capnames = d->capnames ? d->capnames * 2 : 64;
+		d->names = xrealloc(d->names, d->capnames * sizeof(*d->names));
+		d->val = xrealloc(d->val, d->capnames * sizeof(*d->val));
+		d->state = xrealloc(d->state, d->capnames);
+	}
+	d->state[d->nnames] = DEBUGFS_VAL_NONE;
+	d->names[d->nnames].name = xstrdup(name);
+	d->names[d->nnames].field =
+		field_table_intern(p->fields, name, -1, type, "debugfs");
+	return (int)d->nnames++;
+}
+
+static void debugfs_files_close(struct debugfs_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		debugfs_close_fd(&f[i].fd);
+	free(f);
+}
+
+static void debugfs_vm_close(struct debugfs_vm *vm)
+{
+	for (size_t i = 0; i < vm->nvcpu; i++) {
+		struct debugfs_vcpu *c = &vm->vcpu[i];
+
+		debugfs_files_close(c->f, c->nf);
+		debugfs_close_fd(&c->dirfd);
+		debugfs_close_fd(&c->pidfd);
+	}
+	free(vm->vcpu);
+	vm->vcpu = NULL;
+	vm->nvcpu = 0;
+	debugfs_files_close(vm->f, vm->nf);
+	vm->f = NULL;
+	vm->nf = 0;
+	debugfs_close_fd(&vm->dirfd);
+	vm->opened = false;
+}
+
+/* Reads a vCPU's thread id; keeps the pid file (or its directory) open
+ * while the kernel still says 0, i.e. the vCPU has not run yet. */
+static void debugfs_vcpu_tid(struct debugfs_vcpu *c)
+{
+	char buf[DEBUGFS_VALUE_MAX];
+	uint64_t v;
+
+	if (debugfs_read_buf(c->dirfd, "pid", c->pidfd, buf, sizeof(buf)) < 0 ||
+	    util_parse_u64(buf, &v) || v > INT_MAX)
+		return;
+	c->tid = (pid_t)v;
+	if (c->tid)
+		debugfs_close_fd(&c->pidfd);
+}
+
+/*
+ * Opens one vcpuN directory: its thread id, and those of its files that are
+ * numbers named like a counter this provider reports (guest_mode): other
+ * arch files (tsc-offset, lapic_timer_advance_ns) are settings, not
+ * counters. 0 or -errno.
+ */
+static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
+			     const char *dname, int index)
+{
+	struct debugfs_priv *d = p->priv;
+	struct debugfs_vcpu c = { .index = index, .dirfd = -1, .pidfd = -1 };
+	bool need_dir = false;
+	size_t cap = 0;
+	ssize_t len;
+	int rc;
+
+	c.dirfd = openat(vm->dirfd, dname,
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.dirfd < 0)
+		return -errno;
+	len = debugfs_list(d, c.dirfd);
+	if (len < 0) {
+		rc = (int)len;
+		goto out_close;
+	}
+	for (size_t off = 0; off < (size_t)len;
+	     off += debugfs_dent(d, off)->d_reclen) {
+		const struct dirent64 *e = debugfs_dent(d, off);
+		enum field_type type;
+		int fd, k;
+
+		if (debugfs_dtype(c.dirfd, e) != DT_REG)
+			continue;
+		if (!strcmp(e->d_name, "pid")) {
+			rc = debugfs_open_counter(c.dirfd, "pid", &fd, &type);
+			if (rc == -EMFILE)
+				goto out_close;
+			if (!rc)
+				c.pidfd = fd;
+			continue;
+		}
+		k = debugfs_name_find(p, e->d_name);
+		if (k < 0)
+			continue;
+		rc = debugfs_open_counter(c.dirfd, e->d_name, &fd, &type);
+		if (rc == -EMFILE)
+			goto out_close;
+		if (rc)
+			continue;
+		if (c.nf == cap) {
+			cap = cap ? cap * 2 : 4;
+			c.f = xrealloc(c.f, cap * sizeof(*c.f));
+		}
+		c.f[c.nf++] = (struct debugfs_file){ .fd = fd, .name = k };
+		need_dir |= fd < 0;
+	}
+	debugfs_vcpu_tid(&c);
+	if (!c.tid && c.pidfd < 0)
+		need_dir = true;
+	if (!need_dir)
+		debugfs_close_fd(&c.dirfd);
+	vm->vcpu = xrealloc(vm->vcpu, (vm->nvcpu + 1) * sizeof(*vm->vcpu));
+	vm->vcpu[vm->nvcpu++] = c;
+	return 0;
+
+out_close:
+	debugfs_files_close(c.f, c.nf);
+	debugfs_close_fd(&c.pidfd);
+	debugfs_close_fd(&c.dirfd);
+	return rc;
+}
+
+static bool debugfs_vm_has_vcpu(const struct debugfs_vm *vm, int index)
+{
+	for (size_t i = 0; i < vm->nvcpu; i++)
+		if (vm->vcpu[i].index == index)
+			return true;
+	return false;
+}
+
+/*
+ * Lists a VM directory: opens its counter files the first time (first is
+ * true; files the kernel hides are counted in vm->hidden) and any vcpuN
+ * directory not seen yet. 0 or -errno.
+ */
+static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
+			   bool first)
+{
+	struct debugfs_priv *d = p->priv;
+	int *vcpus = NULL;
+	size_t nvcpus = 0, cap = 0;
+	struct stat st;
+	ssize_t len;
+	int rc = 0;
+
+	if (fstat(vm->dirfd, &st))
+		return -errno;
+	vm->nlink = st.st_nlink;
+	len = debugfs_list(d, vm->dirfd);
+	if (len < 0)
+		return (int)len;
+	for (size_t off = 0; off < (size_t)len;
+	     off += debugfs_dent(d, off)->d_reclen) {
+		const struct dirent64 *e = debugfs_dent(d, off);
+		unsigned char type = debugfs_dtype(vm->dirfd, e);
+		enum field_type ftype;
+		int index, fd;
+
+		if (type == DT_DIR && debugfs_vcpu_name(e->d_name, &index)) {
+			/* opened below: that lists into d->dents again */
+			if (!debugfs_vm_has_vcpu(vm, index)) {
+				vcpus = xrealloc(vcpus, (nvcpus + 1) *
+							sizeof(*vcpus));
+				vcpus[nvcpus++] = index;
+			}
+			continue;
+		}
+		if (!first || type != DT_REG ||
+		    !filter_match(p->filter, e->d_name))
+			continue;
+		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
+		if (rc < 0 && debugfs_hidden_errno(rc)) {
+			vm->hidden++;
+			rc = 0;
+			continue;
+		}
+		if (rc == -EMFILE || (rc < 0 && debugfs_gone_errno(rc)))
+			goto out;
+		if (rc) {
+			rc = 0;
+			continue;	/* not a counter */
+		}
+		if (vm->nf == cap) {
+			cap = cap ? cap * 2 : 64;
+			vm->f = xrealloc(vm->f, cap * sizeof(*vm->f));
+		}
+		vm->f[vm->nf++] = (struct debugfs_file){
+			.fd = fd,
+			.name = debugfs_name_add(p, e->d_name, ftype),
+		};
+	}
+	for (size_t i = 0; i < nvcpus; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "vcpu%d", vcpus[i]);
+		rc = debugfs_vcpu_open(p, vm, name, vcpus[i]);
+		/* a vCPU directory that went is no reason to fail */
+		if (rc == -EMFILE)
+			goto out;
+		rc = 0;
+	}
+out:
+	free(vcpus);
+	return rc;
+}
+
+/* Opens a VM's directory, counters and vCPUs. 0, or -errno (the VM stays
+ * unopened). */
+static int debugfs_vm_open(struct provider *p, struct debugfs_vm *vm)
+{
+	struct debugfs_priv *d = p->priv;
+	char name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), "%d-%d", (int)vm->pid, vm->num);
+	vm->dirfd = openat(d->rootfd, name,
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (vm->dirfd < 0)
+		return -errno;
+	vm->opened = true;
+	vm->hidden = 0;
+	rc = debugfs_vm_list(p, vm, true);
+	if (rc)
+		debugfs_vm_close(vm);
+	return rc;
+}
+
+static int debugfs_ent_cmp(const void *a, const void *b)
+{
+	const struct debugfs_ent *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+static int debugfs_vm_key_cmp(const struct debugfs_vm *vm,
+			      const struct debugfs_ent *e)
+{
+	if (vm->pid != e->pid)
+		return vm->pid < e->pid ? -1 : 1;
+	return vm->num < e->num ? -1 : vm->num > e->num;
+}
+
+/* Whether this refresh wants the VMs' own counters. */
+static bool debugfs_want_vms(const struct provider *p)
+{
+	const struct debugfs_priv *d = p->priv;
+
+	return p->want_vms || d->pid;
+}
+
+static void debugfs_note_emfile(struct provider *p)
+{
+	struct debugfs_priv *d = p->priv;
+
+	if (d->emfile_noted)
+		return;
+	d->emfile_noted = true;
+	provider_msg(p, true,
+		     "too many open files: some VMs' debugfs counters are left out; raise the limit (ulimit -n)");
+}
+
+/*
+ * Lists the root and brings d->vms in line with it: a VM that went is
+ * closed and forgotten (d->vanished), a new one is tracked, and opened when
+ * VM counters are wanted. With -p only that process's VMs are tracked.
+ * 0 or -errno when the root cannot be listed.
+ */
+static int debugfs_scan(struct provider *p)
+{
+	struct debugfs_priv *d = p->priv;
+	struct debugfs_vm *next;
+	size_t i, j, n;
+	ssize_t len;
+	bool same;
+
+	len = debugfs_list(d, d->rootfd);
+	if (len < 0)
+		return (int)len;
+	d->nents = 0;
+	for (size_t off = 0; off < (size_t)len;
+	     off += debugfs_dent(d, off)->d_reclen) {
+		const struct dirent64 *e = debugfs_dent(d, off);
+		pid_t pid;
+		int num;
+
+		if (!debugfs_vm_name(e->d_name, &pid, &num) ||
+		    (d->pid && pid != d->pid) ||
+		    debugfs_dtype(d->rootfd, e) != DT_DIR)
+			continue;
+		if (d->nents == d->capents) {
+			d->capents = d->capents ? d->capents * 2 : 64;
+			d->ents = xrealloc(d->ents,
+					   d->capents * sizeof(*d->ents));
+		}
+		d->ents[d->nents++] = (struct debugfs_ent){ pid, num, e->d_ino };
+	}
+	if (d->nents > 1)
+		qsort(d->ents, d->nents, sizeof(*d->ents), debugfs_ent_cmp);
+
+	same = d->nents == d->nvms;
+	for (i = 0; same && i < d->nvms; i++)
+		same = !debugfs_vm_key_cmp(&d->vms[i], &d->ents[i]) &&
+		       d->vms[i].ino == d->ents[i].ino;
+	if (same)
+		return 0;
+
+	if (d->capvms < d->nvms + d->nents) {
+		d->capvms = (d->nvms + d->nents) * 2;
+		d->vms = xrealloc(d->vms, d->capvms * sizeof(*d->vms));
+		d->vms_next = xrealloc(d->vms_next,
+				       d->capvms * sizeof(*d->vms_next));
+	}
+	next = d->vms_next;
+	for (i = j = n = 0; i < d->nvms || j < d->nents;) {
+		int c = i == d->nvms ? 1 :
+			j == d->nents ? -1 :
+			debugfs_vm_key_cmp(&d->vms[i], &d->ents[j]);
+
+		if (c == 0 && d->vms[i].ino == d->ents[j].ino) {
+			next[n++] = d->vms[i++];
+			j++;
+			continue;
+		}
+		if (c <= 0) {
+			/* gone, or a new VM under an old name */
+			debugfs_vm_close(&d->vms[i++]);
+			d->vanished = true;
+			if (c < 0)
+				continue;
+		}
+		next[n] = (struct debugfs_vm){
+			.pid = d->ents[j].pid,
+			.num = d->ents[j].num,
+			.ino = d->ents[j].ino,
+			.dirfd = -1,
+		};
+		j++;
+		if (debugfs_want_vms(p)) {
+			int rc = debugfs_vm_open(p, &next[n]);
+
+			if (rc < 0 && debugfs_gone_errno(rc))
+				continue;	/* went while we looked */
+			if (rc == -EMFILE)
+				debugfs_note_emfile(p);
+			next[n].failed = rc != 0;
+		}
+		n++;
+	}
+	d->vms_next = d->vms;
+	d->vms = next;
+	d->nvms = n;
+	return 0;
+}
+
+/* The fix for a root directory that cannot be opened. */
+static void debugfs_root_msg(struct provider *p, const char *root, int err)
+{
+	char parent[PATH_MAX];
+	struct statfs sf;
+
+	if (err == -ENOENT) {
+		snprintf(parent, sizeof(parent), "%s", root);
+		dirname(parent);
+		if (!statfs(parent, &sf) && sf.f_type == DEBUGFS_MAGIC)
+			provider_msg(p, false,
+				     "no KVM debugfs directory at %s: is the kvm module loaded?",
+				     root);
+		else
+			provider_msg(p, false,
+				     "mount debugfs: mount -t debugfs none %s",
+				     parent);
+	} else if (debugfs_hidden_errno(err)) {
+		provider_msg(p, false, "cannot read %s: %s: run kvmstat as root",
+			     root, strerror(-err));
+	} else {
+		provider_msg(p, false, "cannot read %s: %s", root,
+			     strerror(-err));
+	}
+}
+
+static bool debugfs_probe(const struct options *opts)
+{
+	const char *root = opts->debugfs_root ? opts->debugfs_root :
+						DEBUGFS_KVM_DEFAULT;
+	struct stat st;
+
+	return !stat(root, &st) && S_ISDIR(st.st_mode) &&
+	       !access(root, R_OK | X_OK);
+}
+
+/*
+ * Opens the top-level counter files the filter keeps. 0 with the number of
+ * hidden files in *hidden and of files the filter left out in *filtered,
+ * or -errno.
+ */
+static int debugfs_open_top(struct provider *p, size_t *hidden,
+			    size_t *filtered)
+{
+	struct debugfs_priv *d = p->priv;
+	size_t cap = 0;
+	ssize_t len;
+
+	len = debugfs_list(d, d->rootfd);
+	if (len < 0)
+		return (int)len;
+	for (size_t off = 0; off < (size_t)len;
+	     off += debugfs_dent(d, off)->d_reclen) {
+		const struct dirent64 *e = debugfs_dent(d, off);
+		enum field_type type;
+		int fd, rc;
+
+		if (debugfs_dtype(d->rootfd, e) != DT_REG)
+			continue;
+		if (!filter_match(p->filter, e->d_name)) {
+			(*filtered)++;
+			continue;
+		}
+		rc = debugfs_open_counter(d->rootfd, e->d_name, &fd, &type);
+		if (rc < 0 && debugfs_hidden_errno(rc)) {
+			(*hidden)++;
+			continue;
+		}
+		if (rc == -EMFILE)
+			return rc;
+		if (rc)
+			continue;
+		if (d->ntop == cap) {
+			cap = cap ? cap * 2 : 64;
+			d->top = xrealloc(d->top, cap * sizeof(*d->top));
+		}
+		d->top[d->ntop++] = (struct debugfs_file){
+			.fd = fd,
+			.name = debugfs_name_add(p, e->d_name, type),
+		};
+	}
+	d->topval = xcalloc(d->ntop, sizeof(*d->topval));
+	d->topok = xcalloc(d->ntop, sizeof(*d->topok));
+	return 0;
+}
+
+static void debugfs_close(struct provider *p)
+{
+	struct debugfs_priv *d = p->priv;
+
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nvms; i++)
+		debugfs_vm_close(&d->vms[i]);
+	free(d->vms);
+	free(d->vms_next);
+	debugfs_files_close(d->top, d->ntop);
+	free(d->topval);
+	free(d->topok);
+	for (size_t i = 0; i < d->nnames; i++)
+		free(d->names[i].name);
+	free(d->names);
+	free(d->val);
+	free(d->state);
+	free(d->ents);
+	free(d->vc);
+	free(d->dents);
+	debugfs_close_fd(&d->rootfd);
+	free(d->root);
+	free(d);
+	p->priv = NULL;
+}
+
+/*
+ * Opens the root, the counter files the filter keeps (the top-level totals,
+ * or with -p that VM's directories) and, when VM counters are wanted, every
+ * VM directory. Files the kernel hides are left out and counted in a
+ * notice.
+ */
+static int debugfs_open(struct provider *p, const struct options *opts)
+{
+	const char *root = opts->debugfs_root ? opts->debugfs_root :
+						DEBUGFS_KVM_DEFAULT;
+	struct debugfs_priv *d;
+	size_t hidden = 0, filtered = 0;
+	int rc;
+
+	d = xcalloc(1, sizeof(*d));
+	d->root = xstrdup(root);
+	d->pid = opts->pid;
+	p->priv = d;
+	p->msg[0] = '\0';
+	p->notice = false;
+	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->rootfd < 0) {
+		rc = -errno;
+		debugfs_root_msg(p, root, rc);
+		goto out_close;
+	}
+	if (!d->pid) {
+		rc = debugfs_open_top(p, &hidden, &filtered);
+		if (rc)
+			goto out_fail;
+	}
+	rc = debugfs_scan(p);
+	if (rc)
+		goto out_fail;
+	d->vanished = false;
+	if (d->emfile_noted) {
+		rc = -EMFILE;
+		goto out_fail;
+	}
+	if (d->pid) {
+		if (!d->nvms) {
+			rc = -ESRCH;
+			provider_msg(p, false,
+				     "no KVM debugfs directory for pid %d in %s: is it a running VM?",
+				     (int)d->pid, root);
+			goto out_close;
+		}
+		/* the first VM's directory stands for what the kernel hides */
+		hidden = d->vms[0].hidden;
+	}
+
+	if (d->pid ? !d->nnames : !d->ntop) {
+		rc = -ENOENT;
+		if (hidden) {
+			rc = -EACCES;
+			provider_msg(p, false,
+				     "kernel lockdown hides all %zu debugfs counters; use the stats-fd provider",
+				     hidden);
+		} else if (d->pid) {
+			provider_msg(p, false,
+				     "no debugfs counter of VM %d in %s can be read or matches the field filter",
+				     (int)d->pid, root);
+		} else if (filtered) {
+			provider_msg(p, false,
+				     "no debugfs counter in %s matches the field filter",
+				     root);
+		} else {
+			provider_msg(p, false,
+				     "no KVM counters in %s: is the kvm module loaded?",
+				     root);
+		}
+		goto out_close;
+	}
+	if (hidden)
+		provider_msg(p, true,
+			     "kernel lockdown hides %zu debugfs counters; use the stats-fd provider",
+			     hidden);
+	return 0;
+
+out_fail:
+	if (rc == -EMFILE)
+		provider_msg(p, false,
+			     "too many open files reading %s: raise the limit (ulimit -n)",
+			     root);
+	else
+		provider_msg(p, false, "cannot read %s: %s", root,
+			     strerror(-rc));
+out_close:
+	debugfs_close(p);
+	return rc;
+}
+
+/*
+ * Reads one VM's counters into d->val/d->state (summed with the other VMs
+ * of the same process) and its vCPUs' into d->vc. 0, or -errno when the VM
+ * went.
+ */
+static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm)
+{
+	struct debugfs_priv *d = p->priv;
+	struct stat st;
+	uint64_t v;
+	int rc;
+
+	for (size_t i = 0; i < vm->nf; i++) {
+		const struct debugfs_file *f = &vm->f[i];
+
+		rc = debugfs_read_value(vm->dirfd, d->names[f->name].name,
+					f->fd, &v);
+		if (rc < 0 && debugfs_gone_errno(rc)) {
+			/* no partial sums for its process this time */
+			for (size_t j = 0; j < vm->nf; j++)
+				d->state[vm->f[j].name] = DEBUGFS_VAL_BAD;
+			return rc;
+		}
+		if (rc) {
+			d->state[f->name] = DEBUGFS_VAL_BAD;
+		} else if (d->state[f->name] != DEBUGFS_VAL_BAD) {
+			if (d->state[f->name] == DEBUGFS_VAL_NONE)
+				d->val[f->name] = 0;
+			d->val[f->name] += v;
+			d->state[f->name] = DEBUGFS_VAL_OK;
+		}
+	}
+	/* each vCPU directory adds a link: list it again only then */
+	if (!fstat(vm->dirfd, &st) && (st.st_nlink != vm->nlink ||
+				       st.st_nlink < 2)) {
+		rc = debugfs_vm_list(p, vm, false);
+		if (rc == -EMFILE)
+			debugfs_note_emfile(p);
+	}
+	for (size_t i = 0; i < vm->nvcpu; i++) {
+		struct debugfs_vcpu *c = &vm->vcpu[i];
+
+		if (!c->tid)
+			debugfs_vcpu_tid(c);
+		for (size_t j = 0; j < c->nf; j++) {
+			const struct debugfs_file *f = &c->f[j];
+
+			if (debugfs_read_value(c->dirfd,
+					       d->names[f->name].name, f->fd,
+					       &v))
+				continue;
+			if (d->nvc == d->capvc) {
+				d->capvc = d->capvc ? d->capvc * 2 : 256;
+				d->vc = xrealloc(d->vc,
+						 d->capvc * sizeof(*d->vc));
+			}
+			d->vc[d->nvc++] = (struct debugfs_vcval){
+				.vcpu = c->index,
+				.name = f->name,
+				.tid = c->tid,
+				.value = v,
+			};
+		}
+	}
+	return 0;
+}
+
+static int debugfs_vcval_cmp(const void *a, const void *b)
+{
+	const struct debugfs_vcval *x = a, *y = b;
+
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/*
+ * Pushes the sums of one process's VMs (with -p also as pid 0) and its
+ * vCPUs' values. A process with several VMs has several vCPUs of each
+ * index: samples are keyed by pid and index, so those add up too.
+ */
+static void debugfs_push_group(struct provider *p, pid_t pid, size_t nvms,
+			       struct sample_set *out, unsigned int flags)
+{
+	struct debugfs_priv *d = p->priv;
+
+	for (size_t k = 0; k < d->nnames; k++) {
+		if (d->state[k] != DEBUGFS_VAL_OK)
+			continue;
+		sample_set_push(out, d->names[k].field, pid, SAMPLE_ALL_VCPUS,
+				0, d->val[k], flags);
+		if (d->pid)
+			sample_set_push(out, d->names[k].field, 0,
+					SAMPLE_ALL_VCPUS, 0, d->val[k], flags);
+	}
+	if (nvms > 1 && d->nvc > 1)
+		qsort(d->vc, d->nvc, sizeof(*d->vc), debugfs_vcval_cmp);
+	for (size_t i = 0; i < d->nvc;) {
+		struct debugfs_vcval x = d->vc[i++];
+
+		for (; nvms > 1 && i < d->nvc && !debugfs_vcval_cmp(&x, &d->vc[i]);
+		     i++) {
+			x.value += d->vc[i].value;
+			if (x.tid != d->vc[i].tid)
+				x.tid = 0;	/* not one thread */
+		}
+		sample_set_push(out, d->names[x.name].field, pid, x.vcpu,
+				x.tid, x.value, 0);
+	}
+}
+
+/* Reads the wanted VMs in order, one process at a time, and drops the ones
+ * that went. */
+static void debugfs_read_vms(struct provider *p, struct sample_set *out)
+{
+	struct debugfs_priv *d = p->priv;
+	size_t i = 0, n = 0;
+
+	while (i < d->nvms) {
+		pid_t pid = d->vms[i].pid;
+		size_t nread = 0;
+
+		if (d->nnames)
+			memset(d->state, 0, d->nnames);
+		d->nvc = 0;
+		for (; i < d->nvms && d->vms[i].pid == pid; i++) {
+			struct debugfs_vm *vm = &d->vms[i];
+
+			if (!vm->opened && !vm->failed) {
+				int rc = debugfs_vm_open(p, vm);
+
+				if (rc == -EMFILE)
+					debugfs_note_emfile(p);
+				vm->failed = rc != 0;
+			}
+			if (vm->opened && debugfs_vm_read(p, vm)) {
+				debugfs_vm_close(vm);
+				d->vanished = true;
+				continue;
+			}
+			nread += vm->opened;
+			d->vms[n++] = *vm;
+		}
+		if (nread)
+			debugfs_push_group(p, pid, nread, out,
+					   d->vanished || d->rebase_left ?
+					   SAMPLE_REBASE : 0);
+	}
+	d->nvms = n;
+}
+
+/*
+ * One refresh: the totals (or with -p that VM's counters), the list of VMs
+ * and, when wanted, every VM's and vCPU's counters. Totals are read before
+ * the listing so that a VM seen gone in this refresh flags them.
+ */
+static int debugfs_read(struct provider *p, struct sample_set *out)
+{
+	struct debugfs_priv *d = p->priv;
+	unsigned int flags;
+	uint64_t v;
+
+	for (size_t i = 0; i < d->ntop; i++) {
+		const struct debugfs_file *f = &d->top[i];
+
+		d->topok[i] = !debugfs_read_value(d->rootfd,
+						  d->names[f->name].name,
+						  f->fd, &v);
+		if (d->topok[i])
+			d->topval[i] = v;
+	}
+	d->vanished = false;
+	debugfs_scan(p);
+	if (debugfs_want_vms(p))
+		debugfs_read_vms(p, out);
+	if (d->vanished)
+		d->rebase_left = DEBUGFS_REBASE_REFRESHES;
+	flags = d->rebase_left ? SAMPLE_REBASE : 0;
+	if (d->rebase_left)
+		d->rebase_left--;
+	for (size_t i = 0; i < d->ntop; i++)
+		if (d->topok[i])
+			sample_set_push(out, d->names[d->top[i].name].field, 0,
+					SAMPLE_ALL_VCPUS, 0, d->topval[i],
+					flags);
+	if (d->pid && !d->nvms && !d->gone_noted) {
+		d->gone_noted = true;
+		provider_msg(p, true,
+			     "VM %d has no KVM debugfs directory any more: it exited",
+			     (int)d->pid);
+	}
+	return 0;
+}
+
+const struct provider_ops debugfs_provider_ops = {
+	.name = "debugfs",
+	.probe = debugfs_probe,
+	.open = debugfs_open,
+	.read = debugfs_read,
+	.close = debugfs_close,
+};

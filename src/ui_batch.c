@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Batch front-end (-1): prints one snapshot as NAME TOTAL DELTA lines and
+ * lets main end the run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "frontend.h"
+#include "options.h"
+#include "ui_text.h"
+#include "util.h"
+#include "writer.h"
+
+static int batch_open(struct frontend *fe, const struct options *opts)
+{
+	(void)opts;
+	fe->priv = NULL;
+	return 0;
+}
+
+static int batch_render(struct frontend *fe, const struct snapshot *snap)
+{
+	struct strbuf b;
+	int rc;
+
+	(void)fe;
+	strbuf_init(&b);
+	ui_text_batch(&b, snap);
+	rc = writer_all(1, b.s, b.len);
+	strbuf_free(&b);
+	return rc;
+}
+
+static void batch_close(struct frontend *fe)
+{
+	(void)fe;
+}
+
+const struct frontend_ops batch_frontend_ops = {
+	.name = "batch",
+	.open = batch_open,
+	.render = batch_render,
+	.close = batch_close,
+};

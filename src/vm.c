@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * VM discovery. A process runs a KVM VM when one of its fds is the VM fd that
+ * KVM_CREATE_VM returned, which procfs shows as the link "anon_inode:kvm-vm".
+ * Guest names come from QEMU's -name option on the command line, vCPU
+ * threads from their "CPU N/KVM" thread names. All paths are relative to an
+ * injectable proc root, opened once per call and walked with *at() calls.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "vm.h"
+
+/* The fd link of a VM; kvm-vm-stats and kvm-vcpu:N links must not match. */
+static const char vm_fd_link[] = "anon_inode:kvm-vm";
+
+static int root_open(const char *proc_root)
+{
+	int fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* A directory entry naming a pid or tid: digits only, positive, fits pid_t. */
+static bool parse_id(const char *s, pid_t *out)
+{
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	if (util_parse_int(s, 1, INT_MAX, &v))
+		return false;
+	*out = (pid_t)v;
+	return true;
+}
+
+/* A record of the getdents64 system call, as the kernel lays it out. */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Whether the fd directory at path (relative to at) holds a VM fd: 1, 0, or
+ * -errno when the directory cannot be opened. Stops at the first match, so a
+ * QEMU with thousands of fds costs one readlink per fd up to its VM fd. Raw
+ * getdents64 rather than readdir: this runs once per process on the system,
+ * and opendir's extra system calls and buffer would double its cost.
+ */
+static int fd_dir_has_vm(int at, const char *path)
+{
+	/* one byte more than a match needs, so longer links never compare equal */
+	char link[sizeof(vm_fd_link) + 1];
+	char buf[4096] __attribute__((aligned(8)));
+	int fd, found = 0;
+	long len;
+
+	fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* an error here means the process went away: it holds no VM */
+	while (!found && (len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < len && !found;) {
+			struct linux_dirent64 *de = (void *)(buf + off);
+			ssize_t n;
+
+			if (!de->d_reclen)
+				break;
+			off += de->d_reclen;
+			if (de->d_name[0] == '.')
+				continue;
+			n = readlinkat(fd, de->d_name, link, sizeof(link));
+			found = n == (ssize_t)sizeof(vm_fd_link) - 1 &&
+				!memcmp(link, vm_fd_link, (size_t)n);
+		}
+	}
+	close(fd);
+	return found;
+}
+
+static int pid_has_vm(int root, pid_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	return fd_dir_has_vm(root, path);
+}
+
+/* Reads a small file relative to at, NUL-terminated; bytes or -errno. */
+static ssize_t read_small_at(int at, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = openat(at, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+/*
+ * One option value of a QEMU "-name" argument starting at s: up to the first
+ * lone comma, with ",," standing for a literal comma. Stores a new copy in
+ * *out (replacing the old one) when out is not NULL; returns the end.
+ */
+static const char *opt_value(const char *s, char **out)
+{
+	size_t n = 0;
+	char *v = out ? xmalloc(strlen(s) + 1) : NULL;
+
+	while (*s) {
+		if (*s == ',') {
+			if (s[1] != ',')
+				break;
+			s++;
+		}
+		if (v)
+			v[n++] = *s;
+		s++;
+	}
+	if (v) {
+		v[n] = '\0';
+		free(*out);
+		*out = v;
+	}
+	return s;
+}
+
+/*
+ * Applies one "-name" argument to *name, as QEMU reads it: comma-separated
+ * key=value pairs where a first element without '=' is the guest name, and
+ * a later guest= overrides an earlier one. Other keys and flags are skipped.
+ */
+static void name_opts_apply(const char *s, char **name)
+{
+	bool first = true;
+
+	while (*s) {
+		size_t k = strcspn(s, "=,");
+
+		if (s[k] == '=') {
+			bool guest = k == 5 && !memcmp(s, "guest", 5);
+
+			s = opt_value(s + k + 1, guest ? name : NULL);
+		} else if (first) {
+			s = opt_value(s, name);
+		} else {
+			s += k;		/* a bare flag */
+		}
+		if (*s == ',')
+			s++;
+		first = false;
+	}
+}
+
+/*
+ * Guest name in a NUL-separated command line of len bytes (buf[len] must be
+ * NUL): the value after every "-name" or "--name" argument, the last guest
+ * name winning, as QEMU merges repeated -name options. NULL when none.
+ */
+static char *cmdline_guest_name(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	char *name = NULL;
+
+	/* argv[0] is the program, never an option */
+	p += strnlen(p, (size_t)(end - p)) + 1;
+	while (p < end) {
+		const char *arg = p;
+
+		p += strnlen(p, (size_t)(end - p)) + 1;
+		if (strcmp(arg, "-name") && strcmp(arg, "--name"))
+			continue;
+		if (p >= end)
+			break;
+		name_opts_apply(p, &name);
+		p += strnlen(p, (size_t)(end - p)) + 1;
+	}
+	if (name && !*name) {
+		free(name);
+		name = NULL;
+	}
+	return name;
+}
+
+static char *guest_name_at(int root, pid_t pid)
+{
+	char path[32], *buf, *name;
+	size_t len;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	fd = openat(root, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	rc = util_slurp_fd(fd, &buf, &len);
+	close(fd);
+	if (rc)
+		return NULL;
+	name = cmdline_guest_name(buf, len);
+	free(buf);
+	return name;
+}
+
+/* "CPU N/KVM" with an optional trailing newline: N, or -1 for any other name. */
+static int vcpu_index_of_comm(const char *comm)
+{
+	const char *p = comm + 4;
+	long index = 0;
+
+	if (strncmp(comm, "CPU ", 4) || *p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		index = index * 10 + (*p - '0');
+		if (index > INT_MAX)
+			return -1;
+	}
+	if (strcmp(p, "/KVM") && strcmp(p, "/KVM\n"))
+		return -1;
+	return (int)index;
+}
+
+static int vcpu_cmp(const void *a, const void *b)
+{
+	const struct vm_vcpu *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void vcpus_clear(struct vm_info *v)
+{
+	free(v->vcpus);
+	v->vcpus = NULL;
+	v->nvcpus = 0;
+}
+
+static int load_vcpus_at(int root, struct vm_info *v)
+{
+	char path[48], comm[64];
+	size_t cap = 0;
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	vcpus_clear(v);
+	snprintf(path, sizeof(path), "%d/task", (int)v->pid);
+	fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		pid_t tid;
+		int index;
+
+		if (!parse_id(de->d_name, &tid))
+			continue;
+		snprintf(path, sizeof(path), "%d/comm", (int)tid);
+		/* a thread that just exited has no comm: not a vCPU now */
+		if (read_small_at(fd, path, comm, sizeof(comm)) < 0)
+			continue;
+		index = vcpu_index_of_comm(comm);
+		if (index < 0)
+			continue;
+		if (v->nvcpus == cap) {
+			cap = cap ? cap * 2 : 8;
+			v->vcpus = xrealloc(v->vcpus, cap * sizeof(*v->vcpus));
+		}
+		v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid };
+	}
+	closedir(d);
+	if (v->nvcpus)
+		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
+	return 0;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Pids of every VM under root, sorted; *ndenied counts the processes whose
+ * fds could not be read (other users' processes when not root). Caller frees
+ * *pids. Returns the count or -errno.
+ */
+static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
+{
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	pid_t *p = NULL;
+	int dfd;
+	DIR *d;
+
+	*ndenied = 0;
+	/* readdir consumes its fd; keep root usable for the per-pid lookups */
+	dfd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		int rc = -errno;
+
+		close(dfd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		pid_t pid;
+		int rc;
+
+		if (!parse_id(de->d_name, &pid))
+			continue;
+		rc = pid_has_vm(root, pid);
+		if (rc == -EACCES || rc == -EPERM)
+			(*ndenied)++;
+		if (rc <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			p = xrealloc(p, cap * sizeof(*p));
+		}
+		p[n++] = pid;
+	}
+	closedir(d);
+	if (n > INT_MAX) {
+		free(p);
+		return -EOVERFLOW;
+	}
+	if (n)
+		qsort(p, n, sizeof(*p), pid_cmp);
+	*pids = p;
+	return (int)n;
+}
+
+/* vm_list() on an open root, vCPUs loaded only when asked for. */
+static int list_at(int root, bool vcpus, struct vm_info **out, size_t *nout,
+		   size_t *ndenied)
+{
+	struct vm_info *v = NULL;
+	pid_t *pids = NULL;
+	int n;
+
+	n = scan_vm_pids(root, &pids, ndenied);
+	if (n < 0)
+		return n;
+	if (n)
+		v = xcalloc((size_t)n, sizeof(*v));
+	for (int i = 0; i < n; i++) {
+		v[i].pid = pids[i];
+		v[i].name = guest_name_at(root, pids[i]);
+		if (vcpus)
+			load_vcpus_at(root, &v[i]);
+	}
+	free(pids);
+	*out = v;
+	*nout = (size_t)n;
+	return 0;
+}
+
+int vm_list(const char *proc_root, struct vm_info **out, size_t *n)
+{
+	size_t ndenied;
+	int root, rc;
+
+	*out = NULL;
+	*n = 0;
+	root = root_open(proc_root);
+	if (root < 0)
+		return root;
+	rc = list_at(root, true, out, n, &ndenied);
+	close(root);
+	return rc;
+}
+
+void vm_info_clear(struct vm_info *v)
+{
+	free(v->name);
+	v->name = NULL;
+	vcpus_clear(v);
+}
+
+void vm_list_free(struct vm_info *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		vm_info_clear(&v[i]);
+	free(v);
+}
+
+bool vm_pid_is_vm(const char *proc_root, pid_t pid)
+{
+	int root, rc;
+
+	if (pid <= 0)
+		return false;
+	root = root_open(proc_root);
+	if (root < 0)
+		return false;
+	rc = pid_has_vm(root, pid);
+	close(root);
+	return rc > 0;
+}
+
+char *vm_guest_name(const char *proc_root, pid_t pid)
+{
+	char *name;
+	int root;
+
+	if (pid <= 0)
+		return NULL;
+	root = root_open(proc_root);
+	if (root < 0)
+		return NULL;
+	name = guest_name_at(root, pid);
+	close(root);
+	return name;
+}
+
+int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids)
+{
+	struct vm_info *v;
+	size_t n, ndenied;
+	int root, rc, found = 0;
+
+	*pids = NULL;
+	root = root_open(proc_root);
+	if (root < 0)
+		return root;
+	rc = list_at(root, false, &v, &n, &ndenied);
+	close(root);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].name || strcmp(v[i].name, name))
+			continue;
+		if (!*pids)
+			*pids = xmalloc(n * sizeof(**pids));
+		(*pids)[found++] = v[i].pid;
+	}
+	vm_list_free(v, n);
+	return found;
+}
+
+int vm_load_vcpus(const char *proc_root, struct vm_info *v)
+{
+	int root, rc;
+
+	root = root_open(proc_root);
+	if (root < 0) {
+		vcpus_clear(v);
+		return root;
+	}
+	rc = load_vcpus_at(root, v);
+	close(root);
+	return rc;
+}
+
+/* A one-line message being built in a caller's buffer. */
+struct msg {
+	char *buf;
+	size_t len;		/* size of buf */
+	size_t pos;		/* length so far */
+};
+
+/* Appends to the message; when it no longer fits the line ends in "...". */
+__attribute__((format(printf, 2, 3)))
+static void msg_add(struct msg *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!m->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(m->buf + m->pos, m->len - m->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < m->len - m->pos) {
+		m->pos += (size_t)n;
+		return;
+	}
+	m->pos = m->len - 1;
+	if (m->len > 4)
+		memcpy(m->buf + m->len - 4, "...", 3);
+}
+
+/* Appends a name from a command line or the user, control bytes as '?'. */
+static void msg_add_name(struct msg *m, const char *name)
+{
+	char *s = xstrdup(name);
+
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	msg_add(m, "%s", s);
+	free(s);
+}
+
+/* Says why nothing was found when some processes could not be inspected. */
+static void msg_add_denied(struct msg *m, size_t ndenied)
+{
+	if (ndenied)
+		msg_add(m, "; %zu processes could not be inspected: run kvmstat as root",
+			ndenied);
+}
+
+/* That no VM was found, and why that may be. */
+static void msg_add_none(struct msg *m, size_t ndenied)
+{
+	msg_add(m, ndenied ? "no KVM VMs found" : "no KVM VMs are running");
+	msg_add_denied(m, ndenied);
+}
+
+/* "running VMs: 12 (name), 34" for the error messages, or that there are none. */
+static void msg_add_vms(struct msg *m, int root)
+{
+	struct vm_info *v;
+	size_t n, ndenied;
+
+	if (list_at(root, false, &v, &n, &ndenied))
+		return;
+	if (!n)
+		msg_add_none(m, ndenied);
+	else
+		msg_add(m, "running VMs: ");
+	for (size_t i = 0; i < n; i++) {
+		msg_add(m, "%s%d", i ? ", " : "", (int)v[i].pid);
+		if (v[i].name) {
+			msg_add(m, " (");
+			msg_add_name(m, v[i].name);
+			msg_add(m, ")");
+		}
+	}
+	if (n)
+		msg_add_denied(m, ndenied);
+	vm_list_free(v, n);
+}
+
+int vm_resolve_pid(const char *proc_root, pid_t pid, char *err, size_t errlen)
+{
+	struct msg m = { err, errlen, 0 };
+	char path[16];
+	struct stat st;
+	int root, rc;
+
+	if (errlen)
+		err[0] = '\0';
+	if (pid <= 0) {
+		msg_add(&m, "invalid pid %d: give the process id of a running KVM VM",
+			(int)pid);
+		return -EINVAL;
+	}
+	root = root_open(proc_root);
+	if (root < 0) {
+		msg_add(&m, "cannot read %s: %s; is procfs mounted?", proc_root,
+			strerror(-root));
+		return root;
+	}
+	snprintf(path, sizeof(path), "%d", (int)pid);
+	rc = fstatat(root, path, &st, 0) ? -errno : pid_has_vm(root, pid);
+	if (rc > 0) {
+		rc = 0;
+	} else if (rc == -EACCES || rc == -EPERM) {
+		msg_add(&m, "cannot read the fds of pid %d to check it is a KVM VM: run kvmstat as root or as the VM's owner",
+			(int)pid);
+		rc = -EACCES;
+	} else if (rc == -ENOENT || rc == -ESRCH) {
+		msg_add(&m, "no process with pid %d; ", (int)pid);
+		msg_add_vms(&m, root);
+		rc = -ESRCH;
+	} else {
+		msg_add(&m, "pid %d is not a KVM VM (it holds no anon_inode:kvm-vm fd); ",
+			(int)pid);
+		msg_add_vms(&m, root);
+		rc = -ENOENT;
+	}
+	close(root);
+	return rc;
+}
+
+/* Whether v[i]'s name already appeared before it (to list each name once). */
+static bool name_seen(const struct vm_info *v, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (v[j].name && !strcmp(v[j].name, v[i].name))
+			return true;
+	return false;
+}
+
+int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
+		     char *err, size_t errlen)
+{
+	struct msg m = { err, errlen, 0 };
+	size_t n, ndenied, nmatch = 0, nnamed = 0;
+	struct vm_info *v;
+	int root, rc;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!name || !*name) {
+		msg_add(&m, "empty guest name: give the QEMU -name of a running guest");
+		return -EINVAL;
+	}
+	root = root_open(proc_root);
+	if (root < 0) {
+		msg_add(&m, "cannot read %s: %s; is procfs mounted?", proc_root,
+			strerror(-root));
+		return root;
+	}
+	rc = list_at(root, false, &v, &n, &ndenied);
+	close(root);
+	if (rc) {
+		msg_add(&m, "cannot list the processes in %s: %s", proc_root,
+			strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].name)
+			continue;
+		nnamed++;
+		if (!strcmp(v[i].name, name)) {
+			if (!nmatch)
+				*pid = v[i].pid;
+			nmatch++;
+		}
+	}
+	if (nmatch == 1) {
+		rc = 0;
+	} else if (nmatch) {
+		msg_add(&m, "guest name \"");
+		msg_add_name(&m, name);
+		msg_add(&m, "\" matches several VMs (pids");
+		for (size_t i = 0; i < n; i++)
+			if (v[i].name && !strcmp(v[i].name, name))
+				msg_add(&m, " %d", (int)v[i].pid);
+		msg_add(&m, "): use -p PID instead");
+		rc = -ENOTUNIQ;
+	} else {
+		const char *sep = "";
+
+		msg_add(&m, "no guest named \"");
+		msg_add_name(&m, name);
+		msg_add(&m, "\" (");
+		if (!n)
+			msg_add_none(&m, ndenied);
+		if (nnamed) {
+			msg_add(&m, "running guests: ");
+			for (size_t i = 0; i < n; i++) {
+				if (!v[i].name || name_seen(v, i))
+					continue;
+				msg_add(&m, "%s", sep);
+				msg_add_name(&m, v[i].name);
+				sep = ", ";
+			}
+		}
+		if (n > nnamed) {
+			msg_add(&m, "%sVMs without a name: pids", nnamed ? "; " : "");
+			for (size_t i = 0; i < n; i++)
+				if (!v[i].name)
+					msg_add(&m, " %d", (int)v[i].pid);
+			msg_add(&m, ", select them with -p PID");
+		}
+		if (n)
+			msg_add_denied(&m, ndenied);
+		msg_add(&m, ")");
+		rc = -ENOENT;
+	}
+	vm_list_free(v, n);
+	return rc;
+}

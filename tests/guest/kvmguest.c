@@ -1,0 +1,1071 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmguest: a tiny VMM, without QEMU, that starts real KVM guests whose exits
+ * are exactly known.  It is the workload of the whole-program tests and the
+ * benchmarks of kvmstat.  A launcher forks one process per VM; each VM runs
+ * its vCPUs in threads named like QEMU's ("CPU N/KVM"), and every vCPU runs a
+ * few bytes of 16-bit real-mode code that makes port I/O, MMIO or HLT exits to
+ * userspace.  Each vCPU stops after exactly N exits of the chosen kind, so the
+ * counts kvmstat reports can be compared with the ones printed here.  The
+ * output format is described in README.md next to this file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define PROG			"kvmguest"
+#define MAX_VMS			1024
+#define MAX_VCPUS		1024
+#define MAX_HOLD		(7 * 24 * 3600.0)
+
+/* Guest-physical layout: one page of code; the MMIO target is in no slot. */
+#define GUEST_CODE_GPA		0x1000
+#define GUEST_CODE_SIZE		0x1000
+#define GUEST_MMIO_GPA		0x8000
+#define GUEST_PIO_PORT		0x10
+/* Only used by VMX without unrestricted guest; harmless elsewhere. */
+#define GUEST_TSS_GPA		0xfffbd000
+
+enum kind { KIND_PIO, KIND_MMIO, KIND_HLT };
+
+/* 16-bit real-mode loops; each iteration makes one exit of the kind. */
+static const uint8_t code_pio[] = {
+	0xe6, GUEST_PIO_PORT,		/* 0: out GUEST_PIO_PORT, al */
+	0xeb, 0xfc,			/* 2: jmp 0 */
+};
+static const uint8_t code_mmio[] = {
+	0xa2, GUEST_MMIO_GPA & 0xff,	/* 0: mov [GUEST_MMIO_GPA], al */
+	GUEST_MMIO_GPA >> 8,
+	0xeb, 0xfb,			/* 3: jmp 0 */
+};
+static const uint8_t code_hlt[] = {
+	0xf4,				/* 0: hlt */
+	0xeb, 0xfd,			/* 1: jmp 0 */
+};
+
+static const struct kind_info {
+	const char *name;
+	uint32_t exit_reason;
+	const uint8_t *code;
+	size_t code_len;
+} kinds[] = {
+	[KIND_PIO] = { "pio", KVM_EXIT_IO, code_pio, sizeof(code_pio) },
+	[KIND_MMIO] = { "mmio", KVM_EXIT_MMIO, code_mmio, sizeof(code_mmio) },
+	[KIND_HLT] = { "hlt", KVM_EXIT_HLT, code_hlt, sizeof(code_hlt) },
+};
+
+static struct options {
+	unsigned int vms;
+	unsigned int vcpus;
+	uint64_t exits;		/* per vCPU; 0 = until the hold time ends */
+	enum kind kind;
+	double hold;		/* seconds */
+	bool stats_fds;
+	bool wait_signal;
+} opts = {
+	.vms = 1,
+	.vcpus = 1,
+	.exits = 1000,
+	.kind = KIND_PIO,
+	.hold = 2.0,
+};
+
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	unsigned int index;
+	pthread_t thread;
+	bool thread_started;
+	int fd;
+	int stats_fd;
+	struct kvm_run *run;
+	pid_t tid;
+	uint64_t exits;
+	uint64_t other_exits;
+	int err;
+};
+
+struct vm {
+	pid_t pid;
+	int kvm_fd;
+	int fd;
+	int stats_fd;
+	size_t run_size;
+	void *mem;
+	struct vcpu *vcpus;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int nr_setup;	/* vCPU threads done with setup */
+	unsigned int nr_done;	/* vCPU threads done running */
+	bool setup_failed;
+	bool started;		/* vCPUs may run */
+	bool quit;		/* vCPU threads may return */
+	atomic_bool stop;	/* -n 0: stop running */
+};
+
+/* Writes all of buf; one write() for anything shorter than PIPE_BUF. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void vformat_line(int fd, const char *prefix, const char *fmt,
+			 va_list ap)
+{
+	char buf[512];
+	size_t len = 0;
+	int n;
+
+	if (prefix)
+		len = snprintf(buf, sizeof(buf), "%s", prefix);
+	n = vsnprintf(buf + len, sizeof(buf) - len, fmt, ap);
+	if (n < 0)
+		return;
+	len += n;
+	if (len > sizeof(buf) - 2)
+		len = sizeof(buf) - 2;
+	if (prefix)
+		buf[len++] = '\n';
+	write_all(fd, buf, len);
+}
+
+/* One stdout record; the format includes the newline. */
+__attribute__((format(printf, 1, 2)))
+static void emit(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vformat_line(STDOUT_FILENO, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* One line on stderr, prefixed with the program name. */
+__attribute__((format(printf, 1, 2)))
+static void error_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vformat_line(STDERR_FILENO, PROG ": ", fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + ts->tv_nsec;
+}
+
+static struct timespec deadline_after(double seconds)
+{
+	struct timespec ts;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = ts_ns(&ts) + (uint64_t)(seconds * 1e9 + 0.5);
+	ts.tv_sec = ns / 1000000000ull;
+	ts.tv_nsec = ns % 1000000000ull;
+	return ts;
+}
+
+static void sleep_until(const struct timespec *deadline)
+{
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline,
+			       NULL) == EINTR)
+		;
+}
+
+static const char *exit_reason_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[KVM_EXIT_UNKNOWN] = "UNKNOWN",
+		[KVM_EXIT_EXCEPTION] = "EXCEPTION",
+		[KVM_EXIT_IO] = "IO",
+		[KVM_EXIT_HYPERCALL] = "HYPERCALL",
+		[KVM_EXIT_DEBUG] = "DEBUG",
+		[KVM_EXIT_HLT] = "HLT",
+		[KVM_EXIT_MMIO] = "MMIO",
+		[KVM_EXIT_IRQ_WINDOW_OPEN] = "IRQ_WINDOW_OPEN",
+		[KVM_EXIT_SHUTDOWN] = "SHUTDOWN",
+		[KVM_EXIT_FAIL_ENTRY] = "FAIL_ENTRY",
+		[KVM_EXIT_INTR] = "INTR",
+		[KVM_EXIT_SET_TPR] = "SET_TPR",
+		[KVM_EXIT_TPR_ACCESS] = "TPR_ACCESS",
+		[KVM_EXIT_NMI] = "NMI",
+		[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
+		[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+	};
+
+	if (reason < sizeof(names) / sizeof(names[0]) && names[reason])
+		return names[reason];
+	return "?";
+}
+
+/* ---- VM process ---------------------------------------------------- */
+
+static int vcpu_setup(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	struct kvm_segment *segs[] = {
+		&sregs.cs, &sregs.ds, &sregs.es, &sregs.fs, &sregs.gs, &sregs.ss,
+	};
+	void *run;
+	size_t i;
+	int err;
+
+	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)vcpu->index);
+	if (vcpu->fd < 0) {
+		err = -errno;
+		error_msg("vm %d: KVM_CREATE_VCPU %u: %s", vm->pid, vcpu->index,
+			  strerror(-err));
+		return err;
+	}
+	run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   vcpu->fd, 0);
+	if (run == MAP_FAILED) {
+		err = -errno;
+		error_msg("vm %d: vcpu %u: mmap kvm_run: %s", vm->pid,
+			  vcpu->index, strerror(-err));
+		return err;
+	}
+	vcpu->run = run;
+
+	/* Flat real mode: all segments at 0, so CS:IP = GUEST_CODE_GPA. */
+	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0) {
+		err = -errno;
+		error_msg("vm %d: vcpu %u: KVM_GET_SREGS: %s", vm->pid,
+			  vcpu->index, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
+		segs[i]->base = 0;
+		segs[i]->selector = 0;
+	}
+	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0) {
+		err = -errno;
+		error_msg("vm %d: vcpu %u: KVM_SET_SREGS: %s", vm->pid,
+			  vcpu->index, strerror(-err));
+		return err;
+	}
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = GUEST_CODE_GPA;
+	regs.rflags = 0x2;	/* reserved bit 1; interrupts off */
+	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0) {
+		err = -errno;
+		error_msg("vm %d: vcpu %u: KVM_SET_REGS: %s", vm->pid,
+			  vcpu->index, strerror(-err));
+		return err;
+	}
+
+	if (opts.stats_fds) {
+		vcpu->stats_fd = ioctl(vcpu->fd, KVM_GET_STATS_FD, NULL);
+		if (vcpu->stats_fd < 0) {
+			err = -errno;
+			error_msg("vm %d: vcpu %u: KVM_GET_STATS_FD: %s",
+				  vm->pid, vcpu->index, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Checks that an exit of the expected reason is the guest's own access. */
+static int check_exit(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	struct kvm_regs regs;
+
+	switch (opts.kind) {
+	case KIND_PIO:
+		if (run->io.direction == KVM_EXIT_IO_OUT &&
+		    run->io.port == GUEST_PIO_PORT && run->io.size == 1 &&
+		    run->io.count == 1)
+			return 0;
+		error_msg("vm %d: vcpu %u: unexpected port I/O: %s port 0x%x size %u count %u",
+			  vcpu->vm->pid, vcpu->index,
+			  run->io.direction == KVM_EXIT_IO_OUT ? "out" : "in",
+			  run->io.port, run->io.size, run->io.count);
+		return -EIO;
+	case KIND_MMIO:
+		if (run->mmio.is_write && run->mmio.phys_addr == GUEST_MMIO_GPA &&
+		    run->mmio.len == 1)
+			return 0;
+		error_msg("vm %d: vcpu %u: unexpected MMIO: %s 0x%llx len %u",
+			  vcpu->vm->pid, vcpu->index,
+			  run->mmio.is_write ? "write" : "read",
+			  (unsigned long long)run->mmio.phys_addr, run->mmio.len);
+		return -EIO;
+	case KIND_HLT:
+		/* Once: KVM_RUN must resume after the hlt, so the guest loops. */
+		if (vcpu->exits)
+			return 0;
+		if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) < 0) {
+			error_msg("vm %d: vcpu %u: KVM_GET_REGS: %s", vcpu->vm->pid,
+				  vcpu->index, strerror(errno));
+			return -errno;
+		}
+		if (regs.rip == GUEST_CODE_GPA + 1)
+			return 0;
+		error_msg("vm %d: vcpu %u: after the HLT exit RIP is 0x%llx, not 0x%x",
+			  vcpu->vm->pid, vcpu->index, (unsigned long long)regs.rip,
+			  GUEST_CODE_GPA + 1);
+		return -EIO;
+	}
+	return -EINVAL;
+}
+
+static void report_bad_exit(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	uint32_t reason = run->exit_reason;
+	char detail[96] = "";
+
+	if (reason == KVM_EXIT_FAIL_ENTRY)
+		snprintf(detail, sizeof(detail), ", hardware entry failure reason 0x%llx",
+			 (unsigned long long)
+			 run->fail_entry.hardware_entry_failure_reason);
+	else if (reason == KVM_EXIT_INTERNAL_ERROR)
+		snprintf(detail, sizeof(detail), ", suberror %u",
+			 run->internal.suberror);
+	error_msg("vm %d: vcpu %u: unexpected exit reason %u (KVM_EXIT_%s)%s after %" PRIu64 " exits",
+		  vcpu->vm->pid, vcpu->index, reason, exit_reason_name(reason),
+		  detail, vcpu->exits);
+}
+
+/* Runs until N exits of the chosen kind (or until stopped with -n 0). */
+static int vcpu_loop(struct vcpu *vcpu)
+{
+	const uint32_t want = kinds[opts.kind].exit_reason;
+	struct kvm_run *run = vcpu->run;
+	struct vm *vm = vcpu->vm;
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (opts.exits ? vcpu->exits >= opts.exits :
+		    atomic_load_explicit(&vm->stop, memory_order_relaxed))
+			break;
+		if (ioctl(vcpu->fd, KVM_RUN, NULL) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			err = -errno;
+			error_msg("vm %d: vcpu %u: KVM_RUN: %s", vm->pid,
+				  vcpu->index, strerror(-err));
+			return err;
+		}
+		if (run->exit_reason == want) {
+			err = check_exit(vcpu);
+			if (err)
+				return err;
+			vcpu->exits++;
+			continue;
+		}
+		switch (run->exit_reason) {
+		case KVM_EXIT_INTR:
+			break;
+		case KVM_EXIT_UNKNOWN:
+		case KVM_EXIT_EXCEPTION:
+		case KVM_EXIT_SHUTDOWN:
+		case KVM_EXIT_FAIL_ENTRY:
+		case KVM_EXIT_INTERNAL_ERROR:
+		case KVM_EXIT_SYSTEM_EVENT:
+			report_bad_exit(vcpu);
+			return -EIO;
+		default:
+			vcpu->other_exits++;
+			break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	if (vcpu->other_exits)
+		error_msg("vm %d: vcpu %u: ignored %" PRIu64 " exits of other reasons",
+			  vm->pid, vcpu->index, vcpu->other_exits);
+	emit("done %d %u %" PRIu64 " %" PRIu64 "\n", vm->pid, vcpu->index,
+	     vcpu->exits, ts_ns(&t1) - ts_ns(&t0));
+	return 0;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *vcpu = arg;
+	struct vm *vm = vcpu->vm;
+	char name[16];
+	bool go;
+	int err;
+
+	vcpu->tid = gettid();
+	snprintf(name, sizeof(name), "CPU %u/KVM", vcpu->index);
+	err = -pthread_setname_np(pthread_self(), name);
+	if (err)
+		error_msg("vm %d: vcpu %u: pthread_setname_np: %s", vm->pid,
+			  vcpu->index, strerror(-err));
+	else
+		err = vcpu_setup(vcpu);
+	if (!err)
+		emit("vcpu %d %u %d\n", vm->pid, vcpu->index, vcpu->tid);
+
+	pthread_mutex_lock(&vm->lock);
+	if (err)
+		vm->setup_failed = true;
+	vm->nr_setup++;
+	pthread_cond_broadcast(&vm->cond);
+	while (!vm->started && !vm->quit)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	go = vm->started && !vm->quit && !err;
+	pthread_mutex_unlock(&vm->lock);
+
+	if (go)
+		err = vcpu_loop(vcpu);
+	vcpu->err = err;
+
+	/* Keep the thread (and its vCPU) alive until the VM is torn down. */
+	pthread_mutex_lock(&vm->lock);
+	vm->nr_done++;
+	pthread_cond_broadcast(&vm->cond);
+	while (!vm->quit)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	pthread_mutex_unlock(&vm->lock);
+	return NULL;
+}
+
+static int vm_setup(struct vm *vm)
+{
+	const struct kind_info *k = &kinds[opts.kind];
+	struct kvm_userspace_memory_region region;
+	int ret, err;
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0) {
+		err = -errno;
+		error_msg("vm %d: open /dev/kvm: %s", vm->pid, strerror(-err));
+		return err;
+	}
+	ret = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, NULL);
+	if (ret < 0) {
+		err = -errno;
+		error_msg("vm %d: KVM_GET_API_VERSION on /dev/kvm: %s", vm->pid,
+			  strerror(-err));
+		return err;
+	}
+	if (ret != KVM_API_VERSION) {
+		error_msg("vm %d: KVM API version %d, expected %d", vm->pid, ret,
+			  KVM_API_VERSION);
+		return -EINVAL;
+	}
+	if (opts.stats_fds &&
+	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) <= 0) {
+		error_msg("vm %d: this kernel does not support KVM_GET_STATS_FD (KVM_CAP_BINARY_STATS_FD)",
+			  vm->pid);
+		return -EOPNOTSUPP;
+	}
+	ret = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL);
+	if (ret < (int)sizeof(struct kvm_run)) {
+		err = ret < 0 ? -errno : -EINVAL;
+		error_msg("vm %d: KVM_GET_VCPU_MMAP_SIZE: %s", vm->pid,
+			  ret < 0 ? strerror(-err) : "too small");
+		return err;
+	}
+	vm->run_size = ret;
+
+	do {
+		vm->fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0UL);
+	} while (vm->fd < 0 && errno == EINTR);
+	if (vm->fd < 0) {
+		err = -errno;
+		error_msg("vm %d: KVM_CREATE_VM: %s", vm->pid, strerror(-err));
+		return err;
+	}
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_TSS_ADDR) > 0 &&
+	    ioctl(vm->fd, KVM_SET_TSS_ADDR, (unsigned long)GUEST_TSS_GPA) < 0) {
+		err = -errno;
+		error_msg("vm %d: KVM_SET_TSS_ADDR: %s", vm->pid, strerror(-err));
+		return err;
+	}
+
+	vm->mem = mmap(NULL, GUEST_CODE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->mem == MAP_FAILED) {
+		err = -errno;
+		vm->mem = NULL;
+		error_msg("vm %d: mmap guest memory: %s", vm->pid, strerror(-err));
+		return err;
+	}
+	memcpy(vm->mem, k->code, k->code_len);
+	memset(&region, 0, sizeof(region));
+	region.slot = 0;
+	region.guest_phys_addr = GUEST_CODE_GPA;
+	region.memory_size = GUEST_CODE_SIZE;
+	region.userspace_addr = (uintptr_t)vm->mem;
+	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		err = -errno;
+		error_msg("vm %d: KVM_SET_USER_MEMORY_REGION: %s", vm->pid,
+			  strerror(-err));
+		return err;
+	}
+
+	if (opts.stats_fds) {
+		vm->stats_fd = ioctl(vm->fd, KVM_GET_STATS_FD, NULL);
+		if (vm->stats_fd < 0) {
+			err = -errno;
+			error_msg("vm %d: KVM_GET_STATS_FD: %s", vm->pid,
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void vm_teardown(struct vm *vm)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->quit = true;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+
+	for (i = 0; i < opts.vcpus; i++) {
+		struct vcpu *vcpu = &vm->vcpus[i];
+
+		if (vcpu->thread_started)
+			pthread_join(vcpu->thread, NULL);
+		if (vcpu->stats_fd >= 0)
+			close(vcpu->stats_fd);
+		if (vcpu->run)
+			munmap(vcpu->run, vm->run_size);
+		if (vcpu->fd >= 0)
+			close(vcpu->fd);
+	}
+	free(vm->vcpus);
+	if (vm->stats_fd >= 0)
+		close(vm->stats_fd);
+	if (vm->fd >= 0)
+		close(vm->fd);
+	if (vm->mem)
+		munmap(vm->mem, GUEST_CODE_SIZE);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	pthread_cond_destroy(&vm->cond);
+	pthread_mutex_destroy(&vm->lock);
+}
+
+/* Waits, with vm->lock held, until *count reaches opts.vcpus. */
+static void vm_wait_count(struct vm *vm, unsigned int *count)
+{
+	while (*count < opts.vcpus)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+}
+
+/* The body of one VM process; returns its exit status. */
+static int vm_main(int ready_fd)
+{
+	struct vm vm = {
+		.pid = getpid(),
+		.kvm_fd = -1,
+		.fd = -1,
+		.stats_fd = -1,
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+	struct timespec deadline;
+	sigset_t usr1;
+	unsigned int i;
+	bool failed;
+	int err, sig;
+
+	atomic_init(&vm.stop, false);
+	vm.vcpus = calloc(opts.vcpus, sizeof(*vm.vcpus));
+	if (!vm.vcpus) {
+		error_msg("vm %d: out of memory", vm.pid);
+		close(ready_fd);
+		return 1;
+	}
+	for (i = 0; i < opts.vcpus; i++) {
+		vm.vcpus[i].vm = &vm;
+		vm.vcpus[i].index = i;
+		vm.vcpus[i].fd = -1;
+		vm.vcpus[i].stats_fd = -1;
+	}
+
+	err = vm_setup(&vm);
+	if (err)
+		goto fail;
+	emit("vm %d\n", vm.pid);
+
+	for (i = 0; i < opts.vcpus; i++) {
+		struct vcpu *vcpu = &vm.vcpus[i];
+
+		err = -pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+		if (err) {
+			error_msg("vm %d: pthread_create: %s", vm.pid,
+				  strerror(-err));
+			goto fail;
+		}
+		vcpu->thread_started = true;
+	}
+	pthread_mutex_lock(&vm.lock);
+	vm_wait_count(&vm, &vm.nr_setup);
+	failed = vm.setup_failed;
+	pthread_mutex_unlock(&vm.lock);
+	if (failed)
+		goto fail;
+
+	/* Set up: wait for SIGUSR1 (blocked since the fork) and start. */
+	err = write_all(ready_fd, (const char *)&vm.pid, sizeof(vm.pid));
+	close(ready_fd);
+	ready_fd = -1;
+	if (err) {
+		error_msg("vm %d: readiness pipe: %s", vm.pid, strerror(-err));
+		goto fail;
+	}
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	do {
+		sig = sigwaitinfo(&usr1, NULL);
+	} while (sig < 0 && errno == EINTR);
+
+	pthread_mutex_lock(&vm.lock);
+	vm.started = true;
+	pthread_cond_broadcast(&vm.cond);
+	pthread_mutex_unlock(&vm.lock);
+
+	if (!opts.exits) {
+		deadline = deadline_after(opts.hold);
+		sleep_until(&deadline);
+		atomic_store(&vm.stop, true);
+	}
+	pthread_mutex_lock(&vm.lock);
+	vm_wait_count(&vm, &vm.nr_done);
+	pthread_mutex_unlock(&vm.lock);
+
+	failed = false;
+	for (i = 0; i < opts.vcpus; i++)
+		failed |= vm.vcpus[i].err != 0;
+	if (opts.exits && !failed) {
+		deadline = deadline_after(opts.hold);
+		sleep_until(&deadline);
+	}
+	vm_teardown(&vm);
+	return failed ? 1 : 0;
+
+fail:
+	if (ready_fd >= 0)
+		close(ready_fd);
+	vm_teardown(&vm);
+	return 1;
+}
+
+/* ---- launcher -------------------------------------------------------- */
+
+struct child {
+	pid_t pid;
+	bool alive;
+	bool ready;
+};
+
+struct launcher {
+	struct child *children;
+	unsigned int nr_children;	/* forked */
+	unsigned int nr_alive;
+	unsigned int nr_ready;
+	int ready_fd;			/* read end; -1 after EOF */
+	bool printed_ready;
+	bool failed;
+	bool aborting;			/* a VM failed its setup */
+	int term_sig;			/* SIGTERM/SIGINT/SIGHUP received */
+};
+
+static void signal_children(struct launcher *l, int sig)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->nr_children; i++)
+		if (l->children[i].alive)
+			kill(l->children[i].pid, sig);
+}
+
+static struct child *find_child(struct launcher *l, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->nr_children; i++)
+		if (l->children[i].pid == pid)
+			return &l->children[i];
+	return NULL;
+}
+
+static void check_all_ready(struct launcher *l)
+{
+	if (l->printed_ready || l->nr_ready < opts.vms)
+		return;
+	emit("ready\n");
+	l->printed_ready = true;
+	if (!opts.wait_signal)
+		signal_children(l, SIGUSR1);
+}
+
+static void read_ready(struct launcher *l)
+{
+	pid_t pids[64];
+	ssize_t n, i;
+
+	while (l->ready_fd >= 0) {
+		n = read(l->ready_fd, pids, sizeof(pids));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				error_msg("readiness pipe: %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			close(l->ready_fd);
+			l->ready_fd = -1;
+			break;
+		}
+		/* Each record is one write() of less than PIPE_BUF. */
+		for (i = 0; i < n / (ssize_t)sizeof(pid_t); i++) {
+			struct child *c = find_child(l, pids[i]);
+
+			if (c && !c->ready) {
+				c->ready = true;
+				l->nr_ready++;
+			}
+		}
+	}
+	check_all_ready(l);
+}
+
+static void reap_children(struct launcher *l)
+{
+	struct child *c;
+	int status;
+	pid_t pid;
+
+	/* A VM may have said it is ready just before it exited. */
+	read_ready(l);
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		c = find_child(l, pid);
+		if (!c || !c->alive)
+			continue;
+		c->alive = false;
+		l->nr_alive--;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			continue;
+		l->failed = true;
+		if (WIFEXITED(status))
+			error_msg("VM process %d exited with status %d", pid,
+				  WEXITSTATUS(status));
+		else if (WIFSIGNALED(status) && !l->term_sig && !l->aborting)
+			error_msg("VM process %d killed by signal %d", pid,
+				  WTERMSIG(status));
+		if (!c->ready && !l->printed_ready && !l->aborting &&
+		    !l->term_sig) {
+			error_msg("VM process %d failed during setup, stopping the others",
+				  pid);
+			l->aborting = true;
+			signal_children(l, SIGTERM);
+		}
+	}
+}
+
+static int launcher_loop(struct launcher *l, int sfd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2];
+	ssize_t n;
+
+	while (l->nr_alive) {
+		pfd[0].fd = sfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = l->ready_fd;	/* ignored when -1 */
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			error_msg("poll: %s", strerror(errno));
+			return -errno;
+		}
+		if (pfd[1].revents)
+			read_ready(l);
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		n = read(sfd, &si, sizeof(si));
+		if (n != sizeof(si))
+			continue;
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_children(l);
+			break;
+		case SIGUSR1:
+			signal_children(l, SIGUSR1);
+			break;
+		default:	/* SIGTERM, SIGINT, SIGHUP */
+			if (!l->term_sig)
+				l->term_sig = si.ssi_signo;
+			signal_children(l, si.ssi_signo);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int launch(void)
+{
+	struct launcher l = { .ready_fd = -1 };
+	sigset_t mask, child_mask;
+	pid_t parent = getpid();
+	int pipefd[2], sfd, status;
+	unsigned int i;
+	pid_t pid;
+
+	/*
+	 * Blocked before the fork: the VMs then keep an early SIGUSR1 pending
+	 * until they are set up, and the launcher reads signals from a signalfd.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigemptyset(&child_mask);
+	sigaddset(&child_mask, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+		error_msg("sigprocmask: %s", strerror(errno));
+		return 1;
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		error_msg("signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		error_msg("pipe: %s", strerror(errno));
+		return 1;
+	}
+	l.children = calloc(opts.vms, sizeof(*l.children));
+	if (!l.children) {
+		error_msg("out of memory");
+		return 1;
+	}
+
+	for (i = 0; i < opts.vms; i++) {
+		pid = fork();
+		if (pid < 0) {
+			error_msg("fork: %s", strerror(errno));
+			l.failed = true;
+			l.aborting = true;
+			signal_children(&l, SIGTERM);
+			break;
+		}
+		if (pid == 0) {
+			close(sfd);
+			close(pipefd[0]);
+			free(l.children);
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+			    getppid() != parent)
+				_exit(1);
+			sigprocmask(SIG_SETMASK, &child_mask, NULL);
+			exit(vm_main(pipefd[1]));
+		}
+		l.children[i].pid = pid;
+		l.children[i].alive = true;
+		l.nr_children++;
+		l.nr_alive++;
+	}
+	close(pipefd[1]);
+	l.ready_fd = pipefd[0];
+	if (fcntl(l.ready_fd, F_SETFL, O_NONBLOCK) < 0)
+		error_msg("fcntl: %s", strerror(errno));
+
+	if (launcher_loop(&l, sfd) < 0) {
+		/* Cannot wait for events: stop and reap the VMs the plain way. */
+		l.failed = true;
+		signal_children(&l, SIGKILL);
+		while (wait(&status) > 0 || errno == EINTR)
+			;
+	}
+	emit("exit\n");
+
+	if (l.ready_fd >= 0)
+		close(l.ready_fd);
+	close(sfd);
+	free(l.children);
+	if (l.term_sig)
+		return 128 + l.term_sig;
+	return l.failed ? 1 : 0;
+}
+
+/* ---- options --------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [OPTION]...\n"
+		"Start KVM guests whose exits are exactly known (kvmstat tests).\n"
+		"\n"
+		"  -m, --vms M          number of VM processes (default 1)\n"
+		"  -v, --vcpus V        vCPU threads per VM (default 1)\n"
+		"  -n, --exits N        exits per vCPU (default 1000); 0 = run until\n"
+		"                       the hold time ends\n"
+		"  -k, --kind KIND      pio, mmio or hlt (default pio)\n"
+		"  -t, --hold SECONDS   keep the VMs alive this long after the exits;\n"
+		"                       with -n 0, run this long (default 2)\n"
+		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
+		"  -w, --wait-signal    start the vCPUs only on SIGUSR1\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
+		"\"ready\", \"done PID INDEX EXITS NSEC\", \"exit\".\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *val)
+{
+	unsigned long long v;
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -ERANGE;
+	*val = v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "vms", required_argument, NULL, 'm' },
+		{ "vcpus", required_argument, NULL, 'v' },
+		{ "exits", required_argument, NULL, 'n' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "hold", required_argument, NULL, 't' },
+		{ "stats-fds", no_argument, NULL, 's' },
+		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	char *end;
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (parse_u64(optarg, MAX_VMS, &v) || !v) {
+				error_msg("invalid number of VMs '%s' (1-%d)",
+					  optarg, MAX_VMS);
+				return -EINVAL;
+			}
+			opts.vms = v;
+			break;
+		case 'v':
+			if (parse_u64(optarg, MAX_VCPUS, &v) || !v) {
+				error_msg("invalid number of vCPUs '%s' (1-%d)",
+					  optarg, MAX_VCPUS);
+				return -EINVAL;
+			}
+			opts.vcpus = v;
+			break;
+		case 'n':
+			if (parse_u64(optarg, UINT64_MAX, &v)) {
+				error_msg("invalid number of exits '%s'", optarg);
+				return -EINVAL;
+			}
+			opts.exits = v;
+			break;
+		case 'k':
+			for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+				if (!strcmp(optarg, kinds[i].name))
+					break;
+			if (i == sizeof(kinds) / sizeof(kinds[0])) {
+				error_msg("invalid exit kind '%s' (pio, mmio or hlt)",
+					  optarg);
+				return -EINVAL;
+			}
+			opts.kind = i;
+			break;
+		case 't':
+			errno = 0;
+			opts.hold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(opts.hold) ||
+			    opts.hold < 0 || opts.hold > MAX_HOLD) {
+				error_msg("invalid hold time '%s' (seconds, 0-%.0f)",
+					  optarg, MAX_HOLD);
+				return -EINVAL;
+			}
+			break;
+		case 's':
+			opts.stats_fds = true;
+			break;
+		case 'w':
+			opts.wait_signal = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		error_msg("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_options(argc, argv))
+		return 2;
+	return launch();
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The suites the runner in check_main.c collects, one per module. */
+#ifndef KVMSTAT_TESTS_SUITES_H
+#define KVMSTAT_TESTS_SUITES_H
+
+#include <check.h>
+
+Suite *options_suite(void);
+Suite *stats_suite(void);
+Suite *ui_text_suite(void);
+Suite *tpformat_suite(void);
+Suite *arch_suite(void);
+Suite *debugfs_suite(void);
+Suite *vm_suite(void);
+Suite *tracepoint_suite(void);
+
+#endif

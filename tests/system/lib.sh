@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared helpers for the whole-program tests: start the test guest and
+# kvmstat in the background, stop them by pid, fail with a reason.
+
+KVMSTAT=${KVMSTAT:-./kvmstat}
+GUEST=${GUEST:-tests/guest/kvmguest}
+TMP=$(mktemp -d /tmp/kvmstat-test.XXXXXX)
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "$*"; exit 77; }
+
+# Skips unless this host can run real guests and count tracepoints.
+need_kvm() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
+	if [ ! -d /sys/kernel/tracing/events/kvm ]; then
+		mount -t tracefs none /sys/kernel/tracing 2>/dev/null
+		[ -d /sys/kernel/tracing/events/kvm ] || skip "no kvm tracepoints in tracefs"
+	fi
+	[ -x "$GUEST" ] || fail "test guest $GUEST not built"
+}
+
+# start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
+# NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
+start_guest() {
+	local name=$1; shift
+	local out="$TMP/$name.out"
+	"$GUEST" -w "$@" >"$out" 2>"$TMP/$name.err" &
+	local pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 1 200); do
+		grep -q '^ready$' "$out" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || fail "guest $name died: $(cat "$TMP/$name.err")"
+		sleep 0.05
+	done
+	grep -q '^ready$' "$out" || fail "guest $name never got ready"
+	printf -v "${name}_PID" '%s' "$pid"
+	printf -v "${name}_VMS" '%s' "$(awk '$1 == "vm" { print $2 }' "$out" | tr '\n' ' ')"
+}
+
+# go_guest NAME: lets its vCPUs run.
+go_guest() {
+	local v="${1}_PID"
+	kill -USR1 "${!v}"
+}
+
+# wait_guest NAME: waits for the guest's exit; fails if it failed.
+wait_guest() {
+	local v="${1}_PID"
+	wait "${!v}" || fail "guest $1 exited with status $?: $(cat "$TMP/$1.err")"
+}
+
+# start_kvmstat NAME ARGS...: kvmstat in the background, stdout to
+# $TMP/NAME.out; sets NAME_PID.
+start_kvmstat() {
+	local name=$1; shift
+	"$KVMSTAT" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	local pid=$!
+	PIDS+=("$pid")
+	printf -v "${name}_PID" '%s' "$pid"
+}
+
+# wait_lines FILE N: until FILE has at least N lines (10 s at most).
+wait_lines() {
+	for _ in $(seq 1 200); do
+		[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 has fewer than $2 lines: $(cat "$1")"
+}
+
+# stop NAME: SIGTERM, then its exit status in STATUS.
+stop() {
+	local v="${1}_PID"
+	kill -TERM "${!v}" 2>/dev/null
+	wait "${!v}"
+	STATUS=$?
+}
+
+# column_sum FILE NAME: sums the column NAME of kvmstat -l output (header
+# lines repeat; data lines start with the date and time).
+column_sum() {
+	awk -v want="$2" '
+		/^[0-9][0-9][0-9][0-9]-/ { if (col) s += $(col + 2); next }
+		{ col = 0; for (i = 1; i <= NF; i++) if ($i == want) col = i }
+		END { print s + 0 }' "$1"
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The debugfs provider on a fixture tree: batch output byte for byte, -i,
+# -p on a VM directory, and a counter that moves during the sample.
+source tests/system/lib.sh
+
+root="$TMP/dbg"
+mkdir -p "$root/4242-11/vcpu0" "$root/4343-12"
+echo 1000 >"$root/exits"
+echo 70 >"$root/halt_exits"
+echo 512 >"$root/pages_4k"; chmod 0444 "$root/pages_4k"
+echo 600 >"$root/4242-11/exits"
+echo 30 >"$root/4242-11/halt_exits"
+echo 4243 >"$root/4242-11/vcpu0/pid"
+echo 400 >"$root/4343-12/exits"
+echo 40 >"$root/4343-12/halt_exits"
+
+# -i: totals include the past; nothing moves: delta 0
+"$KVMSTAT" -d --debugfs-root "$root" -1 -i -s 0.1 >"$TMP/out" 2>"$TMP/err" ||
+	fail "status $?: $(cat "$TMP/err")"
+printf '%-42s%10d%10d\n' exits 1000 0 halt_exits 70 0 pages_4k 512 0 >"$TMP/want"
+cmp "$TMP/out" "$TMP/want" || fail "batch -i: got $(cat "$TMP/out")"
+
+# without -i totals start at kvmstat's start; a counter moving in between
+( sleep 0.3; echo 1100 >"$root/exits" ) &
+"$KVMSTAT" -d --debugfs-root "$root" -1 -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
+	fail "status $?: $(cat "$TMP/err")"
+wait
+printf '%-42s%10d%10d\n' exits 100 100 halt_exits 0 0 pages_4k 512 0 >"$TMP/want"
+cmp "$TMP/out" "$TMP/want" || fail "batch: got $(cat "$TMP/out")"
+echo ok

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Option parsing: kvm_stat's options, their defaults and every usage error. */
+#include <check.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "options.h"
+#include "suites.h"
+
+static int parse(struct options *o, char *err, size_t len, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "kvmstat";
+	va_start(ap, len);
+	while ((a = va_arg(ap, char *)))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return options_parse(argc, argv, o, err, len);
+}
+
+START_TEST(test_defaults)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), NULL), 0);
+	ck_assert_int_eq(o.mode, MODE_TUI);
+	ck_assert(o.delay == DELAY_DEFAULT);
+	ck_assert_int_eq(o.pid, 0);
+	ck_assert(!o.include_past && !o.csv && !o.skip_zero);
+	/* the default filter hides child events, as kvm_stat's does */
+	ck_assert(filter_match(&o.filter, "kvm_exit"));
+	ck_assert(!filter_match(&o.filter, "kvm_exit(HLT)"));
+	options_free(&o);
+}
+END_TEST
+
+START_TEST(test_modes)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-1", NULL), 0);
+	ck_assert_int_eq(o.mode, MODE_BATCH);
+	ck_assert(o.delay == 1.0);	/* batch samples one second */
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "--batch", "-s", "2.5",
+			       NULL), 0);
+	ck_assert_int_eq(o.mode, MODE_BATCH);
+	ck_assert(o.delay == 2.5);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-l", "-c", "-z", NULL), 0);
+	ck_assert_int_eq(o.mode, MODE_LOG);
+	ck_assert(o.csv && o.skip_zero);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-L", "/tmp/x.log", NULL),
+			 0);
+	ck_assert_int_eq(o.mode, MODE_LOG);
+	ck_assert_str_eq(o.log_file, "/tmp/x.log");
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "--once", "-t", "-d", "-i",
+			       "-p", "42", "-f", "^kvm_exit", NULL), 0);
+	ck_assert(o.use_tracepoints && o.use_debugfs && o.include_past);
+	ck_assert_int_eq(o.pid, 42);
+	ck_assert(filter_match(&o.filter, "kvm_exit(HLT)"));
+	ck_assert(filter_match(&o.filter, "kvm_exit"));
+	ck_assert(!filter_match(&o.filter, "kvm_entry"));
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-f", "help", NULL), 0);
+	ck_assert(o.fields_help);
+	options_free(&o);
+}
+END_TEST
+
+START_TEST(test_filter_anchored)
+{
+	struct options o;
+	char err[256];
+
+	/* matched at the start of the name, like Python's re.match */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-f", "exit", NULL), 0);
+	ck_assert(filter_match(&o.filter, "exits"));
+	ck_assert(!filter_match(&o.filter, "kvm_exit"));
+	options_free(&o);
+}
+END_TEST
+
+static const struct {
+	const char *args[4];
+	const char *needle;
+} bad[] = {
+	{ { "--bogus" }, "unknown option --bogus" },
+	{ { "-Q" }, "unknown option -Q" },
+	{ { "-f", "(" }, "invalid regular expression" },
+	{ { "-p", "abc" }, "-p/--pid needs a process id" },
+	{ { "-p", "0" }, "-p/--pid needs a process id" },
+	{ { "-p", "-5" }, "-p/--pid needs a process id" },
+	{ { "-s", "0.05" }, "-s/--set-delay needs seconds from 0.1 to 25.5" },
+	{ { "-s", "25.6" }, "-s/--set-delay needs seconds" },
+	{ { "-s", "1x" }, "-s/--set-delay needs seconds" },
+	{ { "-c" }, "-c/--csv needs a log mode" },
+	{ { "-1", "-c" }, "-c/--csv needs a log mode" },
+	{ { "-z" }, "-z/--skip-zero-records needs a log mode" },
+	{ { "-1", "-l" }, "cannot be combined" },
+	{ { "-p", "1", "-g", "x" }, "cannot be combined" },
+	{ { "extra" }, "unexpected argument \"extra\"" },
+	{ { "-p" }, "needs a value" },
+};
+
+START_TEST(test_errors)
+{
+	struct options o;
+	char err[256];
+	char *argv[8] = { "kvmstat" };
+	int argc = 1;
+
+	for (int i = 0; i < 4 && bad[_i].args[i]; i++)
+		argv[argc++] = (char *)bad[_i].args[i];
+	argv[argc] = NULL;
+	err[0] = '\0';
+	ck_assert_int_lt(options_parse(argc, argv, &o, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, bad[_i].needle), "got \"%s\", want \"%s\"",
+		      err, bad[_i].needle);
+	ck_assert_ptr_null(strchr(err, '\n'));
+	options_free(&o);
+}
+END_TEST
+
+START_TEST(test_delay_bounds)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s", "0.1", NULL), 0);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s", "25.5", NULL), 0);
+	options_free(&o);
+}
+END_TEST
+
+Suite *options_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_modes);
+	tcase_add_test(tc, test_filter_anchored);
+	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_delay_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Batch, log and CSV text byte for byte, and the log front-end's files. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontend.h"
+#include "options.h"
+#include "suites.h"
+#include "ui_text.h"
+
+static struct snap_row rows[] = {
+	{ .name = "exits", .total = 123456, .delta = 42, .valid = true },
+	{ .name = "kvm_exit(EXTERNAL_INTERRUPT)", .total = 7, .delta = -3,
+	  .valid = true },
+	{ .name = "stale", .valid = false },
+};
+
+static struct snapshot snap(void)
+{
+	struct snapshot s = { .rows = rows, .nrows = 3 };
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	s.wall.tv_sec = 1700000000;	/* 2023-11-14 22:13:20 UTC */
+	return s;
+}
+
+START_TEST(test_batch)
+{
+	struct snapshot s = snap();
+	struct strbuf b;
+
+	strbuf_init(&b);
+	ui_text_batch(&b, &s);
+	ck_assert_str_eq(b.s,
+		"exits                                         123456        42\n"
+		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
+		"stale                                              -         -\n");
+	strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_log)
+{
+	struct snapshot s = snap();
+	struct strbuf b;
+
+	strbuf_init(&b);
+	ui_text_log_header(&b, &s);
+	ui_text_log_line(&b, &s);
+	ck_assert_str_eq(b.s,
+		"exits kvm_exit(EXTERNAL_INTERRUPT) stale \n"
+		"2023-11-14 22:13:20        42        -3         -\n");
+	strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_csv)
+{
+	struct snapshot s = snap();
+	struct strbuf b;
+
+	strbuf_init(&b);
+	ui_text_csv_header(&b, &s);
+	ui_text_csv_line(&b, &s);
+	ck_assert_str_eq(b.s,
+		"timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale\n"
+		"2023-11-14 22:13:20,42,-3,\n");
+	strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_all_zero)
+{
+	struct snap_row z[] = { { .name = "a", .valid = true },
+				{ .name = "b", .valid = false, .delta = 5 } };
+	struct snapshot s = { .rows = z, .nrows = 2 };
+
+	ck_assert(ui_text_all_zero(&s));
+	z[0].delta = 1;
+	ck_assert(!ui_text_all_zero(&s));
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+/* CSV to a file: header only into an empty file; SIGHUP-style reopen
+ * starts a new file with its own header. */
+START_TEST(test_log_file_csv_reopen)
+{
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256], moved[256];
+	struct options o = { .mode = MODE_LOG, .csv = true };
+	struct frontend fe = { .ops = &log_frontend_ops };
+	struct snapshot s = snap();
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.csv", dir);
+	snprintf(moved, sizeof(moved), "%s/k.csv.1", dir);
+	o.log_file = path;
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	for (int i = 0; i < 25; i++)
+		ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
+	fe.ops->close(&fe);
+	ck_assert_int_eq(count(slurp(path), "timestamp,"), 1);
+	ck_assert_int_eq(count(slurp(path), "\n"), 26);
+	/* appending to a non-empty file writes no second header */
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
+	ck_assert_int_eq(count(slurp(path), "timestamp,"), 1);
+	ck_assert_int_eq(count(slurp(path), "\n"), 27);
+	/* logrotate moves the file, SIGHUP reopens: new file, new header */
+	ck_assert_int_eq(rename(path, moved), 0);
+	ck_assert_int_eq(fe.ops->reopen(&fe), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
+	fe.ops->close(&fe);
+	ck_assert_str_eq(slurp(path),
+			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale\n"
+			 "2023-11-14 22:13:20,42,-3,\n");
+	ck_assert_int_eq(count(slurp(moved), "\n"), 27);
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+}
+END_TEST
+
+/* The plain log repeats its header every 20 lines; -z skips zero lines. */
+START_TEST(test_log_header_repeat_and_skip_zero)
+{
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256];
+	struct options o = { .mode = MODE_LOG, .skip_zero = true };
+	struct frontend fe = { .ops = &log_frontend_ops };
+	struct snapshot s = snap();
+	struct snap_row zero[] = { { .name = "exits", .valid = true } };
+	struct snapshot z = s;
+
+	z.rows = zero;
+	z.nrows = 1;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.log", dir);
+	o.log_file = path;
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	for (int i = 0; i < 41; i++)
+		ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &z), 0);	/* skipped */
+	fe.ops->close(&fe);
+	ck_assert_int_eq(count(slurp(path), "exits kvm_exit"), 3);
+	ck_assert_int_eq(count(slurp(path), "2023-11-14"), 41);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_log_file_unwritable)
+{
+	struct options o = { .mode = MODE_LOG,
+			     .log_file = "/nonexistent-dir/k.log" };
+	struct frontend fe = { .ops = &log_frontend_ops };
+
+	ck_assert_int_eq(fe.ops->open(&fe, &o), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(fe.msg, "cannot write log file /nonexistent-dir/k.log"));
+}
+END_TEST
+
+Suite *ui_text_suite(void)
+{
+	Suite *s = suite_create("ui_text");
+	TCase *tc = tcase_create("formats");
+
+	tcase_add_test(tc, test_batch);
+	tcase_add_test(tc, test_log);
+	tcase_add_test(tc, test_csv);
+	tcase_add_test(tc, test_all_zero);
+	tcase_add_test(tc, test_log_file_csv_reopen);
+	tcase_add_test(tc, test_log_header_repeat_and_skip_zero);
+	tcase_add_test(tc, test_log_file_unwritable);
+	suite_add_tcase(s, tc);
+	return s;
+}

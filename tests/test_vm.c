@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * VM discovery against fake proc trees built in a temporary directory (fd
+ * links, command lines, thread names), plus the real /proc: this process is
+ * no VM until it creates one through /dev/kvm.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "util.h"
+#include "vm.h"
+
+/* A NULL-terminated list of strings, for fd targets and command lines. */
+#define LIST(...) ((const char *[]){ __VA_ARGS__, NULL })
+
+/* All fake trees live under top, which the parent process removes even when
+ * a forked test fails before cleaning up its own tree. */
+static char top[64];
+static char root[96];
+
+static void top_create(void)
+{
+	strcpy(top, "/tmp/kvmstat-vm.XXXXXX");
+	if (!mkdtemp(top)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void fake_root(void)
+{
+	snprintf(root, sizeof(root), "%s/proc.XXXXXX", top);
+	ck_assert_ptr_nonnull(mkdtemp(root));
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void fake_root_rm(void)
+{
+	ck_assert_int_eq(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void top_remove(void)
+{
+	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkdirf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void mkdirf(const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(!mkdir(path, 0755) || errno == EEXIST, "mkdir %s: %s",
+		      path, strerror(errno));
+}
+
+static void write_file(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+/* /PID with fd/N links to each target (first fd number first_fd); no fd
+ * directory at all when fds is NULL, as for a process that just exited. */
+static void fake_proc_fds(pid_t pid, int first_fd, const char *const *fds)
+{
+	char path[512];
+
+	mkdirf("%s/%d", root, pid);
+	if (!fds)
+		return;
+	mkdirf("%s/%d/fd", root, pid);
+	for (int i = 0; fds[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%d/fd/%d", root, pid, first_fd + i);
+		ck_assert_int_eq(symlink(fds[i], path), 0);
+	}
+}
+
+static void fake_proc(pid_t pid, const char *const *fds)
+{
+	fake_proc_fds(pid, 0, fds);
+}
+
+/* /PID/cmdline holding len raw bytes. */
+static void fake_cmdline_raw(pid_t pid, const char *buf, size_t len)
+{
+	char path[512];
+
+	mkdirf("%s/%d", root, pid);
+	snprintf(path, sizeof(path), "%s/%d/cmdline", root, pid);
+	write_file(path, buf, len);
+}
+
+/* /PID/cmdline from args, each NUL-terminated as the kernel shows them. */
+static void fake_cmdline(pid_t pid, const char *const *args)
+{
+	char buf[1024];
+	size_t len = 0;
+
+	for (int i = 0; args[i]; i++) {
+		size_t l = strlen(args[i]) + 1;
+
+		ck_assert_uint_le(len + l, sizeof(buf));
+		memcpy(buf + len, args[i], l);
+		len += l;
+	}
+	fake_cmdline_raw(pid, buf, len);
+}
+
+/* /PID/task/TID, with a comm file unless comm is NULL. */
+static void fake_thread(pid_t pid, pid_t tid, const char *comm)
+{
+	char path[512];
+
+	mkdirf("%s/%d", root, pid);
+	mkdirf("%s/%d/task", root, pid);
+	mkdirf("%s/%d/task/%d", root, pid, tid);
+	if (!comm)
+		return;
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", root, pid, tid);
+	write_file(path, comm, strlen(comm));
+}
+
+static void assert_one_line(const char *err)
+{
+	ck_assert_msg(*err, "empty error message");
+	ck_assert_msg(!strchr(err, '\n'), "message spans lines: %s", err);
+}
+
+static void assert_contains(const char *s, const char *part)
+{
+	ck_assert_msg(strstr(s, part), "\"%s\" lacks \"%s\"", s, part);
+}
+
+START_TEST(test_only_vm_fds_count)
+{
+	struct vm_info *v;
+	size_t n;
+
+	fake_root();
+	fake_proc(100, LIST("/dev/null", "anon_inode:kvm-vm-stats",
+			    "anon_inode:kvm-vcpu:0", "anon_inode:kvm-vm"));
+	fake_proc(200, LIST("anon_inode:kvm-vm-stats"));
+	fake_proc(300, LIST("anon_inode:kvm-vcpu:0", "/dev/kvm"));
+	fake_proc(50, LIST("anon_inode:kvm-vm"));
+	fake_proc(60, LIST("anon_inode:kvm-v", "anon_inode:kvm-vmx",
+			   "/anon_inode:kvm-vm"));
+	fake_proc(400, NULL);		/* vanished: no fd directory */
+	fake_proc(500, LIST(NULL));	/* kernel thread: no fds */
+	mkdirf("%s/self", root);	/* not a pid */
+	mkdirf("%s/0x10", root);
+	fake_cmdline_raw(700, "", 0);		/* no fd directory either */
+
+	ck_assert_int_eq(vm_list(root, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].pid, 50);
+	ck_assert_int_eq(v[1].pid, 100);
+	ck_assert_ptr_null(v[0].name);
+	ck_assert_uint_eq(v[0].nvcpus, 0);
+	vm_list_free(v, n);
+
+	ck_assert(vm_pid_is_vm(root, 50));
+	ck_assert(vm_pid_is_vm(root, 100));
+	ck_assert(!vm_pid_is_vm(root, 200));
+	ck_assert(!vm_pid_is_vm(root, 300));
+	ck_assert(!vm_pid_is_vm(root, 60));
+	ck_assert(!vm_pid_is_vm(root, 400));
+	ck_assert(!vm_pid_is_vm(root, 500));
+	ck_assert(!vm_pid_is_vm(root, 12345));
+	ck_assert(!vm_pid_is_vm(root, 0));
+	ck_assert(!vm_pid_is_vm(root, -1));
+	fake_root_rm();
+}
+END_TEST
+
+START_TEST(test_list_empty_and_bad_root)
+{
+	struct vm_info *v = (void *)1;
+	size_t n = 7;
+
+	fake_root();
+	ck_assert_int_eq(vm_list(root, &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v);
+	vm_list_free(v, n);
+	fake_root_rm();
+
+	ck_assert_int_eq(vm_list("/nonexistent/proc", &v, &n), -ENOENT);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!vm_pid_is_vm("/nonexistent/proc", 1));
+	ck_assert_int_eq(vm_list("/dev/null", &v, &n), -ENOTDIR);
+}
+END_TEST
+
+/* Every spelling of -name that QEMU accepts, and some it does not. */
+static const struct {
+	const char *args[8];
+	const char *want;
+} name_cases[] = {
+	{ { "qemu-system-x86_64", "-name", "guest=vm1,debug-threads=on" }, "vm1" },
+	{ { "qemu", "-name", "vm2" }, "vm2" },
+	{ { "qemu", "-name", "vm3,debug-threads=on" }, "vm3" },
+	{ { "qemu", "--name", "vm4" }, "vm4" },
+	{ { "qemu", "--name", "guest=vm5" }, "vm5" },
+	{ { "qemu", "-name", "debug-threads=on,guest=vm6" }, "vm6" },
+	{ { "qemu", "-m", "1G", "-name", "process=p,guest=vm7,debug-threads=on",
+	    "-smp", "2" }, "vm7" },
+	/* ",," is a literal comma, in both the bare and the guest= form */
+	{ { "qemu", "-name", "a,,b" }, "a,b" },
+	{ { "qemu", "-name", "a,,b,,,debug-threads=on" }, "a,b," },
+	{ { "qemu", "-name", "guest=x,,y,process=p" }, "x,y" },
+	{ { "qemu", "-name", "guest=,,,,lead" }, ",,lead" },
+	{ { "qemu", "-name", "guest,,x=z" }, "guest,x=z" },
+	/* a later guest wins, across repeated -name options too */
+	{ { "qemu", "-name", "first,guest=second" }, "second" },
+	{ { "qemu", "-name", "first", "-name", "guest=third" }, "third" },
+	{ { "qemu", "-name", "keep", "-name", "debug-threads=on" }, "keep" },
+	{ { "qemu", "-name", "spaces in name" }, "spaces in name" },
+	/* no name */
+	{ { "qemu", "-m", "1G" }, NULL },
+	{ { "qemu", "-name" }, NULL },
+	{ { "qemu", "-name=vm" }, NULL },
+	{ { "qemu", "-name", "guest=" }, NULL },
+	{ { "qemu", "-name", "" }, NULL },
+	{ { "qemu", "-name", "debug-threads=on" }, NULL },
+	{ { "qemu", "-append", "console=ttyS0 -name x" }, NULL },
+	{ { "-name", "argv0" }, NULL },
+	{ { "kvmguest" }, NULL },
+};
+
+static void assert_name(const char *got, const char *want, int i)
+{
+	if (!want)
+		ck_assert_msg(!got, "case %d: want no name, got \"%s\"", i, got);
+	else
+		ck_assert_msg(got && !strcmp(got, want),
+			      "case %d: want \"%s\", got \"%s\"", i, want,
+			      got ? got : "(null)");
+}
+
+START_TEST(test_guest_names)
+{
+	static const char unterminated[] = "qemu\0-name\0vm9";
+	char *name;
+
+	fake_root();
+	for (size_t i = 0; i < ARRAY_SIZE(name_cases); i++)
+		fake_cmdline(1000 + (pid_t)i, name_cases[i].args);
+	fake_cmdline_raw(2000, unterminated, sizeof(unterminated) - 1);
+	fake_cmdline_raw(2001, "", 0);		/* kernel thread, zombie */
+	mkdirf("%s/2002", root);		/* no cmdline at all */
+
+	for (size_t i = 0; i < ARRAY_SIZE(name_cases); i++) {
+		name = vm_guest_name(root, 1000 + (pid_t)i);
+		assert_name(name, name_cases[i].want, (int)i);
+		free(name);
+	}
+	name = vm_guest_name(root, 2000);
+	assert_name(name, "vm9", 2000);
+	free(name);
+	ck_assert_ptr_null(vm_guest_name(root, 2001));
+	ck_assert_ptr_null(vm_guest_name(root, 2002));
+	ck_assert_ptr_null(vm_guest_name(root, 2003));
+	ck_assert_ptr_null(vm_guest_name(root, 0));
+	fake_root_rm();
+}
+END_TEST
+
+/* A long command line (libvirt's are several KB) is read whole. */
+START_TEST(test_guest_name_long_cmdline)
+{
+	static char buf[64 * 1024];
+	size_t len = 0;
+	char *name;
+	int i = 0;
+
+	fake_root();
+	len += (size_t)sprintf(buf, "qemu") + 1;
+	while (len < sizeof(buf) - 100)
+		len += (size_t)sprintf(buf + len, i++ % 2 ? "-device" :
+					       "virtio-blk,drive=disk") + 1;
+	len += (size_t)sprintf(buf + len, "-name") + 1;
+	len += (size_t)sprintf(buf + len, "guest=tail") + 1;
+	fake_cmdline_raw(42, buf, len);
+	name = vm_guest_name(root, 42);
+	assert_name(name, "tail", 42);
+	free(name);
+	fake_root_rm();
+}
+END_TEST
+
+START_TEST(test_vcpus)
+{
+	struct vm_info v = { .pid = 77 };
+	struct vm_info *l;
+	size_t n;
+
+	fake_root();
+	fake_proc(77, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(77, LIST("qemu", "-name", "guest=g,debug-threads=on"));
+	fake_thread(77, 77, "qemu-system-x86\n");
+	fake_thread(77, 90, "CPU 10/KVM\n");
+	fake_thread(77, 81, "CPU 1/KVM\n");
+	fake_thread(77, 80, "CPU 0/KVM\n");
+	fake_thread(77, 85, "IO mon_iothread\n");
+	fake_thread(77, 82, "CPU 2/KVM");	/* no newline */
+	fake_thread(77, 83, "CPU x/KVM\n");
+	fake_thread(77, 84, "CPU 3/KVMx\n");
+	fake_thread(77, 86, "CPU /KVM\n");
+	fake_thread(77, 87, "CPU -4/KVM\n");
+	fake_thread(77, 88, "CPU 99999999999/KVM\n");
+	fake_thread(77, 89, NULL);		/* exited: no comm */
+	mkdirf("%s/77/task/notatid", root);
+
+	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
+	ck_assert_uint_eq(v.nvcpus, 4);
+	ck_assert_int_eq(v.vcpus[0].index, 0);
+	ck_assert_int_eq(v.vcpus[0].tid, 80);
+	ck_assert_int_eq(v.vcpus[1].index, 1);
+	ck_assert_int_eq(v.vcpus[1].tid, 81);
+	ck_assert_int_eq(v.vcpus[2].index, 2);
+	ck_assert_int_eq(v.vcpus[2].tid, 82);
+	ck_assert_int_eq(v.vcpus[3].index, 10);
+	ck_assert_int_eq(v.vcpus[3].tid, 90);
+
+	/* loading again replaces the array (ASan would see a leak) */
+	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
+	ck_assert_uint_eq(v.nvcpus, 4);
+	vm_info_clear(&v);
+	ck_assert_ptr_null(v.vcpus);
+	ck_assert_uint_eq(v.nvcpus, 0);
+
+	/* vm_list fills the same */
+	ck_assert_int_eq(vm_list(root, &l, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(l[0].name, "g");
+	ck_assert_uint_eq(l[0].nvcpus, 4);
+	ck_assert_int_eq(l[0].vcpus[3].index, 10);
+	vm_list_free(l, n);
+
+	/* no task directory: an error, and no vCPUs left behind */
+	v.pid = 78;
+	ck_assert_int_eq(vm_load_vcpus(root, &v), -ENOENT);
+	ck_assert_uint_eq(v.nvcpus, 0);
+	ck_assert_ptr_null(v.vcpus);
+	fake_root_rm();
+}
+END_TEST
+
+/* The test tree for finding and resolving: see each pid's comment. */
+static void fake_guests(void)
+{
+	fake_root();
+	fake_proc(11, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(11, LIST("qemu", "-name", "guest=dup"));
+	fake_proc(22, LIST("/dev/null", "anon_inode:kvm-vm"));
+	fake_cmdline(22, LIST("qemu", "-name", "dup"));
+	fake_proc(33, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(33, LIST("qemu", "-name", "a,debug-threads=on"));
+	fake_proc(44, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(44, LIST("qemu", "-name", "b"));
+	/* named like a guest but holding only a stats fd: no VM */
+	fake_proc(55, LIST("anon_inode:kvm-vm-stats"));
+	fake_cmdline(55, LIST("qemu", "-name", "c"));
+	/* a VM without a name */
+	fake_proc(66, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(66, LIST("kvmguest", "-v", "2"));
+	/* a name with a newline must not break the one-line messages */
+	fake_proc(77, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(77, LIST("qemu", "-name", "we\nird"));
+	/* named "a" too but vanished: no fd directory */
+	fake_proc(88, NULL);
+	fake_cmdline(88, LIST("qemu", "-name", "a"));
+}
+
+START_TEST(test_find_by_name)
+{
+	pid_t *pids;
+
+	fake_guests();
+	ck_assert_int_eq(vm_find_by_name(root, "dup", &pids), 2);
+	ck_assert_int_eq(pids[0], 11);
+	ck_assert_int_eq(pids[1], 22);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, "a", &pids), 1);
+	ck_assert_int_eq(pids[0], 33);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, "c", &pids), 0);
+	ck_assert_ptr_null(pids);
+	ck_assert_int_eq(vm_find_by_name(root, "du", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name(root, "", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name("/nonexistent", "a", &pids), -ENOENT);
+	ck_assert_ptr_null(pids);
+	fake_root_rm();
+}
+END_TEST
+
+START_TEST(test_resolve_pid)
+{
+	char err[512];
+
+	fake_guests();
+	strcpy(err, "junk");
+	ck_assert_int_eq(vm_resolve_pid(root, 33, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "");
+
+	ck_assert_int_eq(vm_resolve_pid(root, 55, err, sizeof(err)), -ENOENT);
+	assert_one_line(err);
+	assert_contains(err, "pid 55 is not a KVM VM");
+	assert_contains(err, "anon_inode:kvm-vm");
+	assert_contains(err, "running VMs: 11 (dup), 22 (dup), 33 (a), 44 (b), 66, 77 (we?ird)");
+
+	ck_assert_int_eq(vm_resolve_pid(root, 999, err, sizeof(err)), -ESRCH);
+	assert_one_line(err);
+	assert_contains(err, "no process with pid 999");
+	assert_contains(err, "running VMs: 11");
+
+	ck_assert_int_eq(vm_resolve_pid(root, 88, err, sizeof(err)), -ESRCH);
+	assert_one_line(err);
+
+	ck_assert_int_eq(vm_resolve_pid(root, 0, err, sizeof(err)), -EINVAL);
+	assert_one_line(err);
+	ck_assert_int_eq(vm_resolve_pid(root, -3, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "-3");
+
+	ck_assert_int_eq(vm_resolve_pid("/nonexistent", 1, err, sizeof(err)),
+			 -ENOENT);
+	assert_one_line(err);
+	assert_contains(err, "/nonexistent");
+	fake_root_rm();
+}
+END_TEST
+
+START_TEST(test_resolve_guest)
+{
+	char err[512];
+	pid_t pid = 0;
+
+	fake_guests();
+	ck_assert_int_eq(vm_resolve_guest(root, "a", &pid, err, sizeof(err)), 0);
+	ck_assert_int_eq(pid, 33);
+	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(vm_resolve_guest(root, "we\nird", &pid, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(pid, 77);
+
+	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, err, sizeof(err)),
+			 -ENOTUNIQ);
+	assert_one_line(err);
+	ck_assert_str_eq(err, "guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
+
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, sizeof(err)),
+			 -ENOENT);
+	assert_one_line(err);
+	ck_assert_str_eq(err, "no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
+
+	/* a non-VM process with the name does not count */
+	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, err, sizeof(err)),
+			 -ENOENT);
+	assert_contains(err, "no guest named \"c\"");
+
+	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, err, sizeof(err)),
+			 -ENOENT);
+	assert_one_line(err);
+
+	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, err, sizeof(err)),
+			 -EINVAL);
+	assert_one_line(err);
+	fake_root_rm();
+
+	/* nothing running at all */
+	fake_root();
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_str_eq(err, "no guest named \"foo\" (no KVM VMs are running)");
+	ck_assert_int_eq(vm_resolve_pid(root, 5, err, sizeof(err)), -ESRCH);
+	ck_assert_str_eq(err, "no process with pid 5; no KVM VMs are running");
+	fake_root_rm();
+}
+END_TEST
+
+/* Messages are cut to the buffer, ending in "..." when they do not fit. */
+START_TEST(test_resolve_small_buffer)
+{
+	char err[24];
+	pid_t pid;
+
+	fake_guests();
+	memset(err, 'x', sizeof(err));
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, 20), -ENOENT);
+	ck_assert_uint_eq(strlen(err), 19);
+	ck_assert_str_eq(err + 16, "...");
+	ck_assert_int_eq(err[20], 'x');
+	ck_assert_int_eq(vm_resolve_pid(root, 55, err, 1), -ENOENT);
+	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(vm_resolve_pid(root, 55, NULL, 0), -ENOENT);
+	fake_root_rm();
+}
+END_TEST
+
+static double elapsed_ms(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 +
+	       (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* Thousands of fds in one process and hundreds of processes stay cheap. */
+START_TEST(test_many_fds_and_processes)
+{
+	static const char *fds[3001];
+	struct vm_info *v;
+	struct timespec t0;
+	size_t n;
+
+	fake_root();
+	for (int i = 0; i < 3000; i++)
+		fds[i] = "/dev/null";
+	fds[2999] = "anon_inode:kvm-vm";
+	fds[3000] = NULL;
+	fake_proc_fds(5000, 0, fds);		/* VM fd last of 3000 */
+	fds[2999] = "anon_inode:kvm-vm-stats";
+	fake_proc_fds(5001, 0, fds);		/* 3000 fds, no VM */
+	fds[0] = "anon_inode:kvm-vm";
+	fake_proc_fds(5002, 0, fds);		/* VM fd first */
+	for (int i = 0; i < 20; i++)
+		fds[i] = i == 10 ? "socket:[1234]" : "/dev/null";
+	fds[20] = NULL;
+	for (pid_t p = 1; p <= 300; p++)
+		fake_proc(p, fds);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(vm_list(root, &v, &n), 0);
+	printf("vm_list: 303 fake processes, 15000 fds: %.2f ms\n",
+	       elapsed_ms(&t0));
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].pid, 5000);
+	ck_assert_int_eq(v[1].pid, 5002);
+	vm_list_free(v, n);
+	ck_assert(vm_pid_is_vm(root, 5000));
+	ck_assert(!vm_pid_is_vm(root, 5001));
+	fake_root_rm();
+}
+END_TEST
+
+START_TEST(test_real_self_not_vm)
+{
+	struct vm_info *v;
+	struct timespec t0;
+	char err[512];
+	size_t n;
+
+	ck_assert(!vm_pid_is_vm("/proc", getpid()));
+	ck_assert_ptr_null(vm_guest_name("/proc", getpid()));
+	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), err, sizeof(err)),
+			 -ENOENT);
+	assert_one_line(err);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(vm_list("/proc", &v, &n), 0);
+	printf("vm_list(/proc): %zu VMs in %.2f ms\n", n, elapsed_ms(&t0));
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_ne(v[i].pid, getpid());
+	vm_list_free(v, n);
+}
+END_TEST
+
+/* A thread named like QEMU's vCPU 0: says its tid, then waits for EOF. */
+struct fake_vcpu {
+	int ready[2];		/* the thread writes its tid here once named */
+	int park[2];		/* closing park[1] ends the thread */
+};
+
+static void *fake_vcpu_thread(void *arg)
+{
+	struct fake_vcpu *f = arg;
+	pid_t tid = gettid();
+	char c;
+
+	if (pthread_setname_np(pthread_self(), "CPU 0/KVM"))
+		tid = -1;
+	if (write(f->ready[1], &tid, sizeof(tid)) != sizeof(tid))
+		return NULL;
+	while (read(f->park[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+START_TEST(test_real_kvm_vm)
+{
+	struct fake_vcpu f;
+	struct vm_info *v;
+	pid_t vcpu_tid;
+	pthread_t th;
+	char err[512];
+	int kvm, vm;
+	size_t n, i;
+
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0) {
+		printf("SKIP test_real_kvm_vm: cannot open /dev/kvm: %s\n",
+		       strerror(errno));
+		return;
+	}
+	vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (vm < 0) {
+		printf("SKIP test_real_kvm_vm: KVM_CREATE_VM failed: %s\n",
+		       strerror(errno));
+		close(kvm);
+		return;
+	}
+	ck_assert_int_eq(pipe2(f.ready, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(f.park, O_CLOEXEC), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, fake_vcpu_thread, &f), 0);
+	ck_assert_int_eq(read(f.ready[0], &vcpu_tid, sizeof(vcpu_tid)),
+			 sizeof(vcpu_tid));
+	ck_assert_int_gt(vcpu_tid, 0);
+
+	ck_assert(vm_pid_is_vm("/proc", getpid()));
+	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), err, sizeof(err)), 0);
+	ck_assert_int_eq(vm_list("/proc", &v, &n), 0);
+	for (i = 0; i < n && v[i].pid != getpid(); i++)
+		;
+	ck_assert_msg(i < n, "vm_list did not find this process %d", getpid());
+	ck_assert_uint_eq(v[i].nvcpus, 1);
+	ck_assert_int_eq(v[i].vcpus[0].index, 0);
+	ck_assert_int_eq(v[i].vcpus[0].tid, vcpu_tid);
+	vm_list_free(v, n);
+
+	close(f.park[1]);
+	pthread_join(th, NULL);
+	close(f.park[0]);
+	close(f.ready[0]);
+	close(f.ready[1]);
+
+	/* without its VM fd the process is an ordinary one again */
+	close(vm);
+	close(kvm);
+	ck_assert(!vm_pid_is_vm("/proc", getpid()));
+}
+END_TEST
+
+Suite *vm_suite(void)
+{
+	Suite *s = suite_create("vm");
+	TCase *fake = tcase_create("fake_proc");
+	TCase *real = tcase_create("real_proc");
+
+	tcase_add_test(fake, test_only_vm_fds_count);
+	tcase_add_test(fake, test_list_empty_and_bad_root);
+	tcase_add_test(fake, test_guest_names);
+	tcase_add_test(fake, test_guest_name_long_cmdline);
+	tcase_add_test(fake, test_vcpus);
+	tcase_add_test(fake, test_find_by_name);
+	tcase_add_test(fake, test_resolve_pid);
+	tcase_add_test(fake, test_resolve_guest);
+	tcase_add_test(fake, test_resolve_small_buffer);
+	tcase_add_test(fake, test_many_fds_and_processes);
+	tcase_add_unchecked_fixture(fake, top_create, top_remove);
+	tcase_set_timeout(fake, 30);
+	suite_add_tcase(s, fake);
+	tcase_add_test(real, test_real_self_not_vm);
+	tcase_add_test(real, test_real_kvm_vm);
+	suite_add_tcase(s, real);
+	return s;
+}
+
+#ifdef TEST_STANDALONE
+int main(void)
+{
+	SRunner *sr = srunner_create(vm_suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+#endif
