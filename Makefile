@@ -22,11 +22,15 @@ ARCHDIR := $(if $(wildcard arch/$(ARCH)/arch.c),arch/$(ARCH),arch/generic)
 
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
+JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 override CPPFLAGS += -Iinclude -D_GNU_SOURCE
-override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS)
+override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
+	$(JANSSON_CFLAGS)
+LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS)
 override LDFLAGS += $(SANITIZE)
 
 LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(ARCHDIR)/arch.c
@@ -37,7 +41,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
-DEPS_PKGS := gcc make pkg-config libncurses-dev check
+DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev
 
 .PHONY: all run check unit system bench install uninstall clean deps demo
 
@@ -54,13 +58,13 @@ $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BIN): $(BUILD)/src/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(GUEST): tests/guest/kvmguest.c
 	$(CC) -O2 -Wall -Wextra $(WERROR) -std=gnu11 -pthread -o $@ $<
 
 $(TEST_BIN): $(TEST_OBJS) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS) $(CHECK_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 
 # Installs the Debian build dependencies when root, else prints the command.
 deps:
@@ -98,7 +102,7 @@ bench: deps
 
 $(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(NCURSES_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 demo: all
 	tests/demo.sh

@@ -24,7 +24,7 @@ struct bpf_count_key {
 /* Where the program finds its inputs in the raw trace record. */
 struct bpf_count_field {
 	unsigned int offset;
-	unsigned int size;	/* 1, 2, 4 or 8; 0 = absent */
+	unsigned int size;	/* 1, 2, 4 or 8; 0 = absent (counts as 0) */
 };
 
 struct bpf_count;

@@ -17,6 +17,7 @@ struct field_filter {
 	char *pattern;		/* as given, owned */
 	regex_t re;
 	bool compiled;
+	bool children;		/* also keep NAME(...) when NAME matches */
 };
 
 /* 0, or -EINVAL with a readable reason in err. */

@@ -20,7 +20,27 @@ enum ui_action {
 	UI_QUIT,
 	UI_REFRESH,	/* sample and render now */
 	UI_RESET,	/* totals to zero from now */
-	UI_REDRAW,	/* render the last snapshot again (resize) */
+	UI_SET_FILTER,	/* req.filter ("" = the default) */
+	UI_SET_PID,	/* req.pid (0 = every VM) */
+	UI_SET_DELAY,	/* req.delay */
+	UI_SET_CHILDREN, /* req.on: show child events */
+	UI_SET_VMS,	/* req.on: per-VM breakdowns wanted */
+	UI_CLEAR,	/* default filter, every VM */
+};
+
+/* An action with its value, filled by frontend_ops.input. */
+struct ui_request {
+	enum ui_action action;
+	char filter[256];
+	pid_t pid;
+	double delay;
+	bool on;
+};
+
+/* Guest names main looked up for the VMs in the stats. */
+struct ui_name {
+	pid_t pid;
+	char *name;	/* NULL when the VM has none */
 };
 
 struct frontend_ops {
@@ -42,6 +62,10 @@ struct frontend {
 	const struct frontend_ops *ops;
 	void *priv;
 	char msg[512];
+	struct ui_request req;		/* the last request of input() */
+	const struct ui_name *names;	/* set by main before render */
+	size_t nnames;
+	const char *providers;		/* "tracepoint debugfs", for headers */
 };
 
 extern const struct frontend_ops batch_frontend_ops;

@@ -25,10 +25,15 @@ struct options {
 	bool csv;			/* -c: log lines as CSV */
 	bool use_debugfs;		/* -d given */
 	bool use_tracepoints;		/* -t given */
+	bool use_statsfd;		/* -S/--statsfd given */
+	const char **qmp_paths;		/* --qmp PATH, repeatable */
+	size_t nqmp;
 	const char *fields;		/* -f pattern, NULL for the default */
 	bool fields_help;		/* -f help */
 	struct field_filter filter;	/* compiled -f or FILTER_DEFAULT */
 	pid_t pid;			/* -p, or resolved from -g; 0 = all */
+	int vcpu;			/* --vcpu N, or -1 */
+	bool per_vcpu;			/* --per-vcpu */
 	const char *guest;		/* -g */
 	bool include_past;		/* -i */
 	const char *log_file;		/* -L */

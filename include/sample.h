@@ -19,11 +19,36 @@ enum field_type {
 	FIELD_PEAK,		/* maximum so far */
 };
 
+/* What a value measures (KVM binary stats units). */
+enum field_unit {
+	UNIT_NONE = 0,		/* a plain count */
+	UNIT_BYTES,
+	UNIT_SECONDS,
+	UNIT_CYCLES,
+	UNIT_BOOLEAN,
+};
+
+/* Histogram shape, for a histogram's parent field. */
+enum field_hist {
+	HIST_NONE = 0,
+	HIST_LINEAR,		/* bucket i holds [i*size, (i+1)*size) */
+	HIST_LOG2,		/* bucket 0 holds 0, bucket i [2^(i-1), 2^i) */
+};
+
 struct field_info {
 	char *name;		/* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
 	int parent;		/* field id of the parent event, or -1 */
 	enum field_type type;
 	const char *provider;	/* name of the provider that declared it */
+	/* Units, from providers that know them (0 = plain count). */
+	enum field_unit unit;
+	int exponent;		/* raw value x base^exponent is in unit */
+	unsigned int base;	/* 10 or 2 (0 means 10) */
+	/* Histograms: the parent says the shape, each bucket is a child. */
+	enum field_hist hist;
+	int bucket;		/* bucket index for a bucket child, else -1 */
+	uint64_t bucket_lo;	/* raw range of a bucket: [lo, hi) */
+	uint64_t bucket_hi;	/* UINT64_MAX for the open last bucket */
 };
 
 /* Interned field names; ids are dense and stable for the whole run. */
@@ -64,6 +89,9 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 		       enum field_type type, const char *provider);
 /* Id of name, or -1. */
 int field_table_find(const struct field_table *t, const char *name);
+/* The info of an id, for providers to set units and histogram shape right
+ * after interning. */
+struct field_info *field_table_info(struct field_table *t, int id);
 
 void sample_set_init(struct sample_set *s, struct field_table *fields);
 void sample_set_free(struct sample_set *s);

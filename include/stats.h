@@ -23,6 +23,7 @@ struct stat_cell {
 	int64_t delta;		/* change over the last interval */
 	bool seen;		/* at least one reading */
 	bool fresh;		/* read in the last refresh */
+	pid_t tid;		/* thread of a vCPU series, if known */
 };
 
 struct stats_key {
@@ -70,6 +71,27 @@ struct snap_row {
 	bool valid;		/* false: could not be read this time */
 };
 
+/* Which series a snapshot's rows come from. */
+struct snap_scope {
+	pid_t pid;		/* 0: the whole selection; else one VM */
+	int vcpu;		/* SAMPLE_ALL_VCPUS or one vCPU index */
+	bool per_vcpu;		/* add NAME/vcpuN rows for every vCPU of pid */
+};
+
+/* A VM (vcpu < 0) or a vCPU, for the per-guest and per-vCPU views. */
+#define SNAP_TOP 3
+struct snap_group {
+	pid_t pid;
+	int vcpu;		/* -1 for a VM */
+	pid_t tid;		/* vCPU thread, 0 if unknown */
+	uint64_t total;		/* exits ("exits" if known, else all events) */
+	int64_t delta;
+	double rate;
+	bool fresh;		/* read in the last refresh */
+	int top[SNAP_TOP];	/* busiest fields by rate, -1 = none */
+	double top_rate[SNAP_TOP];
+};
+
 /* What front-ends render; built from stats, never touching providers. */
 struct snapshot {
 	const struct stats *stats;
@@ -77,6 +99,8 @@ struct snapshot {
 	size_t nrows;
 	uint64_t interval_ns;
 	struct timespec wall;
+	char **owned;		/* row names made for this snapshot */
+	size_t nowned;
 };
 
 /* Rows for every field with a reading that the filter keeps; a parent
@@ -84,6 +108,17 @@ struct snapshot {
  * snapshot_free. */
 void stats_snapshot(const struct stats *s, const struct field_filter *filter,
 		    struct snapshot *out);
+/* The same for a scope: one VM, one vCPU, or with per-vCPU rows. */
+void stats_snapshot_scope(const struct stats *s,
+			  const struct field_filter *filter,
+			  const struct snap_scope *scope, struct snapshot *out);
 void snapshot_free(struct snapshot *snap);
+/* vCPU indices with readings for VM pid, ascending; returns the count,
+ * *out caller frees. */
+size_t stats_vcpus_of(const struct stats *s, pid_t pid, int **out);
+/* The VMs (pid 0) or the vCPUs of one VM, sorted by pid or index; caller
+ * frees *out. */
+size_t stats_groups(const struct stats *s, const struct field_filter *filter,
+		    pid_t pid, struct snap_group **out);
 
 #endif

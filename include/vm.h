@@ -65,6 +65,14 @@ int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids);
 int vm_load_vcpus(const char *proc_root, struct vm_info *v);
 
 /*
+ * The same from KVM's debugfs tree (debugfs_root is its kvm directory):
+ * DIR/PID-FD/vcpuN/pid holds the thread of vCPU N (0 until it first ran).
+ * The file is read-only, so it stays readable under kernel lockdown; it
+ * serves VMMs that do not name their threads. Returns 0 or -errno.
+ */
+int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
+
+/*
  * Checks -p PID for main. Returns 0 when pid is a running KVM VM; otherwise
  * -EINVAL (pid not positive), -ESRCH (no such process), -EACCES (its fds
  * cannot be read) or -ENOENT (not a VM), with one line in err saying what is

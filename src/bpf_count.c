@@ -18,8 +18,8 @@
 #include "bpf_count.h"
 #include "util.h"
 
-#define BPF_COUNT_MAX_PROGS 8
 #define BPF_COUNT_BATCH 1024
+#define BPF_COUNT_MAX_PROGS 512
 
 struct bpf_count {
 	int map_fd;
@@ -27,6 +27,8 @@ struct bpf_count {
 	int perf_fd[BPF_COUNT_MAX_PROGS];
 	size_t nprogs;
 	bool no_batch;		/* kernel lacks BPF_MAP_LOOKUP_BATCH */
+	struct bpf_count_key keys[BPF_COUNT_BATCH];	/* read buffers */
+	uint64_t values[BPF_COUNT_BATCH];
 };
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
@@ -77,9 +79,14 @@ static size_t build_prog(struct bpf_insn *p, int map_fd, uint16_t event,
 	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -12, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32);
 	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -16, 0);
-	p[n++] = insn(BPF_LDX | BPF_MEM | bpf_size(reason.size), BPF_REG_1,
-		      BPF_REG_6, (int16_t)reason.offset, 0);
-	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_1, -8, 0);
+	if (reason.size) {
+		p[n++] = insn(BPF_LDX | BPF_MEM | bpf_size(reason.size),
+			      BPF_REG_1, BPF_REG_6, (int16_t)reason.offset, 0);
+		p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_1,
+			      -8, 0);
+	} else {
+		p[n++] = insn(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -8, 0);
+	}
 	p[n++] = insn(BPF_ST | BPF_MEM | BPF_H, BPF_REG_10, 0, -4, event);
 	if (isa.size) {
 		p[n++] = insn(BPF_LDX | BPF_MEM | bpf_size(isa.size), BPF_REG_1,
@@ -179,7 +186,7 @@ int bpf_count_attach(struct bpf_count *bc, int tp_id, uint16_t event,
 
 	if (bc->nprogs == BPF_COUNT_MAX_PROGS)
 		return -ENOSPC;
-	if (!reason.size || reason.offset > 0x7fff || isa.offset > 0x7fff)
+	if (reason.offset > 0x7fff || isa.offset > 0x7fff)
 		return -EINVAL;
 	n = build_prog(prog, bc->map_fd, event, reason, isa);
 	memset(&attr, 0, sizeof(attr));
@@ -250,8 +257,8 @@ int bpf_count_read(struct bpf_count *bc,
 			      uint64_t count),
 		   void *ctx)
 {
-	static struct bpf_count_key keys[BPF_COUNT_BATCH];
-	static uint64_t values[BPF_COUNT_BATCH];
+	struct bpf_count_key *keys = bc->keys;
+	uint64_t *values = bc->values;
 	uint64_t in_batch = 0, out_batch = 0;
 	union bpf_attr attr;
 	bool first = true;

@@ -28,6 +28,7 @@ int filter_set(struct field_filter *f, const char *pattern, char *err,
 	}
 	n.compiled = true;
 	n.pattern = xstrdup(pattern);
+	n.children = f->children;
 	filter_free(f);
 	*f = n;
 	return 0;
@@ -38,17 +39,34 @@ void filter_free(struct field_filter *f)
 	if (f->compiled)
 		regfree(&f->re);
 	free(f->pattern);
-	memset(f, 0, sizeof(*f));
+	f->pattern = NULL;
+	f->compiled = false;
 }
 
-bool filter_match(const struct field_filter *f, const char *name)
+static bool filter_match_start(const struct field_filter *f, const char *name)
 {
 	regmatch_t m;
 
-	if (!f || !f->compiled)
-		return true;
 	if (regexec(&f->re, name, 1, &m, 0))
 		return false;
 	/* leftmost match: one starting at 0 exists iff the leftmost starts there */
 	return m.rm_so == 0;
+}
+
+bool filter_match(const struct field_filter *f, const char *name)
+{
+	const char *paren;
+	char parent[128];
+
+	if (!f || !f->compiled)
+		return true;
+	if (filter_match_start(f, name))
+		return true;
+	/* the monitor's 'x': child events of a shown event are shown too */
+	paren = strchr(name, '(');
+	if (!f->children || !paren || (size_t)(paren - name) >= sizeof(parent))
+		return false;
+	memcpy(parent, name, (size_t)(paren - name));
+	parent[paren - name] = '\0';
+	return filter_match_start(f, parent);
 }

@@ -4,6 +4,7 @@
  * aggregate, render a const snapshot, poll() on a timer and on signals.
  * Only this file and the front-ends print or exit.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "frontend.h"
@@ -34,6 +36,11 @@ struct run {
 	struct frontend fe;
 	bool fe_open;
 	int sigfd;
+	bool want_vms;			/* the per-guest view is shown */
+	struct ui_name *names;		/* guest names of the VMs seen */
+	size_t nnames;
+	char providers[128];		/* names of the open providers */
+	char *fields;			/* -f set in the monitor, owned */
 };
 
 static void usage_error(const char *msg)
@@ -76,11 +83,22 @@ static void report_notices(struct run *r)
 	}
 }
 
-/* Opens the providers asked for (-t/-d) or every one the host supports. */
+/* Whether the options name this provider (-t, -d, -S, --qmp). */
+static bool provider_asked(const struct options *o, const char *name)
+{
+	return (o->use_tracepoints && !strcmp(name, "tracepoint")) ||
+	       (o->use_debugfs && !strcmp(name, "debugfs")) ||
+	       (o->use_statsfd && !strcmp(name, "statsfd")) ||
+	       (o->nqmp && !strcmp(name, "qmp"));
+}
+
+/* Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
+ * supports. */
 static void open_providers(struct run *r, bool all_fields)
 {
 	const struct options *o = &r->opts;
-	bool explicit = o->use_tracepoints || o->use_debugfs;
+	bool explicit = o->use_tracepoints || o->use_debugfs ||
+			o->use_statsfd || o->nqmp;
 	char why[2048] = "";
 
 	for (size_t i = 0; provider_registry[i]; i++) {
@@ -88,9 +106,7 @@ static void open_providers(struct run *r, bool all_fields)
 		struct provider *p;
 		int rc;
 
-		if (explicit &&
-		    !((o->use_tracepoints && !strcmp(ops->name, "tracepoint")) ||
-		      (o->use_debugfs && !strcmp(ops->name, "debugfs"))))
+		if (explicit && !provider_asked(o, ops->name))
 			continue;
 		if (!explicit && ops->probe && !ops->probe(o))
 			continue;
@@ -101,7 +117,7 @@ static void open_providers(struct run *r, bool all_fields)
 		p->ops = ops;
 		p->fields = &r->stats.fields;
 		p->filter = all_fields ? NULL : &o->filter;
-		p->want_vms = o->pid != 0;
+		p->want_vms = o->pid != 0 || r->want_vms;
 		rc = ops->open(p, o);
 		if (rc) {
 			if (explicit)
@@ -117,6 +133,12 @@ static void open_providers(struct run *r, bool all_fields)
 	if (!r->nprovs)
 		util_die("no statistics source could be opened (%s)",
 			 why[0] ? why : "no provider supports this host");
+	r->providers[0] = '\0';
+	for (size_t i = 0; i < r->nprovs; i++)
+		snprintf(r->providers + strlen(r->providers),
+			 sizeof(r->providers) - strlen(r->providers), "%s%s",
+			 i ? " " : "", r->provs[i].ops->name);
+	r->fe.providers = r->providers;
 }
 
 static void close_providers(struct run *r)
@@ -126,13 +148,41 @@ static void close_providers(struct run *r)
 	r->nprovs = 0;
 }
 
+/* In the closing grandchild: drop every descriptor but perf events, BPF
+ * objects and the pipe, so no socket, log file or terminal outlives us. */
+static void keep_only_perf_fds(int pipe_fd)
+{
+	char link[64], path[64];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int dfd = d ? dirfd(d) : -1;
+
+	while (d && (de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		ssize_t n;
+
+		if (de->d_name[0] == '.' || fd == pipe_fd || fd == dfd)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[perf_event]") &&
+		    strncmp(link, "anon_inode:bpf", 14))
+			close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 /*
  * Releasing the last perf event of a tracepoint waits for an RCU grace
  * period, under a kernel mutex: closing a hundred tracepoints takes
- * seconds. So the last references go to a child that lets its parent end
- * at once: the child holds a copy of every descriptor until the parent has
- * exited (its end of a pipe closes), then exits itself, detached, with
- * nothing of the terminal or of the output pipe open.
+ * seconds. So the last references go to a detached grandchild: it holds a
+ * copy of every descriptor until this process has closed its own (fast,
+ * as they are not the last), then exits, with nothing of the terminal or
+ * of the output pipe open, and pays the wait out of everyone's way.
  */
 static void close_providers_fast(struct run *r)
 {
@@ -140,14 +190,16 @@ static void close_providers_fast(struct run *r)
 	pid_t pid;
 	char c;
 
-	if (!r->nprovs || pipe2(pfd, 0)) {
+	if (!r->nprovs || pipe2(pfd, O_CLOEXEC)) {
 		close_providers(r);
 		return;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		close(pfd[1]);
+		if (fork() != 0)
+			_exit(0);
+		keep_only_perf_fds(pfd[0]);
 		null = open("/dev/null", O_RDWR);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
@@ -160,11 +212,10 @@ static void close_providers_fast(struct run *r)
 		_exit(0);
 	}
 	close(pfd[0]);
-	/* the child's copies keep these alive, so this is quick; the pipe's
-	 * write end closes when this process exits */
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
 	close_providers(r);
-	if (pid < 0)
-		close(pfd[1]);
+	close(pfd[1]);
 }
 
 /* One refresh: every provider reads, then the stats layer folds it in. */
@@ -181,12 +232,82 @@ static void sample_all(struct run *r)
 		report_notices(r);
 }
 
+/* The rows the options ask for: everything, one vCPU, or per vCPU. */
+static void take_snapshot(struct run *r, struct snapshot *snap)
+{
+	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
+
+	if (r->opts.vcpu >= 0) {
+		scope.pid = r->opts.pid;
+		scope.vcpu = r->opts.vcpu;
+	} else if (r->opts.per_vcpu) {
+		scope.pid = r->opts.pid;
+		scope.per_vcpu = true;
+	}
+	stats_snapshot_scope(&r->stats, &r->opts.filter, &scope, snap);
+}
+
+/* --vcpu N must name a vCPU the providers know for the VM (after the
+ * first sample); otherwise a usage error listing the ones that exist. */
+static void check_vcpu(struct run *r)
+{
+	char list[256] = "";
+	int *v;
+	size_t n;
+
+	if (r->opts.vcpu < 0)
+		return;
+	n = stats_vcpus_of(&r->stats, r->opts.pid, &v);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == r->opts.vcpu) {
+			free(v);
+			return;
+		}
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%d", i ? " " : "", v[i]);
+	}
+	free(v);
+	util_run_fatal_hook();
+	fprintf(stderr, "kvmstat: VM %d has no vCPU %d (%s%s)\n", r->opts.pid,
+		r->opts.vcpu, n ? "its vCPUs: " : "no vCPU is known: ",
+		n ? list : "name its threads or use debugfs");
+	exit(EXIT_USAGE);
+}
+
+/* Guest names for every VM the stats know, looked up once per pid. */
+static void update_names(struct run *r)
+{
+	const struct stats *s = &r->stats;
+
+	for (size_t i = 0; i < s->nkeys; i++) {
+		pid_t pid = s->keys[i].pid;
+		bool known = false;
+
+		if (!pid)
+			continue;
+		for (size_t j = 0; j < r->nnames && !known; j++)
+			known = r->names[j].pid == pid;
+		if (known)
+			continue;
+		r->names = xrealloc(r->names, (r->nnames + 1) *
+				    sizeof(*r->names));
+		r->names[r->nnames].pid = pid;
+		r->names[r->nnames].name = vm_guest_name(r->opts.proc_root,
+							 pid);
+		r->nnames++;
+	}
+	r->fe.names = r->names;
+	r->fe.nnames = r->nnames;
+}
+
 static int render(struct run *r)
 {
 	struct snapshot snap;
 	int rc;
 
-	stats_snapshot(&r->stats, &r->opts.filter, &snap);
+	if (r->want_vms)
+		update_names(r);
+	take_snapshot(r, &snap);
 	rc = r->fe.ops->render(&r->fe, &snap);
 	snapshot_free(&snap);
 	return rc;
@@ -276,6 +397,7 @@ static void run_batch(struct run *r)
 	enum ui_action act;
 
 	sample_all(r);
+	check_vcpu(r);
 	if (wait_until(r, util_now_ns() + delay_ns(r), &act) == WAIT_STOP)
 		return;
 	sample_all(r);
@@ -291,6 +413,7 @@ static void run_log(struct run *r)
 	int rc;
 
 	sample_all(r);
+	check_vcpu(r);
 	deadline = util_now_ns() + delay_ns(r);
 	while (more) {
 		uint64_t now;
@@ -311,14 +434,76 @@ static void run_log(struct run *r)
 	}
 }
 
+/* Providers again after the monitor changed what they must count; the
+ * counts restart from zero, as in kvm_stat. */
+static void reopen_providers(struct run *r)
+{
+	close_providers_fast(r);
+	stats_free(&r->stats);
+	stats_init(&r->stats, r->opts.include_past);
+	open_providers(r, false);
+	sample_all(r);
+}
+
+/* Carries out what a key asked for; false to quit. */
+static bool handle_request(struct run *r, const struct ui_request *req)
+{
+	struct options *o = &r->opts;
+	char err[256];
+
+	switch (req->action) {
+	case UI_QUIT:
+		return false;
+	case UI_RESET:
+		stats_reset(&r->stats);
+		break;
+	case UI_SET_DELAY:
+		o->delay = req->delay;
+		break;
+	case UI_CLEAR:
+		o->pid = 0;
+		o->guest = NULL;
+		/* fall through */
+	case UI_SET_FILTER:
+		free(r->fields);
+		r->fields = req->action == UI_SET_FILTER && req->filter[0] ?
+			xstrdup(req->filter) : NULL;
+		o->fields = r->fields;
+		if (filter_set(&o->filter, o->fields ? o->fields :
+			       FILTER_DEFAULT, err, sizeof(err)))
+			break;
+		reopen_providers(r);
+		break;
+	case UI_SET_PID:
+		o->pid = req->pid;
+		o->guest = NULL;
+		reopen_providers(r);
+		break;
+	case UI_SET_CHILDREN:
+		o->filter.children = req->on;
+		reopen_providers(r);
+		break;
+	case UI_SET_VMS:
+		r->want_vms = req->on;
+		reopen_providers(r);
+		break;
+	case UI_REFRESH:
+	case UI_NONE:
+		break;
+	}
+	return true;
+}
+
 /* The monitor: the first screen at once, the next after 0.25 s, then
- * every delay; keys may ask for a refresh, a reset or the end. */
+ * every delay; keys may ask for a refresh, a reset, other settings or the
+ * end. */
 static void run_tui(struct run *r)
 {
 	uint64_t deadline;
 	enum ui_action act;
 
 	sample_all(r);
+	check_vcpu(r);
 	render(r);
 	deadline = util_now_ns() + 250000000ull;
 	for (;;) {
@@ -326,10 +511,17 @@ static void run_tui(struct run *r)
 		case WAIT_STOP:
 			return;
 		case WAIT_INPUT:
-			if (act == UI_QUIT)
+			if (!handle_request(r, &r->fe.req))
 				return;
+			if (act != UI_REFRESH && act != UI_RESET) {
+				render(r);
+				if (act != UI_SET_DELAY)
+					deadline = util_now_ns() + 250000000ull;
+				else
+					deadline = util_now_ns() + delay_ns(r);
+				continue;
+			}
 			if (act == UI_RESET) {
-				stats_reset(&r->stats);
 				render(r);
 				continue;
 			}
@@ -419,6 +611,10 @@ int main(int argc, char **argv)
 	r.fe.ops->close(&r.fe);
 	report_notices(&r);
 	close_providers_fast(&r);
+	for (size_t i = 0; i < r.nnames; i++)
+		free(r.names[i].name);
+	free(r.names);
+	free(r.fields);
 	stats_free(&r.stats);
 	options_free(&r.opts);
 	return 0;

@@ -18,6 +18,9 @@ enum long_only {
 	OPT_DEBUGFS_ROOT,
 	OPT_TRACEFS_ROOT,
 	OPT_PROC_ROOT,
+	OPT_QMP,
+	OPT_VCPU,
+	OPT_PER_VCPU,
 };
 
 static const struct option long_options[] = {
@@ -37,6 +40,10 @@ static const struct option long_options[] = {
 	{ "skip-zero-records", no_argument, NULL, 'z' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+	{ "statsfd", no_argument, NULL, 'S' },
+	{ "qmp", required_argument, NULL, OPT_QMP },
+	{ "vcpu", required_argument, NULL, OPT_VCPU },
+	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
 	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
 	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
@@ -66,6 +73,10 @@ void options_usage(FILE *out)
 "  -p, --pid PID              only the VM of process PID\n"
 "  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
 "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
+"      --vcpu N               with -p/-g: only vCPU N of that VM\n"
+"      --per-vcpu             with -p/-g: also one row (batch) or column\n"
+"                             (log, CSV) per vCPU and field, named\n"
+"                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
 "\n"
 "Sources (default: every one this host supports):\n"
 "  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
@@ -125,13 +136,14 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 
 	memset(o, 0, sizeof(*o));
 	o->delay = DELAY_DEFAULT;
+	o->vcpu = -1;
 	o->debugfs_root = env_or("KVMSTAT_DEBUGFS_ROOT", DEBUGFS_KVM_DEFAULT);
 	o->tracefs_root = env_or("KVMSTAT_TRACEFS_ROOT", NULL);
 	o->proc_root = env_or("KVMSTAT_PROC_ROOT", "/proc");
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":1cdf:g:hilL:p:s:tz", long_options,
+	while ((c = getopt_long(argc, argv, ":1cdf:g:hilL:p:s:tzS", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case '1':
@@ -188,6 +200,26 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			break;
 		case 'z':
 			o->skip_zero = true;
+			break;
+		case 'S':
+			o->use_statsfd = true;
+			break;
+		case OPT_VCPU:
+			if (util_parse_int(optarg, 0, 0x7fffffff, &v)) {
+				snprintf(err, errlen,
+					 "--vcpu needs a vCPU index (0, 1, ...), not \"%s\"",
+					 optarg);
+				return -EINVAL;
+			}
+			o->vcpu = (int)v;
+			break;
+		case OPT_PER_VCPU:
+			o->per_vcpu = true;
+			break;
+		case OPT_QMP:
+			o->qmp_paths = xrealloc(o->qmp_paths, (o->nqmp + 1) *
+						sizeof(*o->qmp_paths));
+			o->qmp_paths[o->nqmp++] = optarg;
 			break;
 		case OPT_VERSION:
 			o->version = true;
@@ -246,6 +278,11 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			 "-p/--pid and -g/--guest cannot be combined: give one");
 		return -EINVAL;
 	}
+	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest) {
+		snprintf(err, errlen, "%s works on one VM: add -p PID or -g NAME",
+			 o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+		return -EINVAL;
+	}
 	if (o->log_file && !*o->log_file) {
 		snprintf(err, errlen, "-L/--log-to-file needs a file name");
 		return -EINVAL;
@@ -260,4 +297,7 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 void options_free(struct options *o)
 {
 	filter_free(&o->filter);
+	free(o->qmp_paths);
+	o->qmp_paths = NULL;
+	o->nqmp = 0;
 }

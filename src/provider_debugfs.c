@@ -337,7 +337,12 @@ static int debugfs_open_counter(int dirfd, const char *name, int *fdp,
 		goto out_close;
 	}
 	*fdp = fd;
-	*type = st.st_mode & 0222 ? FIELD_CUMULATIVE : FIELD_INSTANT;
+	/* the kernel makes only cumulative stats writable (to clear them);
+	 * its peaks are named max_* even where the file is writable */
+	if (!strncmp(name, "max_", 4))
+		*type = FIELD_PEAK;
+	else
+		*type = st.st_mode & 0222 ? FIELD_CUMULATIVE : FIELD_INSTANT;
 	return 0;
 
 out_close:

@@ -30,7 +30,8 @@
 #include "util.h"
 #include "vm.h"
 
-#define TP_BPF_MAX_ENTRIES 16384
+#define TP_BPF_MAX_ENTRIES 65536
+#define TP_BPF_EVENT_BASE 256	/* BPF event index of plain event i */
 
 /* Tracepoints whose child events name a reason field. */
 static const struct {
@@ -96,11 +97,15 @@ struct tp_vm {
 	pid_t pid;
 	struct vm_info info;
 	bool loaded;
+	unsigned long loaded_at;	/* refresh of the last load */
+	bool is_vm;			/* holds a KVM VM (kernel threads and
+					 * helpers fire kvm events too) */
 };
 
 struct tp_priv {
 	char events_dir[PATH_MAX];
 	const char *proc_root;
+	const char *debugfs_root;	/* vcpuN/pid where threads are unnamed */
 	pid_t pid;			/* -p, or 0 */
 	struct tp_event *ev;
 	size_t nev;
@@ -122,6 +127,9 @@ struct tp_priv {
 	/* BPF breakdowns collected during one read */
 	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; } *bd;
 	size_t nbd, capbd;
+	uint32_t *slot;			/* hash of bd: index + 1, 0 = empty */
+	size_t capslot;
+	unsigned long refresh;		/* reads so far */
 	int *rep;			/* field ids reported each refresh */
 	size_t nrep;
 	struct field_table *fields;
@@ -556,21 +564,27 @@ static struct tp_vm *tp_vm_get(struct tp_priv *tp, pid_t pid)
 	memset(&tp->vms[tp->nvms], 0, sizeof(tp->vms[0]));
 	tp->vms[tp->nvms].pid = pid;
 	tp->vms[tp->nvms].info.pid = pid;
+	tp->vms[tp->nvms].is_vm = pid == tp->pid ||
+				  vm_pid_is_vm(tp->proc_root, pid);
 	return &tp->vms[tp->nvms++];
 }
 
-/* vCPU index of a thread, from its QEMU-style name; -1 when unknown. */
+/* vCPU index of a thread, from its QEMU-style name (or debugfs); -1 when
+ * unknown. The names are loaded again for an unknown thread at most once
+ * per VM and refresh, or always when reload is true. */
 static int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)
 {
 	struct tp_vm *vm = tp_vm_get(tp, pid);
 
 	for (int pass = 0; pass < 2; pass++) {
-		if (!vm->loaded || (pass && reload)) {
-			free(vm->info.vcpus);
-			vm->info.vcpus = NULL;
-			vm->info.nvcpus = 0;
+		if (!vm->loaded || (pass && (reload ||
+					     vm->loaded_at != tp->refresh))) {
 			vm_load_vcpus(tp->proc_root, &vm->info);
+			if (!vm->info.nvcpus)
+				vm_load_vcpus_debugfs(tp->debugfs_root,
+						      &vm->info);
 			vm->loaded = true;
+			vm->loaded_at = tp->refresh;
 		} else if (pass) {
 			break;
 		}
@@ -579,6 +593,24 @@ static int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)
 				return vm->info.vcpus[i].index;
 	}
 	return -1;
+}
+
+/* Threads named (or first run) after their group opened get their vCPU
+ * index now: one reload of the thread names per refresh at most. */
+static void tp_assign_vcpus(struct tp_priv *tp)
+{
+	bool reloaded = false;
+
+	if (!tp->want_vms)
+		return;
+	for (size_t i = 0; i < tp->ngroups; i++) {
+		struct tp_group *g = &tp->groups[i];
+
+		if (g->tid <= 0 || g->vcpu >= 0 || !g->nfds)
+			continue;
+		g->vcpu = tp_vcpu_of(tp, tp->pid, g->tid, !reloaded);
+		reloaded = true;
+	}
 }
 
 /* Opens a group for every thread of the VM that has none yet. */
@@ -661,8 +693,38 @@ static void tp_free_priv(struct tp_priv *tp)
 	free(tp->acc);
 	free(tp->retired);
 	free(tp->bd);
+	free(tp->slot);
 	free(tp->rep);
 	free(tp);
+}
+
+/* Counts every counted event per thread in BPF; best effort. */
+static void tp_attach_all(struct tp_priv *tp)
+{
+	struct bpf_count_field none = { 0, 0 };
+	int rc = 0;
+
+	if (!tp->bc)
+		tp->bc = bpf_count_new(TP_BPF_MAX_ENTRIES, &rc);
+	if (!tp->bc) {
+		provider_msg(tp->p, true,
+			     "BPF unavailable (%s): no per-VM tracepoint counts",
+			     strerror(-rc));
+		return;
+	}
+	for (size_t i = 0; i < tp->nev; i++) {
+		if (tp->ev[i].field < 0)
+			continue;
+		rc = bpf_count_attach(tp->bc, tp->ev[i].id,
+				      (uint16_t)(TP_BPF_EVENT_BASE + i), none,
+				      none);
+		if (rc) {
+			provider_msg(tp->p, true,
+				     "BPF program for kvm:%s: %s: per-VM counts incomplete",
+				     tp->ev[i].name, strerror(-rc));
+			return;
+		}
+	}
 }
 
 static int tp_open(struct provider *p, const struct options *o)
@@ -677,6 +739,7 @@ static int tp_open(struct provider *p, const struct options *o)
 	tp->filter = p->filter;
 	tp->pid = o->pid;
 	tp->proc_root = o->proc_root;
+	tp->debugfs_root = o->debugfs_root;
 	tp->want_vms = p->want_vms;
 	rc = tp_find_events(o, tp->events_dir, sizeof(tp->events_dir));
 	if (rc) {
@@ -728,6 +791,10 @@ static int tp_open(struct provider *p, const struct options *o)
 	if (children && !tp->bc)
 		for (size_t i = 0; i < tp->nsrc; i++)
 			tp_add_filtered_children(tp, &tp->src[i]);
+	/* per-VM and per-vCPU counts of every event for the per-guest view:
+	 * one BPF program per tracepoint, only while that view is shown */
+	if (tp->want_vms && !tp->pid && !o->no_bpf)
+		tp_attach_all(tp);
 	if (!tp->nmem && !tp->bc) {
 		rc = -ENOENT;
 		provider_msg(p, false, "no tracepoint matches the field filter");
@@ -785,22 +852,60 @@ static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
 	return stat(path, &st) == 0;
 }
 
+static uint32_t tp_bd_hash(pid_t pid, int vcpu, int field)
+{
+	uint32_t h = (uint32_t)pid * 2654435761u ^ (uint32_t)(vcpu + 1) *
+		     2246822519u ^ (uint32_t)field * 3266489917u;
+
+	return h ^ (h >> 16);
+}
+
+/* Adds v to the breakdown (pid, vcpu, field) of this refresh; a hash keeps
+ * it linear in the number of BPF keys. */
 static void tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 		      uint64_t v)
 {
-	for (size_t i = 0; i < tp->nbd; i++) {
-		struct tp_bd *b = &tp->bd[i];
+	size_t h;
+
+	if ((tp->nbd + 1) * 2 > tp->capslot) {
+		size_t cap = tp->capslot ? tp->capslot * 2 : 1024;
+
+		free(tp->slot);
+		tp->slot = xcalloc(cap, sizeof(*tp->slot));
+		tp->capslot = cap;
+		for (size_t i = 0; i < tp->nbd; i++) {
+			const struct tp_bd *b = &tp->bd[i];
+
+			h = tp_bd_hash(b->pid, b->vcpu, b->field) & (cap - 1);
+			while (tp->slot[h])
+				h = (h + 1) & (cap - 1);
+			tp->slot[h] = (uint32_t)i + 1;
+		}
+	}
+	h = tp_bd_hash(pid, vcpu, field) & (tp->capslot - 1);
+	while (tp->slot[h]) {
+		struct tp_bd *b = &tp->bd[tp->slot[h] - 1];
 
 		if (b->pid == pid && b->vcpu == vcpu && b->field == field) {
 			b->v += v;
 			return;
 		}
+		h = (h + 1) & (tp->capslot - 1);
 	}
 	if (tp->nbd == tp->capbd) {
 		tp->capbd = tp->capbd ? tp->capbd * 2 : 256;
 		tp->bd = xrealloc(tp->bd, tp->capbd * sizeof(*tp->bd));
 	}
-	tp->bd[tp->nbd++] = (struct tp_bd){ pid, vcpu, field, v };
+	tp->bd[tp->nbd] = (struct tp_bd){ pid, vcpu, field, v };
+	tp->slot[h] = (uint32_t)++tp->nbd;
+}
+
+/* Empties the breakdowns for a new refresh. */
+static void tp_bd_clear(struct tp_priv *tp)
+{
+	if (tp->nbd && tp->slot)
+		memset(tp->slot, 0, tp->capslot * sizeof(*tp->slot));
+	tp->nbd = 0;
 }
 
 /* Field id of a BPF key, interning numeric names for unknown reasons. */
@@ -844,11 +949,26 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 
 	if (tp->pid && (pid_t)k->tgid != tp->pid)
 		return;
+	if (k->event >= TP_BPF_EVENT_BASE) {
+		/* a plain event per thread: breakdowns only, the totals come
+		 * from the perf groups */
+		size_t ev = k->event - TP_BPF_EVENT_BASE;
+
+		if (ev >= tp->nev || tp->ev[ev].field < 0 || !tp->want_vms ||
+		    !tp_vm_get(tp, (pid_t)k->tgid)->is_vm)
+			return;
+		field = tp->ev[ev].field;
+		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
+		vcpu = tp_vcpu_of(tp, (pid_t)k->tgid, (pid_t)k->tid, false);
+		if (vcpu >= 0)
+			tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count);
+		return;
+	}
 	field = tp_key_field(tp, k);
 	if (field < 0)
 		return;
 	tp->acc[field] += count;
-	if (!tp->want_vms)
+	if (!tp->want_vms || !tp_vm_get(tp, (pid_t)k->tgid)->is_vm)
 		return;
 	if (!tp->pid)
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
@@ -876,9 +996,11 @@ static int tp_read(struct provider *p, struct sample_set *out)
 
 	tp_grow_acc(tp);
 	memset(tp->acc, 0, tp->nacc * sizeof(*tp->acc));
-	tp->nbd = 0;
+	tp_bd_clear(tp);
+	tp->refresh++;
 	if (tp->pid)
 		tp_scan_threads(tp);
+	tp_assign_vcpus(tp);
 	for (size_t i = 0; i < tp->ngroups; i++) {
 		struct tp_group *g = &tp->groups[i];
 		bool alive = g->tid <= 0 || tp_thread_alive(tp, g->tid);

@@ -79,10 +79,12 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 	if ((t->n + 1) * 2 > t->cap_hash)
 		field_table_rehash(t, t->cap_hash ? t->cap_hash * 2 : 128);
 	f = &t->v[t->n];
+	memset(f, 0, sizeof(*f));
 	f->name = xstrdup(name);
 	f->parent = parent;
 	f->type = type;
 	f->provider = provider;
+	f->bucket = -1;
 	id = (int)t->n++;
 	{
 		size_t h = name_hash(name) & (t->cap_hash - 1);
@@ -92,6 +94,11 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 		t->hash[h] = id;
 	}
 	return id;
+}
+
+struct field_info *field_table_info(struct field_table *t, int id)
+{
+	return id >= 0 && (size_t)id < t->n ? &t->v[id] : NULL;
 }
 
 void sample_set_init(struct sample_set *s, struct field_table *fields)

@@ -5,6 +5,7 @@
  * started with -i) and a delta over the last interval, for the whole
  * selection and for every VM and vCPU a provider breaks them down by.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,8 @@ void stats_update(struct stats *s, uint64_t now_ns)
 			c = stats_breakdown(s, x->field, x->pid, x->vcpu);
 		cell_update(c, type, x->value, x->flags, initial,
 			    s->include_past);
+		if (x->tid)
+			c->tid = x->tid;
 	}
 	sample_set_clear(&s->set);
 	s->interval_ns = initial ? 0 : now_ns - s->now_ns;
@@ -201,35 +204,49 @@ static int row_cmp(const void *a, const void *b)
 		      ((const struct snap_row *)b)->name);
 }
 
-void stats_snapshot(const struct stats *s, const struct field_filter *filter,
-		    struct snapshot *out)
+/* The cell of a field in a scope, or NULL. */
+static const struct stat_cell *scope_cell(const struct stats *s, int field,
+					  pid_t pid, int vcpu)
 {
-	size_t n = s->nsum;
-	struct snap_row *rows = xcalloc(n, sizeof(*rows));
-	int *row_of = xmalloc(n * sizeof(*row_of));
-	double secs = s->interval_ns / 1e9;
-	size_t nrows = 0;
+	if (!pid && vcpu == SAMPLE_ALL_VCPUS)
+		return (size_t)field < s->nsum ? &s->sum[field] : NULL;
+	return stats_cell(s, field, pid, vcpu);
+}
 
-	/* Parents without readings of their own are the sum of their children. */
+/*
+ * Appends the rows of one scope to rows[*nrows]: fields with a reading,
+ * parents without readings of their own as the sum of their children,
+ * then only what the filter keeps. suffix names the rows "NAME/vcpuN".
+ */
+static void scope_rows(const struct stats *s, const struct field_filter *filter,
+		       pid_t pid, int vcpu, const char *suffix,
+		       struct snapshot *out, double secs)
+{
+	size_t n = s->fields.n, first = out->nrows, nrows = first;
+	struct snap_row *rows = out->rows;
+	int *row_of = xmalloc((n ? n : 1) * sizeof(*row_of));
+
 	for (size_t i = 0; i < n; i++) {
 		const struct field_info *f = &s->fields.v[i];
+		const struct stat_cell *c = scope_cell(s, (int)i, pid, vcpu);
 
 		row_of[i] = -1;
-		if (!s->sum[i].seen)
+		if (!c || !c->seen)
 			continue;
-		rows[nrows].field = (int)i;
-		rows[nrows].name = f->name;
-		rows[nrows].parent = f->parent;
-		rows[nrows].type = f->type;
-		rows[nrows].total = s->sum[i].total;
-		rows[nrows].delta = s->sum[i].delta;
-		rows[nrows].valid = s->sum[i].fresh;
+		rows[nrows] = (struct snap_row){ .field = (int)i,
+			.name = f->name, .parent = f->parent, .type = f->type,
+			.total = c->total, .delta = c->delta,
+			.valid = c->fresh };
 		row_of[i] = (int)nrows++;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int p = s->fields.v[i].parent;
+		const struct stat_cell *pc;
 
-		if (p < 0 || row_of[i] < 0 || s->sum[p].seen)
+		if (p < 0 || row_of[i] < 0)
+			continue;
+		pc = scope_cell(s, p, pid, vcpu);
+		if (pc && pc->seen)
 			continue;
 		if (row_of[p] < 0) {
 			const struct field_info *f = &s->fields.v[p];
@@ -243,29 +260,202 @@ void stats_snapshot(const struct stats *s, const struct field_filter *filter,
 		rows[row_of[p]].delta += rows[row_of[i]].delta;
 		rows[row_of[p]].valid &= rows[row_of[i]].valid;
 	}
-	/* Drop children that never read and what the filter hides. */
-	size_t kept = 0;
-
-	for (size_t i = 0; i < nrows; i++) {
+	out->nrows = first;
+	for (size_t i = first; i < nrows; i++) {
 		struct snap_row r = rows[i];
 
 		if (!filter_match(filter, r.name))
 			continue;
 		r.rate = secs > 0 ? r.delta / secs : 0;
-		rows[kept++] = r;
+		if (suffix) {
+			char *name = xasprintf("%s%s", r.name, suffix);
+
+			out->owned = xrealloc(out->owned, (out->nowned + 1) *
+					      sizeof(*out->owned));
+			out->owned[out->nowned++] = name;
+			r.name = name;
+		}
+		rows[out->nrows++] = r;
 	}
-	qsort(rows, kept, sizeof(*rows), row_cmp);
 	free(row_of);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+size_t stats_vcpus_of(const struct stats *s, pid_t pid, int **out)
+{
+	int *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nkeys; i++) {
+		const struct stats_key *k = &s->keys[i];
+		bool known = false;
+
+		if (k->pid != pid || k->vcpu < 0 || !s->cells[i].seen)
+			continue;
+		for (size_t j = 0; j < n && !known; j++)
+			known = v[j] == k->vcpu;
+		if (known)
+			continue;
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+		v[n++] = k->vcpu;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), int_cmp);
+	*out = v;
+	return n;
+}
+
+void stats_snapshot_scope(const struct stats *s,
+			  const struct field_filter *filter,
+			  const struct snap_scope *scope, struct snapshot *out)
+{
+	double secs = s->interval_ns / 1e9;
+	int *vcpus = NULL;
+	size_t nv = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (scope->per_vcpu && scope->pid)
+		nv = stats_vcpus_of(s, scope->pid, &vcpus);
+	out->rows = xcalloc((s->fields.n ? s->fields.n : 1) * (nv + 1),
+			    sizeof(*out->rows));
+	scope_rows(s, filter, scope->pid, scope->vcpu, NULL, out, secs);
+	for (size_t i = 0; i < nv; i++) {
+		char suffix[32];
+
+		snprintf(suffix, sizeof(suffix), "/vcpu%d", vcpus[i]);
+		scope_rows(s, filter, scope->pid, vcpus[i], suffix, out, secs);
+	}
+	free(vcpus);
+	qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
 	out->stats = s;
-	out->rows = rows;
-	out->nrows = kept;
 	out->interval_ns = s->interval_ns;
 	out->wall = s->wall;
 }
 
+void stats_snapshot(const struct stats *s, const struct field_filter *filter,
+		    struct snapshot *out)
+{
+	struct snap_scope all = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
+
+	stats_snapshot_scope(s, filter, &all, out);
+}
+
 void snapshot_free(struct snapshot *snap)
 {
+	for (size_t i = 0; i < snap->nowned; i++)
+		free(snap->owned[i]);
+	free(snap->owned);
 	free(snap->rows);
+	snap->owned = NULL;
+	snap->nowned = 0;
 	snap->rows = NULL;
 	snap->nrows = 0;
+}
+
+/* Whether a field counts events (not a child, not a unit, not a bucket). */
+static bool is_event(const struct field_info *f)
+{
+	return f->parent < 0 && f->type == FIELD_CUMULATIVE &&
+	       f->unit == UNIT_NONE && f->hist == HIST_NONE;
+}
+
+static struct snap_group *group_get(struct snap_group **g, size_t *n,
+				    pid_t pid, int vcpu)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*g)[i].pid == pid && (*g)[i].vcpu == vcpu)
+			return &(*g)[i];
+	*g = xrealloc(*g, (*n + 1) * sizeof(**g));
+	memset(&(*g)[*n], 0, sizeof(**g));
+	(*g)[*n].pid = pid;
+	(*g)[*n].vcpu = vcpu;
+	for (int t = 0; t < SNAP_TOP; t++)
+		(*g)[*n].top[t] = -1;
+	return &(*g)[(*n)++];
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct snap_group *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->vcpu - y->vcpu;
+}
+
+/* Keeps the SNAP_TOP busiest fields of a group. */
+static void group_top(struct snap_group *g, int field, double rate)
+{
+	for (int t = 0; t < SNAP_TOP; t++) {
+		if (g->top[t] >= 0 && g->top_rate[t] >= rate)
+			continue;
+		for (int u = SNAP_TOP - 1; u > t; u--) {
+			g->top[u] = g->top[u - 1];
+			g->top_rate[u] = g->top_rate[u - 1];
+		}
+		g->top[t] = field;
+		g->top_rate[t] = rate;
+		return;
+	}
+}
+
+size_t stats_groups(const struct stats *s, const struct field_filter *filter,
+		    pid_t pid, struct snap_group **out)
+{
+	int exits = field_table_find(&s->fields, "exits");
+	double secs = s->interval_ns / 1e9;
+	struct snap_group *g = NULL;
+	size_t n = 0;
+
+	/* VMs: (pid, all vCPUs) series; vCPUs: (pid, N) series */
+	for (size_t i = 0; i < s->nkeys; i++) {
+		const struct stats_key *k = &s->keys[i];
+		const struct stat_cell *c = &s->cells[i];
+		const struct field_info *f = &s->fields.v[k->field];
+		struct snap_group *grp;
+
+		if (!c->seen || !k->pid)
+			continue;
+		if (pid ? (k->pid != pid || k->vcpu < 0) :
+			  k->vcpu != SAMPLE_ALL_VCPUS)
+			continue;
+		grp = group_get(&g, &n, k->pid, k->vcpu);
+		if (c->fresh)
+			grp->fresh = true;
+		if (c->tid)
+			grp->tid = c->tid;
+		if (!filter_match(filter, f->name))
+			continue;
+		if (f->type == FIELD_CUMULATIVE && c->delta > 0)
+			group_top(grp, k->field, secs > 0 ? c->delta / secs : 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct snap_group *grp = &g[i];
+		const struct stat_cell *c = exits >= 0 ?
+			stats_cell(s, exits, grp->pid, grp->vcpu) : NULL;
+
+		if (c && c->seen) {
+			grp->total = c->total;
+			grp->delta = c->delta;
+		} else {
+			for (size_t f = 0; f < s->fields.n; f++) {
+				if (!is_event(&s->fields.v[f]))
+					continue;
+				c = stats_cell(s, (int)f, grp->pid, grp->vcpu);
+				if (!c || !c->seen)
+					continue;
+				grp->total += c->total;
+				grp->delta += c->delta;
+			}
+		}
+		grp->rate = secs > 0 ? grp->delta / secs : 0;
+	}
+	if (n)
+		qsort(g, n, sizeof(*g), group_cmp);
+	*out = g;
+	return n;
 }

@@ -1,30 +1,83 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The interactive monitor: a top-like ncursesw screen of the current
- * snapshot, sorted by rate. The only file that includes curses. It renders
- * const snapshots and turns key presses into requests for main; it never
- * calls providers. The terminal is restored on every way out.
+ * The interactive monitor: a top-like ncursesw screen with kvm_stat's keys
+ * and views per VM and per vCPU. The only file that includes curses. At
+ * each render it turns the const snapshot into a display model (strings
+ * and numbers it owns), so a resize or a key redraws without touching the
+ * stats; it never calls providers, and asks main for anything that needs
+ * them (filters, pid, delay, child events, per-VM data) through
+ * struct ui_request. The terminal is restored on every way out.
  */
 #include <curses.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "filter.h"
 #include "frontend.h"
 #include "options.h"
 #include "util.h"
+#include "vm.h"
+
+#define KEY_ESC 27
+#define TUI_COLS_MAX 6
+
+enum tui_view {
+	VIEW_EVENTS,	/* the summary, kvm_stat's screen */
+	VIEW_VMS,	/* 'b': one row per VM */
+	VIEW_VCPUS,	/* Enter on a VM: one row per vCPU */
+};
+
+enum tui_prompt {
+	PROMPT_NONE,
+	PROMPT_FILTER,	/* 'f' */
+	PROMPT_PID,	/* 'p' */
+	PROMPT_GUEST,	/* 'g' */
+	PROMPT_DELAY,	/* 's' */
+};
+
+/* One display row: its cells as text, and the numbers it sorts by. */
+struct tui_row {
+	char *text[TUI_COLS_MAX];
+	double key[TUI_COLS_MAX];
+	pid_t pid;
+	bool child;	/* indented under its parent */
+	bool gone;	/* VM or vCPU no longer read */
+};
 
 struct tui_priv {
+	const struct options *opts;
 	bool active;		/* curses is on */
-	bool sort_total;	/* 'o': by Total instead of CurAvg/s */
-	double delay;
+	bool color;
+	enum tui_view view;
+	pid_t vm;		/* VIEW_VCPUS: whose vCPUs */
+	int sort;		/* column sorted by */
+	bool help;		/* help screen shown */
+	bool children;		/* 'x' */
+	enum tui_prompt prompt;
+	char input[256];	/* prompt text being edited */
+	char error[256];	/* why the last input was refused */
+	struct tui_row *rows;
+	size_t nrows;
+	int sel, top;		/* selected row, first row shown */
+	/* header facts */
 	pid_t pid;
-	const char *filter;
-	struct snapshot last;	/* copy of the rows for a redraw */
+	char *guest;
+	double delay;
+	char *filter;
+	char *providers;
 };
+
+static const char *const event_cols[] = { "Event", "Total", "%Total",
+					  "CurAvg/s", NULL };
+static const char *const vm_cols[] = { "PID", "Guest", "Total", "CurAvg/s",
+				       "Busiest events", NULL };
+static const char *const vcpu_cols[] = { "vCPU", "TID", "Total", "CurAvg/s",
+					 "Busiest events", NULL };
 
 static struct tui_priv *tui_current;
 
@@ -45,6 +98,22 @@ static void tui_crash(int sig)
 	raise(sig);
 }
 
+static const char *const *tui_cols(const struct tui_priv *tp)
+{
+	return tp->view == VIEW_EVENTS ? event_cols :
+	       tp->view == VIEW_VMS ? vm_cols : vcpu_cols;
+}
+
+static int tui_ncols(const struct tui_priv *tp)
+{
+	const char *const *c = tui_cols(tp);
+	int n = 0;
+
+	while (c[n])
+		n++;
+	return n;
+}
+
 static int tui_open(struct frontend *fe, const struct options *opts)
 {
 	struct tui_priv *tp;
@@ -55,17 +124,17 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 		return -ENOTTY;
 	}
 	tp = xcalloc(1, sizeof(*tp));
-	tp->delay = opts->delay;
-	tp->pid = opts->pid;
-	tp->filter = opts->fields;
+	tp->opts = opts;
+	tp->sort = 3;		/* CurAvg/s, as kvm_stat */
 	tui_current = tp;
 	util_set_fatal_hook(tui_restore);
 	signal(SIGSEGV, tui_crash);
 	signal(SIGBUS, tui_crash);
 	signal(SIGFPE, tui_crash);
 	signal(SIGABRT, tui_crash);
-	if (!initscr()) {
-		snprintf(fe->msg, sizeof(fe->msg), "cannot start curses on this terminal (TERM=%s)",
+	if (!newterm(NULL, stdout, stdin)) {
+		snprintf(fe->msg, sizeof(fe->msg),
+			 "cannot start curses on this terminal (TERM=%s)",
 			 getenv("TERM") ? getenv("TERM") : "");
 		free(tp);
 		tui_current = NULL;
@@ -76,117 +145,442 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	noecho();
 	nodelay(stdscr, TRUE);
 	keypad(stdscr, TRUE);
+	set_escdelay(50);
 	curs_set(0);
 	if (has_colors() && !getenv("NO_COLOR")) {
+		tp->color = true;
 		start_color();
 		use_default_colors();
 		init_pair(1, COLOR_BLACK, COLOR_CYAN);
+		init_pair(2, COLOR_RED, -1);
 	}
 	fe->priv = tp;
 	return 0;
 }
 
-/* Scales a number that does not fit its column: k, M, G, never cut. */
+/* A number in at most width characters: scaled by k, M, G, never cut. */
 static void tui_num(char *buf, size_t len, double v, int width)
 {
-	static const char units[] = " kMGTP";
+	static const char units[] = " kMGTPE";
 	int u = 0;
 
 	snprintf(buf, len, "%.0f", v);
-	while ((int)strlen(buf) > width && u < 5) {
+	while ((int)strlen(buf) > width && u < 6) {
 		v /= 1000;
 		u++;
-		snprintf(buf, len, "%.*f%c", v < 10 ? 1 : 0, v, units[u]);
+		snprintf(buf, len, "%.*f%c", v < 9.95 ? 1 : 0, v, units[u]);
 	}
 }
 
-static int row_by_rate(const void *a, const void *b)
+static void tui_free_rows(struct tui_priv *tp)
 {
-	const struct snap_row *x = a, *y = b;
-
-	if (x->rate != y->rate)
-		return x->rate < y->rate ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return strcmp(x->name, y->name);
+	for (size_t i = 0; i < tp->nrows; i++)
+		for (int c = 0; c < TUI_COLS_MAX; c++)
+			free(tp->rows[i].text[c]);
+	free(tp->rows);
+	tp->rows = NULL;
+	tp->nrows = 0;
 }
 
-static int row_by_total(const void *a, const void *b)
+static struct tui_row *tui_add_row(struct tui_priv *tp)
 {
-	const struct snap_row *x = a, *y = b;
-
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return row_by_rate(a, b);
+	tp->rows = xrealloc(tp->rows, (tp->nrows + 1) * sizeof(*tp->rows));
+	memset(&tp->rows[tp->nrows], 0, sizeof(tp->rows[0]));
+	return &tp->rows[tp->nrows++];
 }
 
-static void tui_draw(struct tui_priv *tp)
+static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
+		    ...)
 {
-	const struct snapshot *snap = &tp->last;
-	int rows, cols, y = 0;
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		util_die("out of memory");
+	va_end(ap);
+	r->text[col] = s;
+	r->key[col] = key;
+}
+
+static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
+{
 	double sum = 0;
 	char t[32], r[32];
 
-	getmaxyx(stdscr, rows, cols);
-	erase();
-	if (rows < 5 || cols < 40) {
-		mvaddnstr(0, 0, "terminal too small for kvmstat", cols);
-		refresh();
-		return;
-	}
-	attron(A_BOLD);
-	if (tp->pid)
-		mvprintw(y, 0, "kvm statistics - pid %d", tp->pid);
-	else
-		mvprintw(y, 0, "kvm statistics - summary");
-	attroff(A_BOLD);
-	printw("  (delay %.1fs%s%s)", tp->delay, tp->filter ? ", filter " : "",
-	       tp->filter ? tp->filter : "");
-	y += 2;
-	if (has_colors() && !getenv("NO_COLOR"))
-		attron(COLOR_PAIR(1));
-	attron(A_BOLD);
-	mvprintw(y, 0, "%-*s %10s %7s %9s", cols - 30 > 40 ? 40 : cols - 30,
-		 "Event", "Total", "%Total", "CurAvg/s");
-	attroff(A_BOLD);
-	if (has_colors() && !getenv("NO_COLOR"))
-		attroff(COLOR_PAIR(1));
-	y++;
 	for (size_t i = 0; i < snap->nrows; i++)
-		if (snap->rows[i].parent < 0)
+		if (snap->rows[i].parent < 0 && snap->rows[i].type ==
+		    FIELD_CUMULATIVE)
 			sum += (double)snap->rows[i].total;
-	for (size_t i = 0; i < snap->nrows && y < rows - 1; i++) {
+	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *x = &snap->rows[i];
-		int w = cols - 30 > 40 ? 40 : cols - 30;
+		struct tui_row *row = tui_add_row(tp);
 
+		row->child = x->parent >= 0;
+		tui_set(row, 0, 0, "%s", x->name);
 		if (!x->valid) {
-			mvprintw(y++, 0, "%-*.*s %10s %7s %9s", w, w, x->name,
-				 "-", "-", "-");
+			tui_set(row, 1, -1, "-");
+			tui_set(row, 2, -1, "-");
+			tui_set(row, 3, -1, "-");
 			continue;
 		}
 		tui_num(t, sizeof(t), (double)x->total, 10);
 		tui_num(r, sizeof(r), x->rate, 9);
-		mvprintw(y++, 0, "%-*.*s %10s %7.1f %9s", w, w, x->name, t,
-			 sum > 0 ? 100.0 * (double)x->total / sum : 0.0, r);
+		tui_set(row, 1, (double)x->total, "%s", t);
+		if (x->parent < 0 && x->type == FIELD_CUMULATIVE && sum > 0)
+			tui_set(row, 2, 100.0 * x->total / sum, "%.1f",
+				100.0 * x->total / sum);
+		else
+			tui_set(row, 2, -1, " ");
+		tui_set(row, 3, x->rate, "%s", r);
 	}
-	attron(A_REVERSE);
-	mvaddnstr(rows - 1, 0, " q quit  r reset  o sort  other keys refresh ",
-		  cols);
-	attroff(A_REVERSE);
+}
+
+static const char *tui_name_of(const struct frontend *fe, pid_t pid)
+{
+	for (size_t i = 0; i < fe->nnames; i++)
+		if (fe->names[i].pid == pid)
+			return fe->names[i].name;
+	return NULL;
+}
+
+/* Rows of the per-VM or per-vCPU view from the stats' groups. */
+static void tui_model_groups(struct tui_priv *tp, const struct frontend *fe,
+			     const struct snapshot *snap)
+{
+	const struct field_table *ft = &snap->stats->fields;
+	struct snap_group *g;
+	char t[32], r[32];
+	size_t n;
+
+	n = stats_groups(snap->stats, &tp->opts->filter,
+			 tp->view == VIEW_VMS ? 0 : tp->vm, &g);
+	for (size_t i = 0; i < n; i++) {
+		struct tui_row *row = tui_add_row(tp);
+		char top[256] = "";
+		const char *name;
+
+		row->pid = g[i].pid;
+		row->gone = !g[i].fresh;
+		if (tp->view == VIEW_VMS) {
+			name = tui_name_of(fe, g[i].pid);
+			tui_set(row, 0, g[i].pid, "%d", g[i].pid);
+			tui_set(row, 1, 0, "%s%s", name ? name : "-",
+				row->gone ? " (gone)" : "");
+		} else {
+			tui_set(row, 0, g[i].vcpu, "%d", g[i].vcpu);
+			tui_set(row, 1, g[i].tid, "%s%s",
+				g[i].tid ? "" : "-", row->gone ? " (gone)" : "");
+			if (g[i].tid) {
+				free(row->text[1]);
+				tui_set(row, 1, g[i].tid, "%d%s", g[i].tid,
+					row->gone ? " (gone)" : "");
+			}
+		}
+		tui_num(t, sizeof(t), (double)g[i].total, 10);
+		tui_num(r, sizeof(r), g[i].rate, 9);
+		tui_set(row, 2, (double)g[i].total, "%s", t);
+		tui_set(row, 3, g[i].rate, "%s", r);
+		for (int k = 0; k < SNAP_TOP && g[i].top[k] >= 0; k++) {
+			tui_num(r, sizeof(r), g[i].top_rate[k], 9);
+			snprintf(top + strlen(top), sizeof(top) - strlen(top),
+				 "%s%s %s/s", k ? ", " : "",
+				 ft->v[g[i].top[k]].name, r);
+		}
+		tui_set(row, 4, 0, "%s", top);
+	}
+	free(g);
+}
+
+static const struct tui_priv *sort_tp;
+
+static int tui_row_cmp(const void *a, const void *b)
+{
+	const struct tui_row *x = a, *y = b;
+	int c = sort_tp->sort;
+
+	/* text columns ascending, numbers descending (as top does) */
+	if (sort_tp->view == VIEW_EVENTS ? c == 0 : c == 4 ||
+	    (sort_tp->view == VIEW_VMS && c == 1)) {
+		int d = strcmp(x->text[c] ? x->text[c] : "",
+			       y->text[c] ? y->text[c] : "");
+		if (d)
+			return d;
+	} else if (sort_tp->view != VIEW_EVENTS && c == 0) {
+		if (x->key[0] != y->key[0])
+			return x->key[0] < y->key[0] ? -1 : 1;
+	} else if (x->key[c] != y->key[c]) {
+		return x->key[c] < y->key[c] ? 1 : -1;
+	}
+	/* then by total, then by name */
+	c = sort_tp->view == VIEW_EVENTS ? 1 : 2;
+	if (x->key[c] != y->key[c])
+		return x->key[c] < y->key[c] ? 1 : -1;
+	return strcmp(x->text[0], y->text[0]);
+}
+
+/* Sorts; in the events view children stay right under their parent. */
+static void tui_sort(struct tui_priv *tp)
+{
+	sort_tp = tp;
+	if (tp->view != VIEW_EVENTS) {
+		qsort(tp->rows, tp->nrows, sizeof(*tp->rows), tui_row_cmp);
+		return;
+	}
+	/* parents first, sorted; then each parent's children after it */
+	struct tui_row *all = tp->rows, *out;
+	size_t n = tp->nrows, k = 0, np = 0;
+
+	qsort(all, n, sizeof(*all), tui_row_cmp);
+	out = xcalloc(n ? n : 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (!all[i].child)
+			np++;
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+
+		if (all[i].child)
+			continue;
+		out[k++] = all[i];
+		len = strlen(all[i].text[0]);
+		for (size_t j = 0; j < n; j++)
+			if (all[j].child &&
+			    !strncmp(all[j].text[0], all[i].text[0], len) &&
+			    all[j].text[0][len] == '(')
+				out[k++] = all[j];
+	}
+	/* children whose parent is not shown */
+	for (size_t i = 0; i < n && k < n; i++) {
+		bool placed = false;
+
+		if (!all[i].child)
+			continue;
+		for (size_t j = 0; j < k && !placed; j++)
+			placed = out[j].text[0] == all[i].text[0];
+		if (!placed)
+			out[k++] = all[i];
+	}
+	(void)np;
+	free(all);
+	tp->rows = out;
+}
+
+static void tui_attr_header(struct tui_priv *tp, bool on)
+{
+	if (on) {
+		if (tp->color)
+			attron(COLOR_PAIR(1));
+		attron(A_BOLD);
+	} else {
+		attroff(A_BOLD);
+		if (tp->color)
+			attroff(COLOR_PAIR(1));
+	}
+}
+
+static void tui_draw_help(int cols)
+{
+	static const char *const lines[] = {
+		"Interactive commands",
+		"",
+		"   b     toggle the per-guest view (every VM, its exit rate and busiest events)",
+		"   c     clear filters (fields, pid, guest)",
+		"   f     filter fields by regular expression",
+		"   g     filter by guest name or pid",
+		"   h     this help",
+		"   o     toggle sorting (CurAvg/s or Total)",
+		"   p     filter by pid",
+		"   q     quit",
+		"   r     reset the counters shown to zero from now",
+		"   s     set the update interval (0.1 to 25.5 seconds)",
+		"   x     toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
+		"   1-9 < >         choose the sort column",
+		"   Up Down PgUp PgDn  move the selection, scroll",
+		"   Enter or v      on a VM in the per-guest view: its vCPUs",
+		"   Escape          back to the previous view, or cancel a prompt",
+		"",
+		"Any other key refreshes at once. Press any key to go back.",
+	};
+
+	erase();
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		mvaddnstr((int)i, 0, lines[i], cols);
 	refresh();
+}
+
+static void tui_draw(struct tui_priv *tp)
+{
+	const char *const *cols_name = tui_cols(tp);
+	int rows, cols, y = 0, ncols = tui_ncols(tp), body, namew;
+	int w[TUI_COLS_MAX];
+	char hdr[1024];
+
+	getmaxyx(stdscr, rows, cols);
+	if (tp->help) {
+		tui_draw_help(cols);
+		return;
+	}
+	erase();
+	if (rows < 6 || cols < 50) {
+		mvaddnstr(0, 0, "terminal too small for kvmstat", cols);
+		refresh();
+		return;
+	}
+	/* header: what is shown, providers, delay, filter */
+	if (tp->view == VIEW_VCPUS)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - vCPUs of pid %d",
+			 tp->vm);
+	else if (tp->view == VIEW_VMS)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - guests");
+	else if (tp->guest)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - guest %s",
+			 tp->guest);
+	else if (tp->pid)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - pid %d", tp->pid);
+	else
+		snprintf(hdr, sizeof(hdr), "kvm statistics - summary");
+	attron(A_BOLD);
+	mvaddnstr(y, 0, hdr, cols);
+	attroff(A_BOLD);
+	snprintf(hdr, sizeof(hdr), "   [%s]  delay %.1fs%s%s%s",
+		 tp->providers ? tp->providers : "", tp->delay,
+		 tp->filter ? "  filter " : "", tp->filter ? tp->filter : "",
+		 tp->children ? "  +children" : "");
+	addnstr(hdr, cols - getcurx(stdscr) > 0 ? cols - getcurx(stdscr) : 0);
+	y += 2;
+
+	/* columns: the name column takes what the numbers leave */
+	for (int c = 0; c < ncols; c++)
+		w[c] = c == 0 && tp->view != VIEW_EVENTS ? 7 :
+		       c == 1 && tp->view != VIEW_EVENTS ? 20 :
+		       c == 4 ? 0 : 10;
+	if (tp->view == VIEW_EVENTS) {
+		w[2] = 7;
+		namew = cols - (w[1] + w[2] + w[3] + 3);
+		w[0] = namew > 42 ? 42 : namew;
+	}
+	tui_attr_header(tp, true);
+	move(y, 0);
+	for (int c = 0; c < ncols; c++) {
+		char cell[64];
+		bool sorted = c == tp->sort;
+
+		snprintf(cell, sizeof(cell), c == 0 || (c == 1 &&
+			 tp->view != VIEW_EVENTS) || c == 4 ? "%-*s%s" :
+			 "%*s%s", w[c] ? w[c] - (sorted ? 1 : 0) : 0,
+			 cols_name[c], sorted ? "*" : "");
+		if (c)
+			addch(' ');
+		addnstr(cell, cols - getcurx(stdscr) > 0 ?
+				      cols - getcurx(stdscr) : 0);
+	}
+	tui_attr_header(tp, false);
+	y++;
+
+	body = rows - y - 1;
+	if (tp->sel >= (int)tp->nrows)
+		tp->sel = tp->nrows ? (int)tp->nrows - 1 : 0;
+	if (tp->sel < tp->top)
+		tp->top = tp->sel;
+	if (tp->sel >= tp->top + body)
+		tp->top = tp->sel - body + 1;
+	if (tp->top > (int)tp->nrows - body)
+		tp->top = (int)tp->nrows - body > 0 ? (int)tp->nrows - body : 0;
+	for (int i = tp->top; i < (int)tp->nrows && y < rows - 1; i++, y++) {
+		const struct tui_row *r = &tp->rows[i];
+		bool selected = tp->view != VIEW_EVENTS && i == tp->sel;
+
+		if (selected)
+			attron(A_REVERSE);
+		if (r->gone && tp->color)
+			attron(COLOR_PAIR(2));
+		move(y, 0);
+		for (int c = 0; c < ncols; c++) {
+			char cell[512];
+			const char *t = r->text[c] ? r->text[c] : "";
+
+			if (c == 0 && r->child)
+				snprintf(cell, sizeof(cell), "  %-*.*s",
+					 w[0] - 2, w[0] - 2, t);
+			else if (c == 0 || (c == 1 && tp->view != VIEW_EVENTS))
+				snprintf(cell, sizeof(cell), "%-*.*s", w[c],
+					 w[c], t);
+			else if (c == 4)
+				snprintf(cell, sizeof(cell), "%s", t);
+			else
+				snprintf(cell, sizeof(cell), "%*s", w[c], t);
+			if (c)
+				addch(' ');
+			addnstr(cell, cols - getcurx(stdscr) > 0 ?
+					      cols - getcurx(stdscr) : 0);
+		}
+		if (r->gone && tp->color)
+			attroff(COLOR_PAIR(2));
+		if (selected)
+			attroff(A_REVERSE);
+	}
+	if (!tp->nrows)
+		mvaddnstr(y, 0, tp->view == VIEW_EVENTS ?
+				"(no fields: press c to clear the filter)" :
+				"(no VM data: the providers report none yet)",
+			  cols);
+
+	/* footer: a prompt, or the most used keys */
+	move(rows - 1, 0);
+	clrtoeol();
+	if (tp->prompt != PROMPT_NONE) {
+		static const char *const what[] = {
+			[PROMPT_FILTER] = "Filter fields (regex, empty = default)",
+			[PROMPT_PID] = "Show pid (empty = all)",
+			[PROMPT_GUEST] = "Show guest name or pid (empty = all)",
+			[PROMPT_DELAY] = "Update interval in seconds (0.1-25.5)",
+		};
+
+		snprintf(hdr, sizeof(hdr), "%s%s%s: %s", tp->error[0] ?
+			 tp->error : "", tp->error[0] ? " - " : "",
+			 what[tp->prompt], tp->input);
+		mvaddnstr(rows - 1, 0, hdr, cols);
+		curs_set(1);
+	} else {
+		curs_set(0);
+		attron(A_REVERSE);
+		mvaddnstr(rows - 1, 0, tp->view == VIEW_EVENTS ?
+			" h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset " :
+			" Enter/v vCPUs  Esc back  arrows select  h help  q quit  b events ",
+			  cols);
+		attroff(A_REVERSE);
+	}
+	refresh();
+}
+
+static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
+{
+	const struct options *o = tp->opts;
+
+	tp->pid = o->pid;
+	free(tp->guest);
+	tp->guest = o->guest ? xstrdup(o->guest) : NULL;
+	tp->delay = o->delay;
+	free(tp->filter);
+	tp->filter = o->fields ? xstrdup(o->fields) : NULL;
+	free(tp->providers);
+	tp->providers = fe->providers ? xstrdup(fe->providers) : NULL;
+	tp->children = o->filter.children;
 }
 
 static int tui_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct tui_priv *tp = fe->priv;
 
-	free(tp->last.rows);
-	tp->last = *snap;
-	tp->last.rows = xcalloc(snap->nrows ? snap->nrows : 1,
-				sizeof(*snap->rows));
-	memcpy(tp->last.rows, snap->rows, snap->nrows * sizeof(*snap->rows));
-	qsort(tp->last.rows, tp->last.nrows, sizeof(*tp->last.rows),
-	      tp->sort_total ? row_by_total : row_by_rate);
+	tui_set_header(tp, fe);
+	tui_free_rows(tp);
+	if (tp->view == VIEW_EVENTS)
+		tui_model_events(tp, snap);
+	else
+		tui_model_groups(tp, fe, snap);
+	tui_sort(tp);
 	tui_draw(tp);
 	return 0;
 }
@@ -197,38 +591,267 @@ static int tui_input_fd(struct frontend *fe)
 	return STDIN_FILENO;
 }
 
+/* Checks a finished prompt; fills the request or an error to show. */
+static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
+{
+	const struct options *o = tp->opts;
+	struct field_filter f = { 0 };
+	char *end;
+	long pid;
+
+	tp->error[0] = '\0';
+	switch (tp->prompt) {
+	case PROMPT_FILTER:
+		if (tp->input[0] && filter_set(&f, tp->input, tp->error,
+					       sizeof(tp->error)))
+			return UI_NONE;
+		filter_free(&f);
+		snprintf(req->filter, sizeof(req->filter), "%s", tp->input);
+		return UI_SET_FILTER;
+	case PROMPT_PID:
+	case PROMPT_GUEST:
+		if (!tp->input[0]) {
+			req->pid = 0;
+			return UI_SET_PID;
+		}
+		pid = strtol(tp->input, &end, 10);
+		if (*end || pid <= 0) {
+			pid_t p;
+
+			if (tp->prompt == PROMPT_PID) {
+				snprintf(tp->error, sizeof(tp->error),
+					 "\"%s\" is not a pid", tp->input);
+				return UI_NONE;
+			}
+			if (vm_resolve_guest(o->proc_root, tp->input, &p,
+					     tp->error, sizeof(tp->error)))
+				return UI_NONE;
+			pid = p;
+		} else if (vm_resolve_pid(o->proc_root, (pid_t)pid, tp->error,
+					  sizeof(tp->error))) {
+			return UI_NONE;
+		}
+		req->pid = (pid_t)pid;
+		return UI_SET_PID;
+	case PROMPT_DELAY:
+		req->delay = strtod(tp->input, &end);
+		if (end == tp->input || *end || !(req->delay >= DELAY_MIN - 1e-9 &&
+						   req->delay <= DELAY_MAX + 1e-9)) {
+			snprintf(tp->error, sizeof(tp->error),
+				 "\"%s\" is not from %.1f to %.1f seconds",
+				 tp->input, DELAY_MIN, DELAY_MAX);
+			return UI_NONE;
+		}
+		return UI_SET_DELAY;
+	case PROMPT_NONE:
+		break;
+	}
+	return UI_NONE;
+}
+
+/* A key while a prompt is open: edit, cancel, or accept. */
+static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
+				     struct ui_request *req)
+{
+	size_t len = strlen(tp->input);
+	enum ui_action act;
+
+	switch (ch) {
+	case KEY_ESC:
+		tp->prompt = PROMPT_NONE;
+		tp->error[0] = '\0';
+		break;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		if (len)
+			tp->input[len - 1] = '\0';
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		act = tui_accept(tp, req);
+		if (act != UI_NONE) {
+			tp->prompt = PROMPT_NONE;
+			return act;
+		}
+		tp->input[0] = '\0';	/* refused: ask again */
+		break;
+	default:
+		if (ch >= 32 && ch < 127 && len + 1 < sizeof(tp->input)) {
+			tp->input[len] = (char)ch;
+			tp->input[len + 1] = '\0';
+		}
+		break;
+	}
+	tui_draw(tp);
+	return UI_NONE;
+}
+
+static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
+{
+	const struct options *o = tp->opts;
+
+	tp->prompt = p;
+	tp->error[0] = '\0';
+	tp->input[0] = '\0';
+	/* the current value, to edit */
+	if (p == PROMPT_FILTER && o->fields)
+		snprintf(tp->input, sizeof(tp->input), "%s", o->fields);
+	else if (p == PROMPT_DELAY)
+		snprintf(tp->input, sizeof(tp->input), "%.1f", o->delay);
+	else if ((p == PROMPT_PID || p == PROMPT_GUEST) && o->pid)
+		snprintf(tp->input, sizeof(tp->input), "%d", o->pid);
+	tui_draw(tp);
+}
+
+static void tui_move(struct tui_priv *tp, int by)
+{
+	tp->sel += by;
+	if (tp->sel < 0)
+		tp->sel = 0;
+	if (tp->sel >= (int)tp->nrows)
+		tp->sel = tp->nrows ? (int)tp->nrows - 1 : 0;
+	if (tp->view == VIEW_EVENTS) {
+		tp->top += by;
+		if (tp->top < 0)
+			tp->top = 0;
+		tp->sel = tp->top;
+	}
+	tui_draw(tp);
+}
+
+static void tui_resort(struct tui_priv *tp, int col)
+{
+	int n = tui_ncols(tp);
+
+	tp->sort = (col % n + n) % n;
+	tui_sort(tp);
+	tui_draw(tp);
+}
+
+/* One key outside prompts. */
+static enum ui_action tui_key(struct frontend *fe, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+	struct ui_request *req = &fe->req;
+	int rows = LINES;
+
+	if (tp->help) {
+		tp->help = false;
+		tui_draw(tp);
+		return UI_NONE;
+	}
+	switch (ch) {
+	case 'q':
+		return UI_QUIT;
+	case 'h':
+	case '?':
+		tp->help = true;
+		tui_draw(tp);
+		return UI_NONE;
+	case 'r':
+		return UI_RESET;
+	case 'o':
+		tui_resort(tp, tp->view == VIEW_EVENTS ?
+			   (tp->sort == 3 ? 1 : 3) : (tp->sort == 3 ? 2 : 3));
+		return UI_NONE;
+	case '<':
+		tui_resort(tp, tp->sort - 1);
+		return UI_NONE;
+	case '>':
+		tui_resort(tp, tp->sort + 1);
+		return UI_NONE;
+	case 'x':
+		req->on = !tp->children;
+		return UI_SET_CHILDREN;
+	case 'f':
+		tui_open_prompt(tp, PROMPT_FILTER);
+		return UI_NONE;
+	case 'p':
+		tui_open_prompt(tp, PROMPT_PID);
+		return UI_NONE;
+	case 'g':
+		tui_open_prompt(tp, PROMPT_GUEST);
+		return UI_NONE;
+	case 's':
+		tui_open_prompt(tp, PROMPT_DELAY);
+		return UI_NONE;
+	case 'c':
+		return UI_CLEAR;
+	case 'b':
+		tp->view = tp->view == VIEW_EVENTS ? VIEW_VMS : VIEW_EVENTS;
+		tp->sel = tp->top = 0;
+		tp->sort = tp->view == VIEW_EVENTS ? 3 : 0;
+		req->on = tp->view != VIEW_EVENTS;
+		return UI_SET_VMS;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+	case 'v':
+		if (tp->view == VIEW_VMS && tp->nrows) {
+			tp->vm = tp->rows[tp->sel].pid;
+			tp->view = VIEW_VCPUS;
+			tp->sel = tp->top = 0;
+			tp->sort = 0;
+			return UI_REFRESH;
+		}
+		return UI_REFRESH;
+	case KEY_ESC:
+		if (tp->view == VIEW_VCPUS) {
+			tp->view = VIEW_VMS;
+			tp->sel = tp->top = 0;
+			tp->sort = 0;
+			return UI_REFRESH;
+		}
+		return UI_NONE;
+	case KEY_UP:
+		tui_move(tp, -1);
+		return UI_NONE;
+	case KEY_DOWN:
+		tui_move(tp, 1);
+		return UI_NONE;
+	case KEY_PPAGE:
+		tui_move(tp, -(rows - 5));
+		return UI_NONE;
+	case KEY_NPAGE:
+		tui_move(tp, rows - 5);
+		return UI_NONE;
+	case KEY_HOME:
+		tui_move(tp, -(int)tp->nrows);
+		return UI_NONE;
+	case KEY_END:
+		tui_move(tp, (int)tp->nrows);
+		return UI_NONE;
+	case KEY_RESIZE:
+		tui_draw(tp);
+		return UI_NONE;
+	default:
+		if (ch >= '1' && ch <= '9') {
+			if (ch - '1' < tui_ncols(tp))
+				tui_resort(tp, ch - '1');
+			return UI_NONE;
+		}
+		return UI_REFRESH;
+	}
+}
+
 static enum ui_action tui_input(struct frontend *fe)
 {
 	struct tui_priv *tp = fe->priv;
 	enum ui_action act = UI_NONE;
 	int ch;
 
+	memset(&fe->req, 0, sizeof(fe->req));
 	while ((ch = getch()) != ERR) {
-		switch (ch) {
-		case 'q':
-			return UI_QUIT;
-		case 'r':
-			act = UI_RESET;
+		if (tp->prompt != PROMPT_NONE && ch != KEY_RESIZE)
+			act = tui_prompt_key(tp, ch, &fe->req);
+		else
+			act = tui_key(fe, ch);
+		if (act != UI_NONE && act != UI_REFRESH)
 			break;
-		case 'o':
-			tp->sort_total = !tp->sort_total;
-			act = UI_REDRAW;
-			break;
-		case KEY_RESIZE:
-			if (act == UI_NONE)
-				act = UI_REDRAW;
-			break;
-		default:
-			act = UI_REFRESH;
-			break;
-		}
 	}
-	if (act == UI_REDRAW) {
-		qsort(tp->last.rows, tp->last.nrows, sizeof(*tp->last.rows),
-		      tp->sort_total ? row_by_total : row_by_rate);
-		tui_draw(tp);
-		return UI_NONE;
-	}
+	fe->req.action = act;
 	return act;
 }
 
@@ -239,7 +862,10 @@ static void tui_close(struct frontend *fe)
 	tui_restore();
 	if (!tp)
 		return;
-	free(tp->last.rows);
+	tui_free_rows(tp);
+	free(tp->guest);
+	free(tp->filter);
+	free(tp->providers);
 	free(tp);
 	tui_current = NULL;
 	fe->priv = NULL;

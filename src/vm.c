@@ -699,3 +699,47 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 	vm_list_free(v, n);
 	return rc;
 }
+
+int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
+{
+	char prefix[32], path[PATH_MAX + 512], buf[32];
+	struct dirent *de, *ce;
+	DIR *d, *vd;
+	long tid, idx;
+
+	vcpus_clear(v);
+	d = opendir(debugfs_root);
+	if (!d)
+		return -errno;
+	snprintf(prefix, sizeof(prefix), "%d-", v->pid);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", debugfs_root, de->d_name);
+		vd = opendir(path);
+		if (!vd)
+			continue;
+		while ((ce = readdir(vd))) {
+			if (strncmp(ce->d_name, "vcpu", 4) ||
+			    util_parse_int(ce->d_name + 4, 0, INT_MAX, &idx))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s/pid",
+				 debugfs_root, de->d_name, ce->d_name);
+			if (util_read_file(path, buf, sizeof(buf)) <= 0)
+				continue;
+			buf[strcspn(buf, "\n")] = '\0';
+			if (util_parse_int(buf, 1, INT_MAX, &tid))
+				continue;
+			v->vcpus = xrealloc(v->vcpus, (v->nvcpus + 1) *
+					    sizeof(*v->vcpus));
+			v->vcpus[v->nvcpus].index = (int)idx;
+			v->vcpus[v->nvcpus].tid = (pid_t)tid;
+			v->nvcpus++;
+		}
+		closedir(vd);
+	}
+	closedir(d);
+	if (v->nvcpus)
+		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
+	return 0;
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The aggregator: totals, deltas, resets, -i, gauges, breakdowns, parents. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -230,6 +231,69 @@ START_TEST(test_snapshot_children)
 }
 END_TEST
 
+/* Scopes: one VM, one vCPU, NAME/vcpuN rows; groups for the views. */
+START_TEST(test_scope_and_groups)
+{
+	struct snap_scope vm = { .pid = 10, .vcpu = -1 };
+	struct snap_scope per = { .pid = 10, .vcpu = -1, .per_vcpu = true };
+	struct snap_scope one = { .pid = 10, .vcpu = 1 };
+	struct snap_group *g;
+	struct snapshot snap;
+	struct stats s;
+	int ex, hlt, *v;
+	size_t n;
+
+	stats_init(&s, true);
+	ex = fid(&s, "exits", -1, FIELD_CUMULATIVE);
+	hlt = fid(&s, "halt_exits", -1, FIELD_CUMULATIVE);
+	for (int round = 1; round <= 2; round++) {
+		push(&s, ex, 0, -1, 100 * round, 0);
+		push(&s, ex, 10, -1, 60 * round, 0);
+		push(&s, ex, 20, -1, 40 * round, 0);
+		sample_set_push(&s.set, ex, 10, 0, 1001, 20 * round, 0);
+		sample_set_push(&s.set, ex, 10, 1, 1002, 40 * round, 0);
+		push(&s, hlt, 10, -1, 7 * round, 0);
+		stats_update(&s, round * 1000000000ull);
+	}
+	stats_snapshot_scope(&s, NULL, &vm, &snap);
+	ck_assert_int_eq(snap.nrows, 2);
+	ck_assert_str_eq(snap.rows[0].name, "exits");
+	ck_assert_uint_eq(snap.rows[0].total, 120);
+	snapshot_free(&snap);
+	stats_snapshot_scope(&s, NULL, &one, &snap);
+	ck_assert_int_eq(snap.nrows, 1);
+	ck_assert_uint_eq(snap.rows[0].total, 80);
+	snapshot_free(&snap);
+	stats_snapshot_scope(&s, NULL, &per, &snap);
+	ck_assert_int_eq(snap.nrows, 4);
+	ck_assert_str_eq(snap.rows[1].name, "exits/vcpu0");
+	ck_assert_uint_eq(snap.rows[1].total, 40);
+	ck_assert_str_eq(snap.rows[2].name, "exits/vcpu1");
+	ck_assert_int_eq(snap.rows[2].delta, 40);
+	snapshot_free(&snap);
+	ck_assert_uint_eq(stats_vcpus_of(&s, 10, &v), 2);
+	ck_assert_int_eq(v[0], 0);
+	ck_assert_int_eq(v[1], 1);
+	free(v);
+	n = stats_groups(&s, NULL, 0, &g);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(g[0].pid, 10);
+	ck_assert_uint_eq(g[0].total, 120);	/* "exits", not exits + halts */
+	ck_assert(g[0].rate == 60.0);
+	ck_assert_int_eq(g[0].top[0], ex);
+	ck_assert_int_eq(g[0].top[1], hlt);
+	ck_assert_int_eq(g[1].pid, 20);
+	free(g);
+	n = stats_groups(&s, NULL, 10, &g);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(g[1].vcpu, 1);
+	ck_assert_int_eq(g[1].tid, 1002);
+	ck_assert_uint_eq(g[1].total, 80);
+	free(g);
+	stats_free(&s);
+}
+END_TEST
+
 Suite *stats_suite(void)
 {
 	Suite *s = suite_create("stats");
@@ -243,6 +307,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_new_series_counts_whole_value);
 	tcase_add_test(tc, test_stale_and_reset_key);
 	tcase_add_test(tc, test_snapshot_children);
+	tcase_add_test(tc, test_scope_and_groups);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,7 @@
  * KVMSTAT_REQUIRE_KVM=1, as in CI).
  */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +48,20 @@ struct tp_fixture {
 	struct stats s;
 };
 
-static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf)
+static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf,
+		     pid_t pid)
 {
-	char *argv[6] = { "kvmstat", "-l", "-f", (char *)regex, NULL, NULL };
-	char err[256];
+	char *argv[8] = { "kvmstat", "-l", "-f", (char *)regex };
+	char err[256], pidbuf[16];
 	int argc = 4;
 
 	if (no_bpf)
 		argv[argc++] = "--no-bpf";
+	if (pid) {
+		snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+		argv[argc++] = "-p";
+		argv[argc++] = pidbuf;
+	}
 	memset(f, 0, sizeof(*f));
 	ck_assert_int_eq(options_parse(argc, argv, &f->o, err, sizeof(err)), 0);
 	stats_init(&f->s, false);
@@ -62,6 +69,7 @@ static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf)
 	ck_assert_ptr_nonnull(f->p.ops);
 	f->p.fields = &f->s.fields;
 	f->p.filter = &f->o.filter;
+	f->p.want_vms = true;	/* per-VM and per-vCPU breakdowns */
 	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s", f->p.msg);
 }
 
@@ -94,7 +102,7 @@ START_TEST(test_reason_names_from_kernel)
 
 	if (!host_can_run())
 		return;
-	tp_setup(&f, "^kvm_userspace_exit", false);
+	tp_setup(&f, "^kvm_userspace_exit", false, 0);
 	parent = field_table_find(&f.s.fields, "kvm_userspace_exit");
 	child = field_table_find(&f.s.fields, "kvm_userspace_exit(HLT)");
 	ck_assert_int_ge(parent, 0);
@@ -110,31 +118,91 @@ END_TEST
 
 static const struct {
 	const char *kind, *field;
-	bool no_bpf;
+	bool no_bpf, pid_mode;
 } exact[] = {
-	{ "hlt", "kvm_userspace_exit(HLT)", false },
-	{ "hlt", "kvm_userspace_exit(HLT)", true },
-	{ "mmio", "kvm_userspace_exit(MMIO)", false },
-	{ "pio", "kvm_userspace_exit(IO)", false },
-	{ "pio", "kvm_pio", false },
+	{ "hlt", "kvm_userspace_exit(HLT)", false, false },
+	{ "hlt", "kvm_userspace_exit(HLT)", true, true },
+	{ "hlt", "kvm_userspace_exit(HLT)", false, true },
+	{ "mmio", "kvm_userspace_exit(MMIO)", false, false },
+	{ "mmio", "kvm_mmio", false, true },
+	{ "pio", "kvm_userspace_exit(IO)", false, false },
+	{ "pio", "kvm_pio", false, false },
+	{ "pio", "kvm_pio", false, true },
 };
 
-/* N exits per vCPU on V vCPUs: the provider counts exactly V x N. */
+/* Starts the test guest waiting for SIGUSR1; returns its VM pid. */
+static pid_t guest_start(const char *kind, FILE **out)
+{
+	char cmd[256], line[256];
+	pid_t vm = 0;
+
+	snprintf(cmd, sizeof(cmd), GUEST " -w -m 1 -v 2 -n 1500 -k %s -t 0.2",
+		 kind);
+	*out = popen(cmd, "r");
+	ck_assert_ptr_nonnull(*out);
+	while (fgets(line, sizeof(line), *out)) {
+		if (sscanf(line, "vm %d", &vm) == 1)
+			continue;
+		if (!strcmp(line, "ready\n"))
+			break;
+	}
+	ck_assert_int_gt(vm, 0);
+	return vm;
+}
+
+/* Lets the guest run and waits until both vCPUs are done. */
+static void guest_run(pid_t vm, FILE *out)
+{
+	char line[256];
+	int done = 0;
+
+	ck_assert_int_eq(kill(vm, SIGUSR1), 0);
+	while (done < 2 && fgets(line, sizeof(line), out))
+		if (!strncmp(line, "done ", 5))
+			done++;
+	ck_assert_int_eq(done, 2);
+}
+
+/*
+ * N exits per vCPU on V vCPUs: the provider counts exactly V x N for that
+ * VM, system-wide (its per-VM breakdown, since other VMs may run on the
+ * host) and with -p (per-thread groups).
+ */
 START_TEST(test_exact_counts)
 {
+	const struct stat_cell *c;
 	struct tp_fixture f;
-	char cmd[256];
+	char line[256];
+	FILE *out;
+	pid_t vm;
+	int id;
 
 	if (!host_can_run())
 		return;
-	tp_setup(&f, "^kvm_(pio|userspace_exit)", exact[_i].no_bpf);
+	vm = guest_start(exact[_i].kind, &out);
+	tp_setup(&f, "^kvm_(pio|mmio|userspace_exit)", exact[_i].no_bpf,
+		 exact[_i].pid_mode ? vm : 0);
 	tp_sample(&f);
-	snprintf(cmd, sizeof(cmd), GUEST " -m 1 -v 2 -n 1500 -k %s -t 0 >/dev/null",
-		 exact[_i].kind);
-	ck_assert_int_eq(system(cmd), 0);
+	guest_run(vm, out);
 	tp_sample(&f);
-	ck_assert_uint_eq(total_of(&f, exact[_i].field), 3000);
+	id = field_table_find(&f.s.fields, exact[_i].field);
+	ck_assert_int_ge(id, 0);
+	c = stats_cell(&f.s, id, vm, SAMPLE_ALL_VCPUS);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->total, 3000);
+	if (exact[_i].pid_mode) {
+		ck_assert_uint_eq(total_of(&f, exact[_i].field), 3000);
+		/* per vCPU: the guest's threads are named CPU N/KVM */
+		for (int v = 0; v < 2; v++) {
+			c = stats_cell(&f.s, id, vm, v);
+			ck_assert_ptr_nonnull(c);
+			ck_assert_uint_eq(c->total, 1500);
+		}
+	}
 	tp_teardown(&f);
+	while (fgets(line, sizeof(line), out))	/* to its "exit" */
+		;
+	ck_assert_int_eq(pclose(out), 0);
 }
 END_TEST
 

@@ -144,34 +144,32 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static void vformat_line(int fd, const char *prefix, const char *fmt,
-			 va_list ap)
+/* Formats prefix, fmt and a newline into one write(), so lines never mix. */
+static void vwrite_line(int fd, const char *prefix, const char *fmt,
+			va_list ap)
 {
 	char buf[512];
-	size_t len = 0;
-	int n;
+	int len, n;
 
-	if (prefix)
-		len = snprintf(buf, sizeof(buf), "%s", prefix);
+	len = snprintf(buf, sizeof(buf), "%s", prefix);
 	n = vsnprintf(buf + len, sizeof(buf) - len, fmt, ap);
 	if (n < 0)
 		return;
 	len += n;
-	if (len > sizeof(buf) - 2)
-		len = sizeof(buf) - 2;
-	if (prefix)
-		buf[len++] = '\n';
+	if (len > (int)sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	buf[len++] = '\n';
 	write_all(fd, buf, len);
 }
 
-/* One stdout record; the format includes the newline. */
+/* One stdout record (one line). */
 __attribute__((format(printf, 1, 2)))
 static void emit(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vformat_line(STDOUT_FILENO, NULL, fmt, ap);
+	vwrite_line(STDOUT_FILENO, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -182,7 +180,7 @@ static void error_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vformat_line(STDERR_FILENO, PROG ": ", fmt, ap);
+	vwrite_line(STDERR_FILENO, PROG ": ", fmt, ap);
 	va_end(ap);
 }
 
@@ -419,7 +417,7 @@ static int vcpu_loop(struct vcpu *vcpu)
 	if (vcpu->other_exits)
 		error_msg("vm %d: vcpu %u: ignored %" PRIu64 " exits of other reasons",
 			  vm->pid, vcpu->index, vcpu->other_exits);
-	emit("done %d %u %" PRIu64 " %" PRIu64 "\n", vm->pid, vcpu->index,
+	emit("done %d %u %" PRIu64 " %" PRIu64, vm->pid, vcpu->index,
 	     vcpu->exits, ts_ns(&t1) - ts_ns(&t0));
 	return 0;
 }
@@ -441,7 +439,7 @@ static void *vcpu_thread(void *arg)
 	else
 		err = vcpu_setup(vcpu);
 	if (!err)
-		emit("vcpu %d %u %d\n", vm->pid, vcpu->index, vcpu->tid);
+		emit("vcpu %d %u %d", vm->pid, vcpu->index, vcpu->tid);
 
 	pthread_mutex_lock(&vm->lock);
 	if (err)
@@ -629,7 +627,7 @@ static int vm_main(int ready_fd)
 	err = vm_setup(&vm);
 	if (err)
 		goto fail;
-	emit("vm %d\n", vm.pid);
+	emit("vm %d", vm.pid);
 
 	for (i = 0; i < opts.vcpus; i++) {
 		struct vcpu *vcpu = &vm.vcpus[i];
@@ -737,7 +735,7 @@ static void check_all_ready(struct launcher *l)
 {
 	if (l->printed_ready || l->nr_ready < opts.vms)
 		return;
-	emit("ready\n");
+	emit("ready");
 	l->printed_ready = true;
 	if (!opts.wait_signal)
 		signal_children(l, SIGUSR1);
@@ -854,13 +852,16 @@ static int launch(void)
 	struct launcher l = { .ready_fd = -1 };
 	sigset_t mask, child_mask;
 	pid_t parent = getpid();
-	int pipefd[2], sfd, status;
+	int pipefd[2], sfd, status, sig;
 	unsigned int i;
 	pid_t pid;
 
 	/*
 	 * Blocked before the fork: the VMs then keep an early SIGUSR1 pending
 	 * until they are set up, and the launcher reads signals from a signalfd.
+	 * Default actions, since a shell starts background jobs with SIGINT
+	 * ignored: the VMs must die of the SIGINT the launcher forwards, and
+	 * an ignored SIGCHLD would reap them behind the launcher's back.
 	 */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -868,6 +869,9 @@ static int launch(void)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&mask, sig) == 1)
+			signal(sig, SIG_DFL);
 	sigemptyset(&child_mask);
 	sigaddset(&child_mask, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
@@ -925,7 +929,7 @@ static int launch(void)
 		while (wait(&status) > 0 || errno == EINTR)
 			;
 	}
-	emit("exit\n");
+	emit("exit");
 
 	if (l.ready_fd >= 0)
 		close(l.ready_fd);
@@ -953,6 +957,8 @@ static void usage(FILE *f)
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
 		"  -w, --wait-signal    start the vCPUs only on SIGUSR1\n"
+		"  -N, --name NAME      ignored; shows NAME in the command line the\n"
+		"                       way QEMU's -name guest=NAME does (for -g)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
@@ -986,6 +992,7 @@ static int parse_options(int argc, char **argv)
 		{ "hold", required_argument, NULL, 't' },
 		{ "stats-fds", no_argument, NULL, 's' },
 		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "name", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -994,7 +1001,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swh", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swN:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1046,6 +1053,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'w':
 			opts.wait_signal = true;
+			break;
+		case 'N':
+			/* only shown in the command line, as QEMU's -name is */
 			break;
 		case 'h':
 			usage(stdout);

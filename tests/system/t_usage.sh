@@ -15,8 +15,8 @@ bad() {	# expected-substring args...
 }
 bad 'unknown option --frobnicate' --frobnicate
 bad 'invalid regular expression' -1 -f '('
-bad 'not a running KVM VM' -1 -p $$
-bad 'not a running KVM VM' -1 -p 2147483647
+bad 'is not a KVM VM' -1 -p $$
+bad 'no process with pid 2147483647' -1 -p 2147483647
 bad 'no guest named' -1 -g no-such-guest-name
 bad 'needs seconds from 0.1 to 25.5' -s 30
 bad 'needs seconds from 0.1 to 25.5' -s 0
