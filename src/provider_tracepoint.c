@@ -41,6 +41,8 @@ static const struct {
 } tp_child_sources[] = {
 	{ "kvm_exit", "exit_reason", NULL },
 	{ "kvm_exit", "esr_ec", NULL },
+	{ "kvm_exit", "exit_nr", NULL },
+	{ "kvm_s390_sie_exit", "icptcode", NULL },
 	{ "kvm_userspace_exit", "reason", "KVM_EXIT_" },
 };
 
@@ -103,7 +105,7 @@ struct tp_vm {
 };
 
 struct tp_priv {
-	char events_dir[PATH_MAX];
+	char events_dir[PATH_MAX];	/* tracefs events/kvm */
 	const char *proc_root;
 	const char *debugfs_root;	/* vcpuN/pid where threads are unnamed */
 	pid_t pid;			/* -p, or 0 */
@@ -144,21 +146,30 @@ static int perf_open(struct perf_event_attr *pa, pid_t pid, int cpu,
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
-/* The kvm events directory under tracefs, wherever it is mounted. */
-static int tp_find_events(const struct options *o, char *out, size_t len)
+/* The kvm events directory under tracefs, wherever it is mounted; out has
+ * PATH_MAX bytes. */
+static int tp_find_events(const struct options *o, char out[PATH_MAX])
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
 					     "/sys/kernel/debug/tracing" };
+	const char *root;
 	struct stat st;
 
-	if (o->tracefs_root) {
-		snprintf(out, len, "%s/events/kvm", o->tracefs_root);
-		return stat(out, &st) ? -errno : 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
-		snprintf(out, len, "%s/events/kvm", roots[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(roots) + 1; i++) {
+		if (o->tracefs_root && i)
+			break;
+		root = o->tracefs_root ? o->tracefs_root : i ? roots[i - 1] :
+							       NULL;
+		if (!root)
+			continue;
+		if (strlen(root) + sizeof("/events/kvm") > PATH_MAX)
+			return -ENAMETOOLONG;
+		strcpy(out, root);
+		strcat(out, "/events/kvm");
 		if (!stat(out, &st))
 			return 0;
+		if (o->tracefs_root)
+			return -errno;
 	}
 	return -ENOENT;
 }
@@ -167,7 +178,7 @@ static bool tp_probe(const struct options *o)
 {
 	char dir[PATH_MAX];
 
-	return tp_find_events(o, dir, sizeof(dir)) == 0;
+	return tp_find_events(o, dir) == 0;
 }
 
 static int tp_read_id(const char *dir, const char *event)
@@ -741,7 +752,7 @@ static int tp_open(struct provider *p, const struct options *o)
 	tp->proc_root = o->proc_root;
 	tp->debugfs_root = o->debugfs_root;
 	tp->want_vms = p->want_vms;
-	rc = tp_find_events(o, tp->events_dir, sizeof(tp->events_dir));
+	rc = tp_find_events(o, tp->events_dir);
 	if (rc) {
 		provider_msg(p, false,
 			     "no kvm tracepoints: mount tracefs (mount -t tracefs none /sys/kernel/tracing) and load the kvm module");
