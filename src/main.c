@@ -258,6 +258,18 @@ static void check_vcpu(struct run *r)
 	if (r->opts.vcpu < 0)
 		return;
 	n = stats_vcpus_of(&r->stats, r->opts.pid, &v);
+	if (!n) {
+		/* nothing counted yet: the VM's named threads tell */
+		struct vm_info vi = { .pid = r->opts.pid };
+
+		vm_load_vcpus(r->opts.proc_root, &vi);
+		if (!vi.nvcpus)
+			vm_load_vcpus_debugfs(r->opts.debugfs_root, &vi);
+		v = xcalloc(vi.nvcpus + 1, sizeof(*v));
+		for (size_t i = 0; i < vi.nvcpus; i++)
+			v[n++] = vi.vcpus[i].index;
+		vm_info_clear(&vi);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (v[i] == r->opts.vcpu) {
 			free(v);

@@ -92,6 +92,7 @@ struct tp_group {
 	int vcpu;			/* vCPU index of the thread, or -1 */
 	int *fds;			/* one per member, leader first */
 	size_t nfds;
+	uint64_t *final;		/* counts of an exited thread, per member */
 };
 
 /* vCPU indices of the threads of one VM, from their names. */
@@ -102,6 +103,8 @@ struct tp_vm {
 	unsigned long loaded_at;	/* refresh of the last load */
 	bool is_vm;			/* holds a KVM VM (kernel threads and
 					 * helpers fire kvm events too) */
+	struct vm_vcpu *known;		/* every vCPU thread seen */
+	size_t nknown;
 };
 
 struct tp_priv {
@@ -127,7 +130,7 @@ struct tp_priv {
 	struct tp_vm *vms;
 	size_t nvms;
 	/* BPF breakdowns collected during one read */
-	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; } *bd;
+	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; pid_t tid; } *bd;
 	size_t nbd, capbd;
 	uint32_t *slot;			/* hash of bd: index + 1, 0 = empty */
 	size_t capslot;
@@ -580,6 +583,23 @@ static struct tp_vm *tp_vm_get(struct tp_priv *tp, pid_t pid)
 	return &tp->vms[tp->nvms++];
 }
 
+/* Adds the threads just loaded to those known, so that the counts of a
+ * vCPU thread that has exited still go to its vCPU. */
+static void tp_vm_remember(struct tp_vm *vm)
+{
+	for (size_t i = 0; i < vm->info.nvcpus; i++) {
+		bool known = false;
+
+		for (size_t j = 0; j < vm->nknown && !known; j++)
+			known = vm->known[j].tid == vm->info.vcpus[i].tid;
+		if (known)
+			continue;
+		vm->known = xrealloc(vm->known, (vm->nknown + 1) *
+				     sizeof(*vm->known));
+		vm->known[vm->nknown++] = vm->info.vcpus[i];
+	}
+}
+
 /* vCPU index of a thread, from its QEMU-style name (or debugfs); -1 when
  * unknown. The names are loaded again for an unknown thread at most once
  * per VM and refresh, or always when reload is true. */
@@ -594,14 +614,15 @@ static int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)
 			if (!vm->info.nvcpus)
 				vm_load_vcpus_debugfs(tp->debugfs_root,
 						      &vm->info);
+			tp_vm_remember(vm);
 			vm->loaded = true;
 			vm->loaded_at = tp->refresh;
 		} else if (pass) {
 			break;
 		}
-		for (size_t i = 0; i < vm->info.nvcpus; i++)
-			if (vm->info.vcpus[i].tid == tid)
-				return vm->info.vcpus[i].index;
+		for (size_t i = 0; i < vm->nknown; i++)
+			if (vm->known[i].tid == tid)
+				return vm->known[i].index;
 	}
 	return -1;
 }
@@ -682,8 +703,10 @@ static void tp_report(struct tp_priv *tp, int field)
 
 static void tp_free_priv(struct tp_priv *tp)
 {
-	for (size_t i = 0; i < tp->ngroups; i++)
+	for (size_t i = 0; i < tp->ngroups; i++) {
 		tp_close_group(tp, &tp->groups[i]);
+		free(tp->groups[i].final);
+	}
 	free(tp->groups);
 	bpf_count_free(tp->bc);
 	for (size_t i = 0; i < tp->nsrc; i++) {
@@ -697,8 +720,10 @@ static void tp_free_priv(struct tp_priv *tp)
 	for (size_t i = 0; i < tp->nev; i++)
 		free(tp->ev[i].name);
 	free(tp->ev);
-	for (size_t i = 0; i < tp->nvms; i++)
+	for (size_t i = 0; i < tp->nvms; i++) {
 		free(tp->vms[i].info.vcpus);
+		free(tp->vms[i].known);
+	}
 	free(tp->vms);
 	free(tp->buf);
 	free(tp->acc);
@@ -872,8 +897,8 @@ static uint32_t tp_bd_hash(pid_t pid, int vcpu, int field)
 }
 
 /* Adds v to the breakdown (pid, vcpu, field) of this refresh; a hash keeps
- * it linear in the number of BPF keys. */
-static void tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
+ * it linear in the number of BPF keys. Returns the entry. */
+static struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 		      uint64_t v)
 {
 	size_t h;
@@ -899,7 +924,7 @@ static void tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 
 		if (b->pid == pid && b->vcpu == vcpu && b->field == field) {
 			b->v += v;
-			return;
+			return b;
 		}
 		h = (h + 1) & (tp->capslot - 1);
 	}
@@ -907,8 +932,9 @@ static void tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 		tp->capbd = tp->capbd ? tp->capbd * 2 : 256;
 		tp->bd = xrealloc(tp->bd, tp->capbd * sizeof(*tp->bd));
 	}
-	tp->bd[tp->nbd] = (struct tp_bd){ pid, vcpu, field, v };
+	tp->bd[tp->nbd] = (struct tp_bd){ pid, vcpu, field, v, 0 };
 	tp->slot[h] = (uint32_t)++tp->nbd;
+	return &tp->bd[tp->nbd - 1];
 }
 
 /* Empties the breakdowns for a new refresh. */
@@ -972,7 +998,8 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
 		vcpu = tp_vcpu_of(tp, (pid_t)k->tgid, (pid_t)k->tid, false);
 		if (vcpu >= 0)
-			tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count);
+			tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)->tid =
+				(pid_t)k->tid;
 		return;
 	}
 	field = tp_key_field(tp, k);
@@ -985,7 +1012,8 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
 	vcpu = tp_vcpu_of(tp, (pid_t)k->tgid, (pid_t)k->tid, false);
 	if (vcpu >= 0)
-		tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count);
+		tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)->tid =
+			(pid_t)k->tid;
 }
 
 /* Adds a group's counts to the totals; per-vCPU samples for vCPU threads. */
@@ -1016,8 +1044,14 @@ static int tp_read(struct provider *p, struct sample_set *out)
 		struct tp_group *g = &tp->groups[i];
 		bool alive = g->tid <= 0 || tp_thread_alive(tp, g->tid);
 
-		if (!g->nfds)
+		if (!g->nfds) {
+			/* an exited vCPU thread: its last counts stay shown */
+			for (size_t m = 0; g->final && g->vcpu >= 0 &&
+					   tp->want_vms && m < tp->nmem; m++)
+				sample_set_push(out, tp->mem[m].field, tp->pid,
+						g->vcpu, g->tid, g->final[m], 0);
 			continue;
+		}
 		if (!tp_read_group(tp, g)) {
 			if (alive)
 				rc = -EIO;
@@ -1028,7 +1062,11 @@ static int tp_read(struct provider *p, struct sample_set *out)
 					 tp->want_vms ? out : NULL);
 		} else {
 			/* a thread that exited: keep its final counts */
-			tp_account_group(tp, g, tp->retired, NULL);
+			tp_account_group(tp, g, tp->retired,
+					 tp->want_vms ? out : NULL);
+			g->final = xmalloc(g->nfds * sizeof(*g->final));
+			memcpy(g->final, tp->buf + 1,
+			       g->nfds * sizeof(*g->final));
 			tp_close_group(tp, g);
 		}
 	}
@@ -1045,7 +1083,7 @@ static int tp_read(struct provider *p, struct sample_set *out)
 	}
 	for (size_t i = 0; i < tp->nbd; i++)
 		sample_set_push(out, tp->bd[i].field, tp->bd[i].pid,
-				tp->bd[i].vcpu, 0, tp->bd[i].v, 0);
+				tp->bd[i].vcpu, tp->bd[i].tid, tp->bd[i].v, 0);
 	if (rc)
 		provider_msg(p, false,
 			     "some perf counters could not be read this time");

@@ -34,12 +34,12 @@ done
 "$BENCH" debugfs "$root"
 "$BENCH" debugfs "$root" want_vms
 
-echo "== guest exit rate (one vCPU, port I/O exits, 3 s each)"
+echo "== guest exit rate (one vCPU, port I/O exits; 3 rounds of 2 s, medians)"
 if ! [ -c /dev/kvm ] || [ "$(id -u)" != 0 ]; then
 	echo "skipped: needs root and /dev/kvm"; exit 0
 fi
-rate() {	# prints exits per second of one busy vCPU
-	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 3 |
+rate() {	# exits per second of one busy vCPU
+	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 2 |
 		awk '$1 == "done" { printf "%.0f\n", $4 / ($5 / 1e9) }'
 }
 watched() {	# kvmstat args: rate while kvmstat runs
@@ -50,14 +50,18 @@ watched() {	# kvmstat args: rate while kvmstat runs
 	rate
 	kill -TERM "$k"; wait "$k" 2>/dev/null
 }
-base=$(rate)
-def=$(watched -t)
-bpf=$(watched -t -f .)
-nobpf=$(watched -t -f . --no-bpf)
-base2=$(rate)
-ref=$(( (base + base2) / 2 ))
-pct() { awk -v a="$1" -v b="$ref" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
-printf '%-46s %10s exits/s\n' "unmonitored (mean of before and after)" "$ref"
-printf '%-46s %10s exits/s  %s\n' "kvmstat -t -l (default fields)" "$def" "$(pct "$def")"
-printf '%-46s %10s exits/s  %s\n' "kvmstat -t -l -f . (children, BPF)" "$bpf" "$(pct "$bpf")"
-printf '%-46s %10s exits/s  %s\n' "kvmstat -t -l -f . --no-bpf (filtered events)" "$nobpf" "$(pct "$nobpf")"
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+cases=("unmonitored" "kvmstat -t -l (default fields)" "kvmstat -t -l -f . (children, BPF)"
+       "kvmstat -t -l -f . --no-bpf (filtered events)")
+args=("" "-t" "-t -f ." "-t -f . --no-bpf")
+for round in 1 2 3; do	# interleaved, so drift hits every case alike
+	for i in "${!cases[@]}"; do
+		if [ -z "${args[$i]}" ]; then rate; else watched ${args[$i]}; fi >>"$TMP/rate.$i"
+	done
+done
+ref=$(median <"$TMP/rate.0")
+for i in "${!cases[@]}"; do
+	r=$(median <"$TMP/rate.$i")
+	printf '%-46s %10s exits/s  %s\n' "${cases[$i]}" "$r" \
+		"$(awk -v a="$r" -v b="$ref" 'BEGIN { printf "%.1f%%", 100 * a / b }')"
+done

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The monitor under tmux against two busy test guests: first screen, rates,
+# every key (help, filter and its errors, pid prompt and its errors, sort,
+# child events, per-guest view, vCPU drill-down, reset, delay), a resize
+# to 40x10 and back, and q leaving the terminal as it was with status 0.
+source tests/system/lib.sh
+need_kvm
+command -v tmux >/dev/null || skip "tmux not installed"
+
+S=kvmstat-t-$$
+tmux_cleanup() { tmux kill-session -t "$S" 2>/dev/null; cleanup; }
+trap tmux_cleanup EXIT
+
+tests/guest/kvmguest -m 1 -v 3 -n 0 -k pio -t 60 >"$TMP/a.out" &
+PIDS+=($!)
+tests/guest/kvmguest -m 1 -v 1 -n 0 -k hlt -t 60 >"$TMP/b.out" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q ready "$TMP/a.out" && grep -q ready "$TMP/b.out" && break; sleep 0.05; done
+vm_a=$(awk '$1 == "vm" { print $2 }' "$TMP/a.out")
+vm_b=$(awk '$1 == "vm" { print $2 }' "$TMP/b.out")
+tids_a=$(awk '$1 == "vcpu" { print $4 }' "$TMP/a.out")
+
+tmux new-session -d -s "$S" -x 120 -y 30 \
+	"$KVMSTAT -t -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
+screen() { tmux capture-pane -p -t "$S"; }
+keys() { tmux send-keys -t "$S" "$@"; }
+# expect TEXT [TIMEOUT]: until the screen shows TEXT
+expect() {
+	for _ in $(seq 1 "${2:-60}"); do
+		screen | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	fail "screen lacks '$1':
+$(screen)"
+}
+expect_not() {
+	sleep 0.8
+	! screen | grep -qF -- "$1" || fail "screen still shows '$1':
+$(screen)"
+}
+row() { screen | awk -v n="$1" '$1 == n'; }
+
+expect "kvm statistics - summary"
+expect "Event"
+screen | grep -q 'Total  *%Total  *CurAvg/s' || fail "columns: $(screen)"
+expect "[tracepoint]"
+sleep 1.2
+rate=$(row kvm_pio | awk '{ print $NF }')
+[ -n "$rate" ] && [ "$rate" != 0 ] || fail "kvm_pio rate is '$rate' while the guest runs: $(screen)"
+
+keys h; expect "Interactive commands"; keys z; expect "kvm statistics - summary"
+
+keys f; expect "Filter fields"; keys BSpace "(" Enter
+expect "invalid regular expression"
+keys Escape; expect_not "Filter fields"
+keys f; keys "kvm_pio" Enter; expect "filter kvm_pio"
+sleep 0.8
+[ "$(screen | grep -c '^kvm_')" = 1 ] || fail "filter kvm_pio shows: $(screen)"
+keys c; expect_not "filter kvm_pio"
+
+keys p; expect "Show pid"; keys 1 Enter; expect "is not a KVM VM"; keys Escape
+keys p; keys "$vm_a" Enter; expect "kvm statistics - pid $vm_a"
+keys c; expect "kvm statistics - summary"
+
+keys o; expect "Total*"; keys o; expect "CurAvg/s*"
+
+keys x; expect "+children"; expect "  kvm_userspace_exit(IO)"
+keys x; expect_not "+children"
+
+keys b; expect "kvm statistics - guests"
+expect "$vm_a "; expect "$vm_b "
+keys Home Enter; expect "vCPUs of pid"
+sel=$(screen | sed -n 's/.*vCPUs of pid \([0-9]*\).*/\1/p')
+if [ "$sel" = "$vm_a" ]; then
+	for t in $tids_a; do expect "$t"; done
+fi
+keys Escape; expect "kvm statistics - guests"
+keys b; expect "kvm statistics - summary"
+
+sleep 1
+before=$(row kvm_pio | awk '{ print $2 }')
+keys r; sleep 0.3
+after=$(row kvm_pio | awk '{ print $2 }')
+[ "$after" != "$before" ] || fail "r did not reset kvm_pio's total ($before)"
+
+keys s; expect "Update interval"; keys BSpace BSpace BSpace "30" Enter
+expect "is not from 0.1 to 25.5"; keys BSpace BSpace "1" Enter
+expect "delay 1.0s"
+
+tmux resize-window -t "$S" -x 40 -y 10 2>/dev/null || tmux resize-pane -t "$S" -x 40 -y 10
+expect "terminal too small"
+tmux resize-window -t "$S" -x 120 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 120 -y 30
+expect "kvm statistics - summary"; expect "Event"
+
+keys q
+for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
+[ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
+# the terminal is back: curses left the alternate screen
+[ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
+echo ok
