@@ -28,4 +28,8 @@ bool ui_text_all_zero(const struct snapshot *snap);
 /* Local time as "YYYY-MM-DD HH:MM:SS" into buf (at least 20 bytes). */
 void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall);
 
+/* A number in at most width characters: scaled by k, M, G... when it does
+ * not fit, never cut (the monitor's columns). */
+void ui_text_scaled(char *buf, size_t len, double v, int width);
+
 #endif

@@ -6,6 +6,7 @@
  * timestamp then the deltas, comma separated.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "ui_text.h"
 
@@ -83,4 +84,17 @@ bool ui_text_all_zero(const struct snapshot *snap)
 		if (snap->rows[i].valid && snap->rows[i].delta)
 			return false;
 	return true;
+}
+
+void ui_text_scaled(char *buf, size_t len, double v, int width)
+{
+	static const char units[] = " kMGTPE";
+	int u = 0;
+
+	snprintf(buf, len, "%.0f", v);
+	while ((int)strlen(buf) > width && u < 6) {
+		v /= 1000;
+		u++;
+		snprintf(buf, len, "%.*f%c", v < 9.95 ? 1 : 0, v, units[u]);
+	}
 }

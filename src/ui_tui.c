@@ -20,6 +20,7 @@
 #include "filter.h"
 #include "frontend.h"
 #include "options.h"
+#include "ui_text.h"
 #include "util.h"
 #include "vm.h"
 
@@ -158,20 +159,6 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	return 0;
 }
 
-/* A number in at most width characters: scaled by k, M, G, never cut. */
-static void tui_num(char *buf, size_t len, double v, int width)
-{
-	static const char units[] = " kMGTPE";
-	int u = 0;
-
-	snprintf(buf, len, "%.0f", v);
-	while ((int)strlen(buf) > width && u < 6) {
-		v /= 1000;
-		u++;
-		snprintf(buf, len, "%.*f%c", v < 9.95 ? 1 : 0, v, units[u]);
-	}
-}
-
 static void tui_free_rows(struct tui_priv *tp)
 {
 	for (size_t i = 0; i < tp->nrows; i++)
@@ -226,8 +213,8 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 			tui_set(row, 3, -1, "-");
 			continue;
 		}
-		tui_num(t, sizeof(t), (double)x->total, 10);
-		tui_num(r, sizeof(r), x->rate, 9);
+		ui_text_scaled(t, sizeof(t), (double)x->total, 10);
+		ui_text_scaled(r, sizeof(r), x->rate, 9);
 		tui_set(row, 1, (double)x->total, "%s", t);
 		if (x->parent < 0 && x->type == FIELD_CUMULATIVE && sum > 0)
 			tui_set(row, 2, 100.0 * x->total / sum, "%.1f",
@@ -279,12 +266,12 @@ static void tui_model_groups(struct tui_priv *tp, const struct frontend *fe,
 					row->gone ? " (gone)" : "");
 			}
 		}
-		tui_num(t, sizeof(t), (double)g[i].total, 10);
-		tui_num(r, sizeof(r), g[i].rate, 9);
+		ui_text_scaled(t, sizeof(t), (double)g[i].total, 10);
+		ui_text_scaled(r, sizeof(r), g[i].rate, 9);
 		tui_set(row, 2, (double)g[i].total, "%s", t);
 		tui_set(row, 3, g[i].rate, "%s", r);
 		for (int k = 0; k < SNAP_TOP && g[i].top[k] >= 0; k++) {
-			tui_num(r, sizeof(r), g[i].top_rate[k], 9);
+			ui_text_scaled(r, sizeof(r), g[i].top_rate[k], 9);
 			snprintf(top + strlen(top), sizeof(top) - strlen(top),
 				 "%s%s %s/s", k ? ", " : "",
 				 ft->v[g[i].top[k]].name, r);

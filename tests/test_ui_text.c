@@ -188,6 +188,23 @@ START_TEST(test_log_file_unwritable)
 }
 END_TEST
 
+START_TEST(test_scaled)
+{
+	char b[32];
+
+	ui_text_scaled(b, sizeof(b), 123456789, 10);
+	ck_assert_str_eq(b, "123456789");
+	ui_text_scaled(b, sizeof(b), 12345678901.0, 10);
+	ck_assert_str_eq(b, "12345679k");
+	ui_text_scaled(b, sizeof(b), 12345678901.0, 5);
+	ck_assert_str_eq(b, "12G");
+	ui_text_scaled(b, sizeof(b), 1234567, 3);
+	ck_assert_str_eq(b, "1.2M");	/* never cut: wider than asked */
+	ui_text_scaled(b, sizeof(b), 0, 3);
+	ck_assert_str_eq(b, "0");
+}
+END_TEST
+
 Suite *ui_text_suite(void)
 {
 	Suite *s = suite_create("ui_text");
@@ -200,6 +217,7 @@ Suite *ui_text_suite(void)
 	tcase_add_test(tc, test_log_file_csv_reopen);
 	tcase_add_test(tc, test_log_header_repeat_and_skip_zero);
 	tcase_add_test(tc, test_log_file_unwritable);
+	tcase_add_test(tc, test_scaled);
 	suite_add_tcase(s, tc);
 	return s;
 }
