@@ -92,7 +92,7 @@ void ui_text_scaled(char *buf, size_t len, double v, int width)
 	int u = 0;
 
 	snprintf(buf, len, "%.0f", v);
-	while ((int)strlen(buf) > width && u < 6) {
+	while ((int)strlen(buf) > width && v >= 1000 && u < 6) {
 		v /= 1000;
 		u++;
 		snprintf(buf, len, "%.*f%c", v < 9.95 ? 1 : 0, v, units[u]);
