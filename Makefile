@@ -42,8 +42,11 @@ TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev
+# what the whole-program tests drive: the monitor under tmux
+TEST_DEPS_PKGS := tmux
 
-.PHONY: all run check unit system bench install uninstall clean deps demo
+.PHONY: all run check unit system bench install uninstall clean deps deps-test \
+	install-pkgs demo
 
 all: $(BIN) $(GUEST)
 
@@ -68,7 +71,13 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB)
 
 # Installs the Debian build dependencies when root, else prints the command.
 deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
+
+deps-test:
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS) $(TEST_DEPS_PKGS)"
+
+install-pkgs:
+	@missing=""; for p in $(PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
@@ -76,7 +85,7 @@ deps:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 				apt-get install -y -qq $$missing >/dev/null || exit 1; \
 		else \
-			echo "missing build dependencies; run:"; \
+			echo "missing packages; run:"; \
 			echo "  sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
 	fi
@@ -91,7 +100,7 @@ unit: $(TEST_BIN)
 system: $(BIN) $(GUEST)
 	tests/system/run.sh
 
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory system
