@@ -105,6 +105,9 @@ struct tp_vm {
 					 * helpers fire kvm events too) */
 	struct vm_vcpu *known;		/* every vCPU thread seen */
 	size_t nknown;
+	bool alive;			/* the process exists (checked once
+					 * per refresh, at alive_at) */
+	unsigned long alive_at;
 };
 
 struct tp_priv {
@@ -583,6 +586,23 @@ static struct tp_vm *tp_vm_get(struct tp_priv *tp, pid_t pid)
 	return &tp->vms[tp->nvms++];
 }
 
+/* Whether a VM's process still exists: its map entries stay after it
+ * exits, but its breakdowns must then go stale (shown as gone). */
+static bool tp_vm_alive(struct tp_priv *tp, struct tp_vm *vm)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	if (tp->pid)	/* -p: the VM's last counts stay shown */
+		return true;
+	if (vm->alive_at != tp->refresh) {
+		snprintf(path, sizeof(path), "%s/%d", tp->proc_root, vm->pid);
+		vm->alive = stat(path, &st) == 0;
+		vm->alive_at = tp->refresh;
+	}
+	return vm->alive;
+}
+
 /* Adds the threads just loaded to those known, so that the counts of a
  * vCPU thread that has exited still go to its vCPU. */
 static void tp_vm_remember(struct tp_vm *vm)
@@ -982,6 +1002,7 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		       uint64_t count)
 {
 	struct tp_priv *tp = ctx;
+	struct tp_vm *vm;
 	int field, vcpu;
 
 	if (tp->pid && (pid_t)k->tgid != tp->pid)
@@ -991,8 +1012,10 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		 * from the perf groups */
 		size_t ev = k->event - TP_BPF_EVENT_BASE;
 
-		if (ev >= tp->nev || tp->ev[ev].field < 0 || !tp->want_vms ||
-		    !tp_vm_get(tp, (pid_t)k->tgid)->is_vm)
+		if (ev >= tp->nev || tp->ev[ev].field < 0 || !tp->want_vms)
+			return;
+		vm = tp_vm_get(tp, (pid_t)k->tgid);
+		if (!vm->is_vm || !tp_vm_alive(tp, vm))
 			return;
 		field = tp->ev[ev].field;
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
@@ -1006,7 +1029,10 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 	if (field < 0)
 		return;
 	tp->acc[field] += count;
-	if (!tp->want_vms || !tp_vm_get(tp, (pid_t)k->tgid)->is_vm)
+	if (!tp->want_vms)
+		return;
+	vm = tp_vm_get(tp, (pid_t)k->tgid);
+	if (!vm->is_vm || !tp_vm_alive(tp, vm))
 		return;
 	if (!tp->pid)
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
