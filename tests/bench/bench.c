@@ -98,8 +98,10 @@ int main(int argc, char **argv)
 		snapshot_free(&snap);
 	}
 	t1 = cpu_seconds();
-	printf("%-10s %-22s fields %4zu  fds %5d  cpu/refresh %7.1f us\n",
-	       argv[1], argc > 2 ? argv[2] : "(default fields)", s.fields.n,
+	printf("%-10s %-26s fields %4zu  fds %5d  cpu/refresh %7.1f us\n",
+	       argv[1], !strcmp(argv[1], "debugfs") ?
+	       (p.want_vms ? "tree, per-VM breakdowns" : "tree, totals") :
+	       argc > 2 ? argv[2] : "(default fields)", s.fields.n,
 	       count_fds() - fds0, (t1 - t0) / iters * 1e6);
 	p.ops->close(&p);
 	stats_free(&s);
