@@ -42,8 +42,8 @@ TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev
-# what the whole-program tests drive: the monitor under tmux
-TEST_DEPS_PKGS := tmux
+# what the whole-program tests drive: the monitor under tmux, a real QEMU
+TEST_DEPS_PKGS := tmux qemu-system-x86 python3
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sample.h"
+
 #define FILTER_DEFAULT "^[^(]*$"
 
 struct field_filter {
@@ -18,6 +20,10 @@ struct field_filter {
 	regex_t re;
 	bool compiled;
 	bool children;		/* also keep NAME(...) when NAME matches */
+	/* A provider's view: names another provider already declared in
+	 * claimed are not its to count (one source per field name). */
+	const struct field_table *claimed;
+	const char *owner;
 };
 
 /* 0, or -EINVAL with a readable reason in err. */

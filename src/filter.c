@@ -58,7 +58,16 @@ bool filter_match(const struct field_filter *f, const char *name)
 	const char *paren;
 	char parent[128];
 
-	if (!f || !f->compiled)
+	if (!f)
+		return true;
+	if (f->claimed && f->owner) {
+		int id = field_table_find(f->claimed, name);
+
+		if (id >= 0 && f->claimed->v[id].provider &&
+		    strcmp(f->claimed->v[id].provider, f->owner))
+			return false;
+	}
+	if (!f->compiled)
 		return true;
 	if (filter_match_start(f, name))
 		return true;

@@ -32,6 +32,7 @@ struct run {
 	struct options opts;
 	struct stats stats;
 	struct provider provs[8];
+	struct field_filter pfilter[8];	/* each provider's view of -f */
 	size_t nprovs;
 	struct frontend fe;
 	bool fe_open;
@@ -116,7 +117,13 @@ static void open_providers(struct run *r, bool all_fields)
 		memset(p, 0, sizeof(*p));
 		p->ops = ops;
 		p->fields = &r->stats.fields;
-		p->filter = all_fields ? NULL : &o->filter;
+		/* -f, minus the names an earlier provider counts already */
+		r->pfilter[r->nprovs] = o->filter;
+		r->pfilter[r->nprovs].claimed = &r->stats.fields;
+		r->pfilter[r->nprovs].owner = ops->name;
+		if (all_fields)
+			r->pfilter[r->nprovs].compiled = false;
+		p->filter = &r->pfilter[r->nprovs];
 		p->want_vms = o->pid != 0 || r->want_vms;
 		rc = ops->open(p, o);
 		if (rc) {
@@ -558,8 +565,13 @@ static void resolve_vm(struct run *r)
 			usage_error(err);
 		r->opts.pid = pid;
 	} else if (r->opts.pid) {
+		/* QMP alone needs no root: its provider matches sockets to
+		 * the pid by their peer, and /proc/PID/fd may be unreadable */
+		bool qmp_only = r->opts.nqmp && !r->opts.use_tracepoints &&
+				!r->opts.use_debugfs && !r->opts.use_statsfd;
+
 		if (vm_resolve_pid(r->opts.proc_root, r->opts.pid, err,
-				   sizeof(err)))
+				   sizeof(err)) && !qmp_only)
 			usage_error(err);
 	}
 }

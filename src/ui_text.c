@@ -24,11 +24,18 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap)
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *r = &snap->rows[i];
 
-		if (r->valid)
-			strbuf_addf(b, "%-42s%10llu%10lld\n", r->name,
-				    (unsigned long long)r->total,
-				    (long long)r->delta);
-		else
+		if (r->valid) {
+			/* kvm_stat's columns; a number too wide for its
+			 * column still gets a blank before it */
+			char t[32], d[32];
+
+			snprintf(t, sizeof(t), "%10llu",
+				 (unsigned long long)r->total);
+			snprintf(d, sizeof(d), "%10lld", (long long)r->delta);
+			strbuf_addf(b, "%-42s%s%s%s%s\n", r->name,
+				    t[0] == ' ' ? "" : " ", t,
+				    d[0] == ' ' ? "" : " ", d);
+		} else
 			strbuf_addf(b, "%-42s%10s%10s\n", r->name, "-", "-");
 	}
 }

@@ -18,11 +18,13 @@ static struct snap_row rows[] = {
 	{ .name = "kvm_exit(EXTERNAL_INTERRUPT)", .total = 7, .delta = -3,
 	  .valid = true },
 	{ .name = "stale", .valid = false },
+	{ .name = "wide_ns", .total = 6444793915611025420ull,
+	  .delta = 1234567890123ll, .valid = true },
 };
 
 static struct snapshot snap(void)
 {
-	struct snapshot s = { .rows = rows, .nrows = 3 };
+	struct snapshot s = { .rows = rows, .nrows = 4 };
 
 	setenv("TZ", "UTC", 1);
 	tzset();
@@ -40,7 +42,8 @@ START_TEST(test_batch)
 	ck_assert_str_eq(b.s,
 		"exits                                         123456        42\n"
 		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
-		"stale                                              -         -\n");
+		"stale                                              -         -\n"
+		"wide_ns                                    6444793915611025420 1234567890123\n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -54,8 +57,8 @@ START_TEST(test_log)
 	ui_text_log_header(&b, &s);
 	ui_text_log_line(&b, &s);
 	ck_assert_str_eq(b.s,
-		"exits kvm_exit(EXTERNAL_INTERRUPT) stale \n"
-		"2023-11-14 22:13:20        42        -3         -\n");
+		"exits kvm_exit(EXTERNAL_INTERRUPT) stale wide_ns \n"
+		"2023-11-14 22:13:20        42        -3         - 1234567890123\n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -69,8 +72,8 @@ START_TEST(test_csv)
 	ui_text_csv_header(&b, &s);
 	ui_text_csv_line(&b, &s);
 	ck_assert_str_eq(b.s,
-		"timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale\n"
-		"2023-11-14 22:13:20,42,-3,\n");
+		"timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
+		"2023-11-14 22:13:20,42,-3,,1234567890123\n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -141,8 +144,8 @@ START_TEST(test_log_file_csv_reopen)
 	ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
 	fe.ops->close(&fe);
 	ck_assert_str_eq(slurp(path),
-			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale\n"
-			 "2023-11-14 22:13:20,42,-3,\n");
+			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
+			 "2023-11-14 22:13:20,42,-3,,1234567890123\n");
 	ck_assert_int_eq(count(slurp(moved), "\n"), 27);
 	unlink(path);
 	unlink(moved);
