@@ -443,17 +443,3 @@ Suite *arch_suite(void)
 	suite_add_tcase(s, td);
 	return s;
 }
-
-#ifdef TEST_STANDALONE
-int main(void)
-{
-	SRunner *sr = srunner_create(arch_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-#endif

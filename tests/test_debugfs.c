@@ -1027,29 +1027,3 @@ Suite *debugfs_suite(void)
 	suite_add_tcase(s, tc);
 	return s;
 }
-
-#ifdef TEST_STANDALONE
-/* Standalone build without src/provider.c (whose registry pulls in every
- * provider): the same message helper. */
-void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
-	va_end(ap);
-	p->notice = notice;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(debugfs_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-#endif

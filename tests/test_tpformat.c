@@ -1049,17 +1049,3 @@ Suite *tpformat_suite(void)
 	suite_add_tcase(s, tcf);
 	return s;
 }
-
-#ifdef TEST_STANDALONE
-int main(void)
-{
-	SRunner *sr = srunner_create(tpformat_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-#endif
