@@ -24,13 +24,15 @@ NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
-	$(JANSSON_CFLAGS)
-LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS)
+	$(JANSSON_CFLAGS) $(MHD_CFLAGS) -pthread
+LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -pthread
 override LDFLAGS += $(SANITIZE)
 
 LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(ARCHDIR)/arch.c
@@ -41,12 +43,14 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
-DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev
-# what the whole-program tests drive: the monitor under tmux, a real QEMU
-TEST_DEPS_PKGS := tmux qemu-system-x86 python3
+DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
+	libmicrohttpd-dev
+# what the whole-program tests drive: the monitor under tmux, a real QEMU,
+# JSON checked with jq, the exporter scraped by curl and a real Prometheus
+TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
-	install-pkgs demo
+	install-pkgs demo fuzz
 
 all: $(BIN) $(GUEST)
 
@@ -83,7 +87,7 @@ install-pkgs:
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$$missing"; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-				apt-get install -y -qq $$missing >/dev/null || exit 1; \
+				apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 		else \
 			echo "missing packages; run:"; \
 			echo "  sudo apt-get install -y$$missing"; exit 1; \
@@ -116,12 +120,38 @@ $(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
 demo: all
 	tests/demo.sh
 
+# libFuzzer harness of the binary stats parser (clang); CI runs it briefly.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/statsfd.c src/units.c src/util.c
+$(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
+		include/sample.h include/util.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZ_SRCS)
+
+fuzz: $(BUILD)/fuzz/fuzz_statsfd
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_statsfd -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+		-artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 $(BUILD)/fuzz/corpus
+
+UNITS := kvmstat.service kvmstat-exporter.service
+
+# The systemd units name the binary where it is installed.
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
 	install -D -m 0644 man/kvmstat.1 $(DESTDIR)$(MANDIR)/kvmstat.1
+	install -d $(DESTDIR)$(UNITDIR)
+	for u in $(UNITS); do \
+		sed 's|/usr/local/bin/kvmstat|$(BINDIR)/$(BIN)|g' systemd/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(BIN) $(DESTDIR)$(MANDIR)/kvmstat.1
+	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
 
 clean:
 	rm -rf build build-* $(BIN) $(GUEST)

@@ -70,6 +70,7 @@ struct frontend {
 
 extern const struct frontend_ops batch_frontend_ops;
 extern const struct frontend_ops log_frontend_ops;
+extern const struct frontend_ops json_frontend_ops;
 extern const struct frontend_ops tui_frontend_ops;
 
 #endif

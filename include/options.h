@@ -18,11 +18,15 @@ enum run_mode {
 	MODE_TUI,	/* default: interactive monitor */
 	MODE_BATCH,	/* -1: one sample, then exit */
 	MODE_LOG,	/* -l or -L: one line per interval */
+	MODE_EXPORT,	/* --listen alone: serve metrics, print nothing */
 };
 
 struct options {
 	enum run_mode mode;
 	bool csv;			/* -c: log lines as CSV */
+	bool json;			/* --json: a JSON document (-1) or
+					 * JSON Lines (-l/-L) */
+	const char *listen;		/* --listen [ADDR:]PORT, or NULL */
 	bool use_debugfs;		/* -d given */
 	bool use_tracepoints;		/* -t given */
 	bool use_statsfd;		/* -S/--statsfd given */

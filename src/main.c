@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exporter.h"
 #include "frontend.h"
 #include "options.h"
 #include "provider.h"
@@ -42,6 +43,7 @@ struct run {
 	size_t nnames;
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
+	struct exporter *exp;		/* --listen, or NULL */
 };
 
 static void usage_error(const char *msg)
@@ -243,7 +245,12 @@ static void sample_all(struct run *r)
 static void take_snapshot(struct run *r, struct snapshot *snap)
 {
 	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
+	/* the exporter has the providers count child events for its reason
+	 * labels; the text and JSON output show what -f alone keeps */
+	struct field_filter shown = r->opts.filter;
 
+	if (r->exp)
+		shown.children = false;
 	if (r->opts.vcpu >= 0) {
 		scope.pid = r->opts.pid;
 		scope.vcpu = r->opts.vcpu;
@@ -251,7 +258,7 @@ static void take_snapshot(struct run *r, struct snapshot *snap)
 		scope.pid = r->opts.pid;
 		scope.per_vcpu = true;
 	}
-	stats_snapshot_scope(&r->stats, &r->opts.filter, &scope, snap);
+	stats_snapshot_scope(&r->stats, &shown, &scope, snap);
 }
 
 /* --vcpu N must name a vCPU the providers know for the VM (after the
@@ -319,11 +326,28 @@ static void update_names(struct run *r)
 	r->fe.nnames = r->nnames;
 }
 
+/* --listen: the whole selection, every field -f keeps with its child
+ * events, rendered here and handed to the HTTP server. */
+static void publish(struct run *r)
+{
+	struct snapshot snap;
+
+	if (!r->exp)
+		return;
+	update_names(r);
+	stats_snapshot(&r->stats, &r->opts.filter, &snap);
+	exporter_publish(r->exp, &snap, r->names, r->nnames);
+	snapshot_free(&snap);
+}
+
 static int render(struct run *r)
 {
 	struct snapshot snap;
 	int rc;
 
+	publish(r);
+	if (!r->fe.ops)
+		return 0;
 	if (r->want_vms)
 		update_names(r);
 	take_snapshot(r, &snap);
@@ -371,7 +395,8 @@ enum wait_result {
 static enum wait_result wait_until(struct run *r, uint64_t deadline,
 				   enum ui_action *act)
 {
-	int in_fd = r->fe.ops->input_fd ? r->fe.ops->input_fd(&r->fe) : -1;
+	int in_fd = r->fe.ops && r->fe.ops->input_fd ?
+		    r->fe.ops->input_fd(&r->fe) : -1;
 
 	for (;;) {
 		uint64_t now = util_now_ns();
@@ -390,7 +415,7 @@ static enum wait_result wait_until(struct run *r, uint64_t deadline,
 			continue;
 		while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
-				if (r->fe.ops->reopen &&
+				if (r->fe.ops && r->fe.ops->reopen &&
 				    r->fe.ops->reopen(&r->fe) < 0)
 					fprintf(stderr, "kvmstat: %s\n",
 						r->fe.msg);
@@ -433,6 +458,8 @@ static void run_log(struct run *r)
 
 	sample_all(r);
 	check_vcpu(r);
+	/* scrapes get the first sample at once, not after a delay */
+	publish(r);
 	deadline = util_now_ns() + delay_ns(r);
 	while (more) {
 		uint64_t now;
@@ -594,6 +621,15 @@ int main(int argc, char **argv)
 	resolve_vm(&r);
 	r.sigfd = setup_signals();
 	raise_nofile();
+	if (r.opts.listen) {
+		/* counters a scraper can rate(): totals since each VM started
+		 * where the source knows them; child events as reasons */
+		r.opts.include_past = true;
+		r.opts.filter.children = true;
+	}
+	/* JSON and metrics carry the per-VM and per-vCPU breakdowns */
+	if (r.opts.json || r.opts.listen)
+		r.want_vms = true;
 	stats_init(&r.stats, r.opts.include_past);
 
 	if (r.opts.fields_help) {
@@ -606,33 +642,51 @@ int main(int argc, char **argv)
 
 	switch (r.opts.mode) {
 	case MODE_BATCH:
-		r.fe.ops = &batch_frontend_ops;
+		r.fe.ops = r.opts.json ? &json_frontend_ops :
+					 &batch_frontend_ops;
 		break;
 	case MODE_LOG:
-		r.fe.ops = &log_frontend_ops;
+		r.fe.ops = r.opts.json ? &json_frontend_ops : &log_frontend_ops;
 		break;
 	case MODE_TUI:
 		r.fe.ops = &tui_frontend_ops;
+		break;
+	case MODE_EXPORT:
+		r.fe.ops = NULL;	/* headless: metrics only */
 		break;
 	}
 	/* a bad -L file is a usage error before anything opens; the monitor
 	 * takes the terminal only once the providers are up */
 	if (r.opts.mode == MODE_TUI)
 		open_providers(&r, false);
-	if (r.fe.ops->open(&r.fe, &r.opts))
+	if (r.fe.ops && r.fe.ops->open(&r.fe, &r.opts))
 		usage_error(r.fe.msg);
-	r.fe_open = true;
+	r.fe_open = r.fe.ops != NULL;
+	if (r.opts.listen) {
+		struct exporter_addr addr;
+
+		if (exporter_parse_listen(r.opts.listen, &addr, err,
+					  sizeof(err)))
+			usage_error(err);
+		/* after setup_signals: the server's thread inherits the
+		 * blocked signals, so they all reach the signalfd */
+		r.exp = exporter_start(&addr, err, sizeof(err));
+		if (!r.exp)
+			util_die("%s", err);
+	}
 	if (r.opts.mode != MODE_TUI)
 		open_providers(&r, false);
 
 	if (r.opts.mode == MODE_BATCH)
 		run_batch(&r);
-	else if (r.opts.mode == MODE_LOG)
+	else if (r.opts.mode == MODE_LOG || r.opts.mode == MODE_EXPORT)
 		run_log(&r);
 	else
 		run_tui(&r);
 
-	r.fe.ops->close(&r.fe);
+	exporter_stop(r.exp);
+	if (r.fe_open)
+		r.fe.ops->close(&r.fe);
 	report_notices(&r);
 	close_providers_fast(&r);
 	for (size_t i = 0; i < r.nnames; i++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporter.h"
 #include "options.h"
 #include "util.h"
 
@@ -21,6 +22,8 @@ enum long_only {
 	OPT_QMP,
 	OPT_VCPU,
 	OPT_PER_VCPU,
+	OPT_JSON,
+	OPT_LISTEN,
 };
 
 static const struct option long_options[] = {
@@ -44,6 +47,8 @@ static const struct option long_options[] = {
 	{ "qmp", required_argument, NULL, OPT_QMP },
 	{ "vcpu", required_argument, NULL, OPT_VCPU },
 	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
 	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
@@ -64,6 +69,18 @@ void options_usage(FILE *out)
 "  -L, --log-to-file FILE     like -l, appending to FILE; SIGHUP reopens it\n"
 "  -c, --csv                  with -l or -L: comma-separated values\n"
 "  -z, --skip-zero-records    with -l or -L: omit lines whose deltas are all 0\n"
+"      --json                 with -1: one JSON document; with -l or -L: one\n"
+"                             JSON object per interval per line (JSON Lines):\n"
+"                             total, delta, rate, unit and type of each field,\n"
+"                             per-VM and per-vCPU breakdowns, histograms\n"
+"      --listen [ADDR:]PORT   serve the last sample at http://ADDR:PORT/metrics\n"
+"                             in the Prometheus text format (OpenMetrics when\n"
+"                             the scraper asks for it); ADDR defaults to\n"
+"                             127.0.0.1. Alone, kvmstat prints nothing else\n"
+"                             (a headless exporter); with -l/-L it also logs.\n"
+"                             Counters are totals since each VM started where\n"
+"                             the source knows them (as with -i), and child\n"
+"                             events are exported as reason labels\n"
 "\n"
 "Selection:\n"
 "  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
@@ -80,9 +97,15 @@ void options_usage(FILE *out)
 "\n"
 "Sources (default: every one this host supports):\n"
 "  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
+"  -S, --statsfd              KVM binary statistics (KVM_GET_STATS_FD) from the\n"
+"                             stats fds VMMs keep open (QEMU 8.1+): exact per\n"
+"                             VM and vCPU, with units and histograms; needs\n"
+"                             root (CAP_SYS_PTRACE); new VMs are found within\n"
+"                             2 s\n"
 "  -d, --debugfs              KVM counters in debugfs\n"
 "  -i, --debugfs-include-past totals include everything since each VM\n"
-"                             started, not only since kvmstat started\n"
+"                             started (debugfs, statsfd, QMP), not only since\n"
+"                             kvmstat started\n"
 "      --qmp PATH             read KVM statistics from QEMU's QMP unix socket\n"
 "                             PATH (repeatable; QEMU 7.1 or later with -qmp\n"
 "                             unix:PATH,server=on,wait=off); needs only read\n"
@@ -225,6 +248,12 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 						sizeof(*o->qmp_paths));
 			o->qmp_paths[o->nqmp++] = optarg;
 			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_LISTEN:
+			o->listen = optarg;
+			break;
 		case OPT_VERSION:
 			o->version = true;
 			return 0;
@@ -287,11 +316,39 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			 o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
 		return -EINVAL;
 	}
+	if (o->json && !once && !log) {
+		snprintf(err, errlen,
+			 "--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+		return -EINVAL;
+	}
+	if (o->json && o->csv) {
+		snprintf(err, errlen,
+			 "--json and -c/--csv cannot be combined: pick one format");
+		return -EINVAL;
+	}
+	if (o->json && (o->vcpu >= 0 || o->per_vcpu)) {
+		snprintf(err, errlen,
+			 "--json always includes every vCPU: drop %s",
+			 o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+		return -EINVAL;
+	}
+	if (o->listen) {
+		struct exporter_addr addr;
+
+		if (once) {
+			snprintf(err, errlen,
+				 "--listen serves metrics until stopped: it cannot be combined with -1/--once");
+			return -EINVAL;
+		}
+		if (exporter_parse_listen(o->listen, &addr, err, errlen))
+			return -EINVAL;
+	}
 	if (o->log_file && !*o->log_file) {
 		snprintf(err, errlen, "-L/--log-to-file needs a file name");
 		return -EINVAL;
 	}
-	o->mode = once ? MODE_BATCH : log ? MODE_LOG : MODE_TUI;
+	o->mode = once ? MODE_BATCH : log ? MODE_LOG :
+		  o->listen ? MODE_EXPORT : MODE_TUI;
 	if (o->mode == MODE_BATCH && !o->delay_given)
 		o->delay = 1.0;
 	pattern = o->fields ? o->fields : FILTER_DEFAULT;

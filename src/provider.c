@@ -10,11 +10,17 @@
 #include "provider.h"
 
 extern const struct provider_ops tracepoint_provider_ops;
+extern const struct provider_ops statsfd_provider_ops;
 extern const struct provider_ops debugfs_provider_ops;
+extern const struct provider_ops qmp_provider_ops;
 
+/* In this order each provider counts the field names no earlier one has:
+ * exact per-VM binary stats before debugfs, which lockdown may hide. */
 const struct provider_ops *const provider_registry[] = {
 	&tracepoint_provider_ops,
+	&statsfd_provider_ops,
 	&debugfs_provider_ops,
+	&qmp_provider_ops,
 	NULL,
 };
 

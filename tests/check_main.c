@@ -20,6 +20,11 @@ int main(void)
 	srunner_add_suite(sr, debugfs_suite());
 	srunner_add_suite(sr, vm_suite());
 	srunner_add_suite(sr, tracepoint_suite());
+	srunner_add_suite(sr, statsfd_suite());
+	srunner_add_suite(sr, units_suite());
+	srunner_add_suite(sr, qmp_suite());
+	srunner_add_suite(sr, openmetrics_suite());
+	srunner_add_suite(sr, json_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -13,5 +13,10 @@ Suite *arch_suite(void);
 Suite *debugfs_suite(void);
 Suite *vm_suite(void);
 Suite *tracepoint_suite(void);
+Suite *statsfd_suite(void);
+Suite *units_suite(void);
+Suite *qmp_suite(void);
+Suite *openmetrics_suite(void);
+Suite *json_suite(void);
 
 #endif

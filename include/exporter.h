@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The metrics exporter (--listen): an HTTP server (libmicrohttpd, one
+ * internal epoll thread) that answers GET /metrics with the exposition of
+ * the last sample. The main loop renders each sample into text and hands
+ * it over with exporter_publish(); scrapes only ever see those finished
+ * texts, swapped under a mutex, so HTTP threads never touch the stats.
+ *
+ * Bounds, so that a slow or hostile client can neither block other
+ * scrapes nor make memory grow: at most EXPORTER_MAX_CONNECTIONS
+ * connections at once (more wait in the listen backlog), each closed
+ * after EXPORTER_TIMEOUT_S seconds without progress, and a request that
+ * trickles in byte by byte is cut off EXPORTER_DEADLINE_S seconds after
+ * it began (checked at each publish, so up to one -s interval later);
+ * each connection has at most EXPORTER_CONN_MEMORY bytes for its request
+ * (larger headers get 431, longer URLs 414). A response is the shared
+ * published text, never a copy.
+ *
+ * Answers: GET or HEAD /metrics: 200 with the Prometheus text format, or
+ * OpenMetrics when the Accept header prefers application/openmetrics-text;
+ * 503 before the first sample. / : a small HTML page linking /metrics.
+ * Other paths: 404. Other methods on those two: 405 with Allow.
+ */
+#ifndef KVMSTAT_EXPORTER_H
+#define KVMSTAT_EXPORTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "frontend.h"
+#include "stats.h"
+
+#define EXPORTER_DEFAULT_ADDR "127.0.0.1"
+#define EXPORTER_DEFAULT_PORT 9712
+#define EXPORTER_MAX_CONNECTIONS 64u
+#define EXPORTER_TIMEOUT_S 10u
+#define EXPORTER_DEADLINE_S 30u
+#define EXPORTER_CONN_MEMORY (16u * 1024)
+#define EXPORTER_BACKLOG 512
+
+/* Where to listen, parsed from --listen. */
+struct exporter_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char text[64];		/* "127.0.0.1:9712", "[::1]:9712" */
+};
+
+/*
+ * Parses "[ADDR:]PORT": PORT 1-65535; ADDR a numeric IPv4 address, an
+ * IPv6 one in brackets, or "localhost"; no ADDR is 127.0.0.1. 0, or
+ * -EINVAL with one line in err.
+ */
+int exporter_parse_listen(const char *spec, struct exporter_addr *out,
+			  char *err, size_t errlen);
+
+struct exporter;
+
+/*
+ * Binds addr and starts serving (503 until the first publish). NULL on
+ * failure with one line in err saying what to do. Start it after signals
+ * are blocked: its thread inherits the mask.
+ */
+struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
+				size_t errlen);
+/* Renders snap (a whole-selection snapshot; names give guest labels) in
+ * both formats and makes them what scrapes get from now on; then cuts
+ * off requests past their deadline. */
+void exporter_publish(struct exporter *e, const struct snapshot *snap,
+		      const struct ui_name *names, size_t nnames);
+/* Stops the server, closes the socket, frees e (NULL is fine). */
+void exporter_stop(struct exporter *e);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Histograms of the binary stats (halt_wait_hist and friends): the ranges
+ * of their buckets, percentiles over bucket counts (totals or one
+ * interval's deltas) and the ranges written in the histogram's unit.
+ *
+ * Percentile convention: nearest rank over the samples, reported as the
+ * bucket that holds it, and written as that bucket's upper bound ("p99 <
+ * 8.19 µs": 99% of the samples were below 8.19 µs). No interpolation
+ * within a bucket: a log2 bucket spans a factor of two, and a value
+ * interpolated inside it would claim a precision the kernel never
+ * measured. The open last bucket has no upper bound and is written as its
+ * lower one ("p99 >= 2.15 s").
+ */
+#ifndef KVMSTAT_HIST_H
+#define KVMSTAT_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sample.h"
+#include "stats.h"
+
+/* One bucket: its raw range and how many samples fell in it. */
+struct hist_bucket {
+	uint64_t lo, hi;	/* [lo, hi) in raw units; hi UINT64_MAX: open */
+	uint64_t count;
+};
+
+/* Percentiles that kvmstat shows, in per mille. */
+#define HIST_P50 500u
+#define HIST_P90 900u
+#define HIST_P99 990u
+
+/*
+ * Raw range of bucket i of an n-bucket histogram: log2, bucket 0 is [0, 1)
+ * and bucket i [2^(i-1), 2^i); linear, bucket i is [i*size, (i+1)*size).
+ * The last bucket is open (hi = UINT64_MAX), as are ranges past 2^64.
+ */
+void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
+		       size_t n, uint64_t *lo, uint64_t *hi);
+
+/* Sum of the counts. */
+uint64_t hist_total(const struct hist_bucket *b, size_t n);
+
+/*
+ * Index of the bucket holding the given per-mille quantile (1..1000): the
+ * first bucket where the running count reaches ceil(total * permille /
+ * 1000) (at least 1). -1 when the histogram is empty.
+ */
+long hist_quantile(const struct hist_bucket *b, size_t n,
+		   unsigned int permille);
+
+/*
+ * Buckets of histogram parent (a field id) in one scope (pid 0 and
+ * SAMPLE_ALL_VCPUS for the whole selection), from the stats layer: the
+ * deltas of the last interval (negative ones count 0) or the totals.
+ * Writes up to max buckets in index order, ranges from the field table,
+ * and returns how many the histogram has (0: no buckets read yet).
+ */
+size_t hist_gather(const struct stats *s, int parent, pid_t pid, int vcpu,
+		   bool deltas, struct hist_bucket *out, size_t max);
+
+/* "[1.02 µs, 2.05 µs)", "[2.15 s, inf)", "[0 ns, 1 ns)", in the unit of
+ * the histogram's field f (a parent or a bucket). flags: units_flags. */
+const char *hist_format_range(const struct field_info *f,
+			      const struct hist_bucket *b, unsigned int flags,
+			      char *buf, size_t len);
+/* The bound a percentile is written as: "< 2.05 µs", or ">= 2.15 s" for
+ * the open bucket. */
+const char *hist_format_bound(const struct field_info *f,
+			      const struct hist_bucket *b, unsigned int flags,
+			      char *buf, size_t len);
+/* "p50 < 2.05 µs, p90 < 16.4 µs, p99 < 1.05 ms", or "no samples". */
+const char *hist_format_percentiles(const struct field_info *f,
+				    const struct hist_bucket *b, size_t n,
+				    unsigned int flags, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The metrics exposition: a snapshot written as the Prometheus text format
+ * (0.0.4) or as OpenMetrics 1.0.0 text, a pure function into a strbuf so
+ * the exporter can render in the main loop and tests can compare bytes.
+ *
+ * What is written, per field the snapshot's rows keep:
+ *  - names: "kvm_" then the field name (unless it starts with "kvm_"),
+ *    every character outside [a-zA-Z0-9_:] replaced by '_'; seconds and
+ *    bytes fields are converted to those base units (raw x base^exponent)
+ *    and named so: a "_ns"/"_us"/"_ms" ending is dropped and "_seconds"
+ *    appended (halt_wait_ns -> kvm_halt_wait_seconds), "_bytes" appended;
+ *    a field without units whose name ends in "_ns", "_us" or "_ms" (as
+ *    debugfs files, which carry none) is taken as such a time;
+ *  - cumulative fields are counters (NAME_total), instant and peak ones
+ *    gauges; the value is the field's total (kvmstat's total: since the
+ *    VM started with -i, else since kvmstat started);
+ *  - a child event NAME(REASON) is the series {reason="REASON"} of NAME's
+ *    family; where a scope has reason series, the parent's own series is
+ *    left out of that scope (it is their sum), so sum() adds up;
+ *  - a histogram parent (halt_wait_hist) is a histogram: one _bucket per
+ *    KVM bucket, le = the largest raw value the bucket holds (KVM buckets
+ *    are [lo, hi) over integers, so le = hi - 1, scaled) in OpenMetrics'
+ *    canonical number form, "+Inf" for the open last bucket; _count is the
+ *    number of samples; _sum is an ESTIMATE: every sample counted at the
+ *    middle of its bucket's integer range ((lo + hi - 1) / 2), at its
+ *    lower bound in the open last bucket;
+ *  - the whole selection has no pid label; each VM's series carry pid and
+ *    (when known) guest, each vCPU's series also vcpu. Only series read in
+ *    the last refresh are written (a VM that went away drops out).
+ * Families are sorted by metric name; when two fields would produce the
+ * same metric or sample name, the first in that order is kept.
+ */
+#ifndef KVMSTAT_OPENMETRICS_H
+#define KVMSTAT_OPENMETRICS_H
+
+#include <stddef.h>
+
+#include "frontend.h"
+#include "stats.h"
+#include "strbuf.h"
+
+enum openmetrics_format {
+	OPENMETRICS_PROMETHEUS,	/* Prometheus text format 0.0.4 */
+	OPENMETRICS_OPENMETRICS,	/* OpenMetrics text 1.0.0 (# EOF) */
+};
+
+#define OPENMETRICS_TYPE_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
+#define OPENMETRICS_TYPE_OPENMETRICS \
+	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/*
+ * Appends the exposition of snap to b. snap is a whole-selection snapshot
+ * (stats_snapshot): its rows say which fields are exported; the per-VM and
+ * per-vCPU series come from snap->stats. names (nnames entries, may be
+ * NULL) give the guest label by pid.
+ */
+void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
+			const struct ui_name *names, size_t nnames,
+			enum openmetrics_format fmt);
+
+/* The format an HTTP Accept header value asks for: OpenMetrics 1.0.0
+ * when application/openmetrics-text (without a version, or 1.0.0) has a
+ * q-value above 0 and at least text/plain's; else the Prometheus format
+ * (also for NULL). */
+enum openmetrics_format openmetrics_negotiate(const char *accept);
+
+/* The family name of a field (see above); caller frees. */
+char *openmetrics_name(const struct field_info *f);
+
+/* v in OpenMetrics' canonical number form (the shortest round-trip
+ * digits, exponent form below 1e-4 and from 1e6, ".0" for whole numbers,
+ * "+Inf"), as "le" label values need. len >= 32. */
+void openmetrics_canonical(double v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Histogram helpers: bucket ranges as the KVM binary stats define them,
+ * nearest-rank percentiles in integer arithmetic (so p99 of 100 samples is
+ * the 99th, never the 100th by a rounding slip), and ranges written with
+ * units.c. hist.h states the percentile convention.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hist.h"
+#include "units.h"
+
+void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
+		       size_t n, uint64_t *lo, uint64_t *hi)
+{
+	if (shape == HIST_LOG2) {
+		*lo = !i ? 0 : i - 1 < 64 ? (uint64_t)1 << (i - 1) : UINT64_MAX;
+		*hi = i < 64 ? (uint64_t)1 << i : UINT64_MAX;
+	} else {
+		*lo = bucket_size && i > UINT64_MAX / bucket_size ?
+			      UINT64_MAX : i * bucket_size;
+		*hi = bucket_size && i + 1 > UINT64_MAX / bucket_size ?
+			      UINT64_MAX : (i + 1) * bucket_size;
+	}
+	if (i + 1 >= n)
+		*hi = UINT64_MAX;
+}
+
+uint64_t hist_total(const struct hist_bucket *b, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += b[i].count;
+	return t;
+}
+
+long hist_quantile(const struct hist_bucket *b, size_t n,
+		   unsigned int permille)
+{
+	uint64_t total = hist_total(b, n), rank, run = 0;
+
+	if (!total)
+		return -1;
+	if (permille > 1000)
+		permille = 1000;
+	/* ceil(total * permille / 1000) without overflow */
+	rank = total / 1000 * permille +
+	       ((total % 1000) * permille + 999) / 1000;
+	if (!rank)
+		rank = 1;
+	for (size_t i = 0; i < n; i++) {
+		run += b[i].count;
+		if (run >= rank)
+			return (long)i;
+	}
+	return (long)n - 1;
+}
+
+size_t hist_gather(const struct stats *s, int parent, pid_t pid, int vcpu,
+		   bool deltas, struct hist_bucket *out, size_t max)
+{
+	size_t n = 0;
+
+	if (max)
+		memset(out, 0, max * sizeof(*out));
+	for (size_t id = 0; id < s->fields.n; id++) {
+		const struct field_info *f = &s->fields.v[id];
+		const struct stat_cell *c;
+		size_t k;
+
+		if (f->parent != parent || f->bucket < 0)
+			continue;
+		k = (size_t)f->bucket;
+		c = stats_cell(s, (int)id, pid, vcpu);
+		if (!c || !c->seen)
+			continue;
+		if (k + 1 > n)
+			n = k + 1;
+		if (k >= max)
+			continue;
+		out[k].lo = f->bucket_lo;
+		out[k].hi = f->bucket_hi;
+		out[k].count = deltas ? (c->delta > 0 ? (uint64_t)c->delta : 0) :
+					c->total;
+	}
+	return n;
+}
+
+const char *hist_format_range(const struct field_info *f,
+			      const struct hist_bucket *b, unsigned int flags,
+			      char *buf, size_t len)
+{
+	char lo[UNITS_BUF], hi[UNITS_BUF];
+
+	units_format(f, (double)b->lo, flags & ~UNITS_COUNT, lo, sizeof(lo));
+	if (b->hi == UINT64_MAX) {
+		snprintf(buf, len, "[%s, inf)", lo);
+		return buf;
+	}
+	units_format(f, (double)b->hi, flags & ~UNITS_COUNT, hi, sizeof(hi));
+	snprintf(buf, len, "[%s, %s)", lo, hi);
+	return buf;
+}
+
+const char *hist_format_bound(const struct field_info *f,
+			      const struct hist_bucket *b, unsigned int flags,
+			      char *buf, size_t len)
+{
+	char v[UNITS_BUF];
+
+	if (b->hi == UINT64_MAX) {
+		units_format(f, (double)b->lo, flags, v, sizeof(v));
+		snprintf(buf, len, ">= %s", v);
+	} else {
+		units_format(f, (double)b->hi, flags, v, sizeof(v));
+		snprintf(buf, len, "< %s", v);
+	}
+	return buf;
+}
+
+const char *hist_format_percentiles(const struct field_info *f,
+				    const struct hist_bucket *b, size_t n,
+				    unsigned int flags, char *buf, size_t len)
+{
+	static const unsigned int pm[] = { HIST_P50, HIST_P90, HIST_P99 };
+	static const char *const names[] = { "p50", "p90", "p99" };
+	size_t pos = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (hist_quantile(b, n, HIST_P50) < 0) {
+		snprintf(buf, len, "no samples");
+		return buf;
+	}
+	for (size_t i = 0; i < 3 && pos < len; i++) {
+		long k = hist_quantile(b, n, pm[i]);
+		char bound[UNITS_BUF + 4];
+		int w;
+
+		hist_format_bound(f, &b[k], flags, bound, sizeof(bound));
+		w = snprintf(buf + pos, len - pos, "%s%s %s", i ? ", " : "",
+			     names[i], bound);
+		if (w < 0)
+			break;
+		pos += (size_t)w;
+	}
+	return buf;
+}

@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prometheus and OpenMetrics exposition text from a snapshot. The series
+ * of every scope (the whole selection, each VM, each vCPU) are gathered
+ * first, then sorted into families, so that a family's samples are
+ * contiguous whatever order the fields were interned in. Values in base
+ * units are written exactly: a raw integer times 10^exponent is a decimal
+ * shift, not a floating-point product. The rules are in openmetrics.h.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "openmetrics.h"
+#include "util.h"
+
+typedef unsigned __int128 u128;
+
+/* A scope series are read in. */
+struct om_scope {
+	pid_t pid;		/* 0: the whole selection */
+	int vcpu;		/* SAMPLE_ALL_VCPUS or an index */
+	const char *guest;	/* guest name of pid, or NULL */
+};
+
+/* One series to write: a row of some scope. */
+struct om_series {
+	int family;		/* field id of the family's root */
+	int field;		/* the root itself, or a reason child */
+	size_t scope;		/* index in om_ctx.scopes; 0 is the whole */
+	uint64_t total;		/* the row's total, raw */
+};
+
+/* A histogram bucket child, for the sorted index of all of them. */
+struct om_bucket {
+	int parent;
+	int bucket;
+	int field;
+};
+
+struct om_ctx {
+	struct strbuf *out;
+	const struct stats *s;
+	const struct snapshot *snap;
+	enum openmetrics_format fmt;
+	struct om_scope *scopes;
+	size_t nscopes;
+	struct om_series *series;
+	size_t nseries, cap;
+	char **fam;		/* family name by field id, made on demand */
+	struct om_bucket *buckets;	/* sorted by parent, then bucket */
+	size_t nbuckets;
+	char **reserved;	/* metric and sample names written so far */
+	size_t nreserved;
+};
+
+/* ---- numbers ---------------------------------------------------------- */
+
+/* base^e as a long double (no libm: the binary links none). */
+static long double om_pow(unsigned int base, int e)
+{
+	long double r = 1, m = base;
+
+	for (int i = e < 0 ? -e : e; i; i--)
+		r *= m;
+	return e < 0 ? 1 / r : r;
+}
+
+/* Appends mant x 10^exp10 as an exact decimal: "1.5", "0.000001", "42". */
+static void om_decimal(struct strbuf *b, u128 mant, int exp10)
+{
+	char d[48], out[192];
+	int n = 0, k, o = 0;
+
+	do {
+		d[n++] = (char)('0' + (int)(mant % 10));
+		mant /= 10;
+	} while (mant);
+	for (int i = 0; i < n / 2; i++) {
+		char t = d[i];
+
+		d[i] = d[n - 1 - i];
+		d[n - 1 - i] = t;
+	}
+	if (n == 1 && d[0] == '0') {
+		strbuf_add(b, "0");
+		return;
+	}
+	if (exp10 >= 0) {
+		if (exp10 > 120)
+			exp10 = 120;	/* no KVM scale comes near */
+		memcpy(out, d, (size_t)n);
+		memset(out + n, '0', (size_t)exp10);
+		out[n + exp10] = '\0';
+		strbuf_add(b, out);
+		return;
+	}
+	k = -exp10;
+	if (k > 120)
+		k = 120;
+	if (n <= k) {
+		out[o++] = '0';
+		out[o++] = '.';
+		memset(out + o, '0', (size_t)(k - n));
+		o += k - n;
+		memcpy(out + o, d, (size_t)n);
+		o += n;
+	} else {
+		memcpy(out, d, (size_t)(n - k));
+		o = n - k;
+		out[o++] = '.';
+		memcpy(out + o, d + n - k, (size_t)k);
+		o += k;
+	}
+	while (out[o - 1] == '0')
+		o--;
+	if (out[o - 1] == '.')
+		o--;
+	out[o] = '\0';
+	strbuf_add(b, out);
+}
+
+/*
+ * Appends mant x 10^exp10 x (f's base^exponent): a value in f's base unit.
+ * Base 10 is a decimal shift; base 2 multiplies by 2^e or by 5^k for
+ * 2^-k = 5^k x 10^-k; past 128 bits it falls back to a double.
+ */
+static void om_scaled(struct strbuf *b, u128 mant, int exp10,
+		      const struct field_info *f)
+{
+	int e = f->exponent;
+
+	if (f->base != 2) {
+		om_decimal(b, mant, exp10 + e);
+		return;
+	}
+	if (e >= 0) {
+		if (e < 128 && mant <= (~(u128)0 >> e)) {
+			om_decimal(b, mant << e, exp10);
+			return;
+		}
+	} else {
+		u128 m = mant;
+		int k = -e;
+		bool ok = true;
+
+		for (int i = 0; i < k && ok; i++) {
+			ok = m <= ~(u128)0 / 5;
+			m *= 5;
+		}
+		if (ok) {
+			om_decimal(b, m, exp10 - k);
+			return;
+		}
+	}
+	strbuf_addf(b, "%.17Lg", (long double)mant * om_pow(10, exp10) *
+		    om_pow(2, e));
+}
+
+/* The shortest decimal digits that read back as v (> 0), without
+ * trailing zeros, into digits; returns the decimal exponent of the
+ * first. */
+static int om_shortest(double v, char *digits)
+{
+	char tmp[40];
+	const char *p;
+	int prec, nd = 0;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+	for (p = tmp; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[nd++] = *p;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+	return atoi(p + 1);
+}
+
+void openmetrics_canonical(double v, char *buf, size_t len)
+{
+	const char *sign = v < 0 ? "-" : "";
+	char digits[24], frac[32];
+	int exp, nd;
+
+	if (isinf(v) || isnan(v) || v == 0) {
+		snprintf(buf, len, "%s", isnan(v) ? "NaN" : v == 0 ? "0.0" :
+			 v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	exp = om_shortest(v < 0 ? -v : v, digits);
+	nd = (int)strlen(digits);
+	if (exp < -4 || exp >= 6) {
+		/* d[.ddd]e+XX, two exponent digits at least */
+		snprintf(buf, len, "%s%c%s%se%c%02d", sign, digits[0],
+			 nd > 1 ? "." : "", digits + 1, exp < 0 ? '-' : '+',
+			 abs(exp));
+	} else if (exp < 0) {
+		/* 0.000ddd */
+		memset(frac, '0', (size_t)(-exp - 1));
+		frac[-exp - 1] = '\0';
+		snprintf(buf, len, "%s0.%s%s", sign, frac, digits);
+	} else if (nd > exp + 1) {
+		/* ddd.ddd */
+		snprintf(buf, len, "%s%.*s.%s", sign, exp + 1, digits,
+			 digits + exp + 1);
+	} else {
+		/* ddd000.0 */
+		memset(frac, '0', (size_t)(exp + 1 - nd));
+		frac[exp + 1 - nd] = '\0';
+		snprintf(buf, len, "%s%s%s.0", sign, digits, frac);
+	}
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
+static size_t om_utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Appends s escaped: backslash, newline and (when quote) double quote get
+ * a backslash; bytes that are not UTF-8 become U+FFFD, as both formats
+ * require UTF-8.
+ */
+static void om_escape(struct strbuf *b, const char *s, bool quote)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char chunk[256];
+	size_t o = 0;
+
+	while (*p) {
+		size_t n = om_utf8_len(p);
+
+		if (o + 8 > sizeof(chunk)) {
+			chunk[o] = '\0';
+			strbuf_add(b, chunk);
+			o = 0;
+		}
+		if (!n) {
+			memcpy(chunk + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+			continue;
+		}
+		if (*p == '\\' || *p == '\n' || (quote && *p == '"')) {
+			chunk[o++] = '\\';
+			chunk[o++] = *p == '\n' ? 'n' : (char)*p;
+			p++;
+			continue;
+		}
+		memcpy(chunk + o, p, n);
+		o += n;
+		p += n;
+	}
+	chunk[o] = '\0';
+	strbuf_add(b, chunk);
+}
+
+static bool om_ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && !memcmp(s + len - n, suffix, n);
+}
+
+/*
+ * f with the units its name says when its source gave none: KVM names its
+ * time counters NAME_ns (debugfs files carry no units), so a unit-less
+ * "_ns", "_us" or "_ms" field is seconds x 10^-9, -6 or -3.
+ */
+static struct field_info om_units(const struct field_info *f)
+{
+	static const struct {
+		const char *suffix;
+		int exponent;
+	} raw[] = { { "_ns", -9 }, { "_us", -6 }, { "_ms", -3 } };
+	struct field_info u = *f;
+
+	if (u.unit != UNIT_NONE || u.exponent || u.hist != HIST_NONE)
+		return u;
+	for (size_t i = 0; i < ARRAY_SIZE(raw); i++)
+		if (om_ends_with(u.name, strlen(u.name), raw[i].suffix)) {
+			u.unit = UNIT_SECONDS;
+			u.exponent = raw[i].exponent;
+			u.base = 10;
+		}
+	return u;
+}
+
+char *openmetrics_name(const struct field_info *field)
+{
+	static const char *const raw_time[] = { "_ns", "_us", "_ms" };
+	struct field_info units = om_units(field);
+	const struct field_info *f = &units;
+	bool prefixed = !strncmp(f->name, "kvm_", 4);
+	size_t n = strlen(f->name), len;
+	char *s = xmalloc(n + 4 + 16 + 1);
+
+	len = 0;
+	if (!prefixed) {
+		memcpy(s, "kvm_", 4);
+		len = 4;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = f->name[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == ':';
+
+		s[len++] = ok ? c : '_';
+	}
+	if (f->unit == UNIT_SECONDS) {
+		for (size_t i = 0; i < ARRAY_SIZE(raw_time); i++)
+			if (om_ends_with(s, len, raw_time[i]) &&
+			    len > strlen(raw_time[i]) + 4) {
+				len -= strlen(raw_time[i]);
+				break;
+			}
+		if (!om_ends_with(s, len, "_seconds")) {
+			memcpy(s + len, "_seconds", 8);
+			len += 8;
+		}
+	} else if (f->unit == UNIT_BYTES && !om_ends_with(s, len, "_bytes")) {
+		memcpy(s + len, "_bytes", 6);
+		len += 6;
+	}
+	/* a counter's samples get "_total"; the family has none */
+	if (f->type == FIELD_CUMULATIVE && f->hist == HIST_NONE &&
+	    om_ends_with(s, len, "_total") && len > 10)
+		len -= 6;
+	s[len] = '\0';
+	return s;
+}
+
+/* ---- content negotiation ------------------------------------------- */
+
+/* Skips blanks. */
+static const char *om_blank(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+/* Whether [s, end) (trimmed) equals word, ignoring case. */
+static bool om_is(const char *s, const char *end, const char *word)
+{
+	size_t n = strlen(word);
+
+	s = om_blank(s, end);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	return (size_t)(end - s) == n && !strncasecmp(s, word, n);
+}
+
+enum openmetrics_format openmetrics_negotiate(const char *accept)
+{
+	double best_om = -1, best_text = -1;
+	const char *p = accept;
+
+	if (!accept)
+		return OPENMETRICS_PROMETHEUS;
+	while (*p) {
+		const char *end = strchr(p, ','), *semi, *type_end;
+		bool om, text, version_ok = true;
+		double q = 1;
+
+		if (!end)
+			end = p + strlen(p);
+		semi = memchr(p, ';', (size_t)(end - p));
+		type_end = semi ? semi : end;
+		om = om_is(p, type_end, "application/openmetrics-text") ||
+		     om_is(p, type_end, "application/*");
+		text = om_is(p, type_end, "text/plain") ||
+		       om_is(p, type_end, "text/*") ||
+		       om_is(p, type_end, "*/*");
+		/* parameters: q and, for OpenMetrics, version */
+		while (semi && semi < end) {
+			const char *next = memchr(semi + 1, ';',
+						  (size_t)(end - semi - 1));
+			const char *pend = next ? next : end;
+			const char *eq = memchr(semi + 1, '=',
+						(size_t)(pend - semi - 1));
+
+			if (eq && om_is(semi + 1, eq, "q"))
+				q = strtod(om_blank(eq + 1, pend), NULL);
+			else if (eq && om_is(semi + 1, eq, "version"))
+				version_ok = om_is(eq + 1, pend, "1.0.0");
+			semi = next;
+		}
+		if (om && version_ok && q > best_om)
+			best_om = q;
+		if (text && q > best_text)
+			best_text = q;
+		p = *end ? end + 1 : end;
+	}
+	return best_om > 0 && best_om >= best_text ? OPENMETRICS_OPENMETRICS :
+						     OPENMETRICS_PROMETHEUS;
+}
+
+/* ---- gathering -------------------------------------------------------- */
+
+static bool om_is_bucket(const struct stats *s, const struct field_info *f)
+{
+	return f->bucket >= 0 ||
+	       (f->parent >= 0 && s->fields.v[f->parent].hist != HIST_NONE);
+}
+
+static int om_row_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct snap_row *)elem)->name);
+}
+
+/* Whether the snapshot's rows (sorted by name) keep this field name. */
+static bool om_kept(const struct snapshot *snap, const char *name)
+{
+	return snap->nrows && bsearch(name, snap->rows, snap->nrows,
+				      sizeof(*snap->rows), om_row_name_cmp);
+}
+
+static void om_push(struct om_ctx *c, int family, int field, size_t scope,
+		    uint64_t total)
+{
+	if (c->nseries == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->series = xrealloc(c->series, c->cap * sizeof(*c->series));
+	}
+	c->series[c->nseries++] = (struct om_series){ family, field, scope,
+						      total };
+}
+
+static int om_bucket_cmp(const void *a, const void *b)
+{
+	const struct om_bucket *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+/* Indexes every histogram bucket child by (parent, bucket). */
+static void om_index_buckets(struct om_ctx *c)
+{
+	const struct field_table *t = &c->s->fields;
+
+	c->buckets = xmalloc((t->n ? t->n : 1) * sizeof(*c->buckets));
+	for (size_t i = 0; i < t->n; i++) {
+		const struct field_info *f = &t->v[i];
+
+		if (f->parent < 0 || f->bucket < 0 ||
+		    t->v[f->parent].hist == HIST_NONE)
+			continue;
+		c->buckets[c->nbuckets++] = (struct om_bucket){ f->parent,
+			f->bucket, (int)i };
+	}
+	if (c->nbuckets)
+		qsort(c->buckets, c->nbuckets, sizeof(*c->buckets),
+		      om_bucket_cmp);
+}
+
+/* The bucket children of parent: *n of them from the returned one. */
+static const struct om_bucket *om_buckets_of(const struct om_ctx *c,
+					     int parent, size_t *n)
+{
+	size_t lo = 0, hi = c->nbuckets, first;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->buckets[mid].parent < parent)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < c->nbuckets && c->buckets[lo].parent == parent)
+		lo++;
+	*n = lo - first;
+	return c->buckets + first;
+}
+
+/*
+ * The series of one scope's rows: rows read in the last refresh whose
+ * names the snapshot keeps; reason children join their parent's family,
+ * and push the parent's own series of the same scope out.
+ */
+static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
+			    size_t nrows, size_t scope, bool *has_reasons)
+{
+	const struct stats *s = c->s;
+	size_t first = c->nseries, kept;
+
+	for (size_t i = 0; i < nrows; i++) {
+		const struct snap_row *r = &rows[i];
+		const struct field_info *f = &s->fields.v[r->field];
+		size_t nb;
+
+		/* rows renamed for a per-vCPU view are not whole-scope rows */
+		if (r->name != f->name || !r->valid || om_is_bucket(s, f) ||
+		    !om_kept(c->snap, r->name))
+			continue;
+		if (f->hist != HIST_NONE) {
+			om_buckets_of(c, r->field, &nb);
+			if (nb)
+				om_push(c, r->field, r->field, scope, r->total);
+		} else if (f->parent >= 0) {
+			om_push(c, f->parent, r->field, scope, r->total);
+			has_reasons[f->parent] = true;
+		} else {
+			om_push(c, r->field, r->field, scope, r->total);
+		}
+	}
+	kept = first;
+	for (size_t i = first; i < c->nseries; i++) {
+		const struct om_series *x = &c->series[i];
+
+		if (x->field == x->family && has_reasons[x->family] &&
+		    s->fields.v[x->family].hist == HIST_NONE)
+			continue;
+		c->series[kept++] = *x;
+	}
+	for (size_t i = first; i < c->nseries; i++)
+		has_reasons[c->series[i].family] = false;
+	c->nseries = kept;
+}
+
+static const char *om_guest(const struct ui_name *names, size_t nnames,
+			    pid_t pid)
+{
+	for (size_t i = 0; i < nnames; i++)
+		if (names[i].pid == pid)
+			return names[i].name;
+	return NULL;
+}
+
+static void om_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
+			 const char *guest)
+{
+	c->scopes = xrealloc(c->scopes, (c->nscopes + 1) * sizeof(*c->scopes));
+	c->scopes[c->nscopes++] = (struct om_scope){ pid, vcpu, guest };
+}
+
+/* Every scope in order (whole, then each VM followed by its vCPUs), and
+ * the series of each. */
+static void om_gather(struct om_ctx *c, const struct ui_name *names,
+		      size_t nnames)
+{
+	const struct stats *s = c->s;
+	bool *has_reasons = xcalloc(s->fields.n ? s->fields.n : 1,
+				    sizeof(*has_reasons));
+	struct snap_group *vms;
+	size_t nvms;
+
+	om_add_scope(c, 0, SAMPLE_ALL_VCPUS, NULL);
+	om_gather_scope(c, c->snap->rows, c->snap->nrows, 0, has_reasons);
+	nvms = stats_groups(s, NULL, 0, &vms);
+	for (size_t i = 0; i < nvms; i++) {
+		const char *guest = om_guest(names, nnames, vms[i].pid);
+		struct snap_group *vcpus;
+		size_t nvcpus;
+		struct snap_scope sc = { vms[i].pid, SAMPLE_ALL_VCPUS, false };
+		struct snapshot ss;
+
+		if (!vms[i].fresh)
+			continue;
+		om_add_scope(c, vms[i].pid, SAMPLE_ALL_VCPUS, guest);
+		stats_snapshot_scope(s, NULL, &sc, &ss);
+		om_gather_scope(c, ss.rows, ss.nrows, c->nscopes - 1,
+				has_reasons);
+		snapshot_free(&ss);
+		nvcpus = stats_groups(s, NULL, vms[i].pid, &vcpus);
+		for (size_t j = 0; j < nvcpus; j++) {
+			if (!vcpus[j].fresh)
+				continue;
+			sc.vcpu = vcpus[j].vcpu;
+			om_add_scope(c, vms[i].pid, vcpus[j].vcpu, guest);
+			stats_snapshot_scope(s, NULL, &sc, &ss);
+			om_gather_scope(c, ss.rows, ss.nrows, c->nscopes - 1,
+					has_reasons);
+			snapshot_free(&ss);
+		}
+		free(vcpus);
+	}
+	free(vms);
+	free(has_reasons);
+}
+
+static const char *om_family(struct om_ctx *c, int field)
+{
+	if (!c->fam[field])
+		c->fam[field] = openmetrics_name(&c->s->fields.v[field]);
+	return c->fam[field];
+}
+
+/* Families by metric name (then field id), scopes in order, the parent's
+ * own series before its reasons, reasons by name. */
+static int om_series_cmp(const void *a, const void *b, void *arg)
+{
+	const struct om_series *x = a, *y = b;
+	struct om_ctx *c = arg;
+	int d;
+
+	if (x->family != y->family) {
+		d = strcmp(om_family(c, x->family), om_family(c, y->family));
+		if (d)
+			return d;
+		return x->family < y->family ? -1 : 1;
+	}
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	if (x->field == y->field)
+		return 0;
+	if (x->field == x->family)
+		return -1;
+	if (y->field == y->family)
+		return 1;
+	return strcmp(c->s->fields.v[x->field].name,
+		      c->s->fields.v[y->field].name);
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static bool om_reserved(const struct om_ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->nreserved; i++)
+		if (!strcmp(c->reserved[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Claims the names a family writes (its own and its samples'); false,
+ * claiming nothing, when one is taken by an earlier family.
+ */
+static bool om_claim(struct om_ctx *c, const char *fam,
+		     const char *const *suffixes, size_t n)
+{
+	char *names[5];
+
+	for (size_t i = 0; i < n; i++) {
+		names[i] = xasprintf("%s%s", fam, suffixes[i]);
+		if (om_reserved(c, names[i])) {
+			for (size_t j = 0; j <= i; j++)
+				free(names[j]);
+			return false;
+		}
+	}
+	c->reserved = xrealloc(c->reserved, (c->nreserved + n) *
+			       sizeof(*c->reserved));
+	for (size_t i = 0; i < n; i++)
+		c->reserved[c->nreserved++] = names[i];
+	return true;
+}
+
+/* The reason of child NAME(REASON) of parent NAME: REASON, else the
+ * child's whole name. Into buf. */
+static const char *om_reason(const struct field_info *child,
+			     const struct field_info *parent, char *buf,
+			     size_t len)
+{
+	size_t pn = strlen(parent->name), cn = strlen(child->name);
+
+	if (cn > pn + 2 && !strncmp(child->name, parent->name, pn) &&
+	    child->name[pn] == '(' && child->name[cn - 1] == ')')
+		snprintf(buf, len, "%.*s", (int)(cn - pn - 2),
+			 child->name + pn + 1);
+	else
+		snprintf(buf, len, "%s", child->name);
+	return buf;
+}
+
+/* Appends {pid=..,guest=..,vcpu=..,reason=..,le=..}, or nothing. */
+static void om_labels(struct strbuf *b, const struct om_scope *sc,
+		      const char *reason, const char *le)
+{
+	const char *sep = "{";
+
+	if (sc->pid) {
+		strbuf_addf(b, "%spid=\"%d\"", sep, (int)sc->pid);
+		sep = ",";
+		if (sc->guest) {
+			strbuf_add(b, ",guest=\"");
+			om_escape(b, sc->guest, true);
+			strbuf_add(b, "\"");
+		}
+	}
+	if (sc->vcpu >= 0) {
+		strbuf_addf(b, "%svcpu=\"%d\"", sep, sc->vcpu);
+		sep = ",";
+	}
+	if (reason) {
+		strbuf_addf(b, "%sreason=\"", sep);
+		om_escape(b, reason, true);
+		strbuf_add(b, "\"");
+		sep = ",";
+	}
+	if (le) {
+		strbuf_addf(b, "%sle=\"%s\"", sep, le);
+		sep = ",";
+	}
+	if (*sep == ',')
+		strbuf_add(b, "}");
+}
+
+static const char *om_unit_name(enum field_unit u)
+{
+	return u == UNIT_SECONDS ? "seconds" : u == UNIT_BYTES ? "bytes" : NULL;
+}
+
+
+/* # TYPE, # UNIT (OpenMetrics only) and # HELP of a family. */
+static void om_header(struct om_ctx *c, const char *fam,
+		      const struct field_info *f, const char *type,
+		      bool reasons)
+{
+	bool om = c->fmt == OPENMETRICS_OPENMETRICS;
+	const char *unit = om_unit_name(f->unit);
+	/* 0.0.4 names a counter's family by its sample name */
+	const char *suffix = !om && !strcmp(type, "counter") ? "_total" : "";
+	struct strbuf *b = c->out;
+
+	if (om) {
+		strbuf_addf(b, "# TYPE %s %s\n", fam, type);
+		if (unit)
+			strbuf_addf(b, "# UNIT %s %s\n", fam, unit);
+	}
+	strbuf_addf(b, "# HELP %s%s KVM %s ", fam, suffix,
+		    f->hist != HIST_NONE ? "histogram" : "statistic");
+	om_escape(b, f->name, om);
+	if (f->provider)
+		strbuf_addf(b, " (%s)", f->provider);
+	if (unit)
+		strbuf_addf(b, ", in %s", unit);
+	if (reasons)
+		strbuf_add(b, ", by reason");
+	if (f->hist != HIST_NONE)
+		strbuf_add(b, "; _sum estimated from bucket midpoints");
+	strbuf_add(b, "\n");
+	if (!om)
+		strbuf_addf(b, "# TYPE %s%s %s\n", fam, suffix, type);
+}
+
+/* The canonical "le" of a bucket holding raw values up to hi - 1. */
+static void om_le(const struct field_info *f, uint64_t hi, char *buf,
+		  size_t len)
+{
+	struct strbuf t;
+
+	if (hi == UINT64_MAX) {
+		snprintf(buf, len, "+Inf");
+		return;
+	}
+	strbuf_init(&t);
+	om_scaled(&t, hi ? hi - 1 : 0, 0, f);
+	openmetrics_canonical(strtod(t.s, NULL), buf, len);
+	strbuf_free(&t);
+}
+
+/*
+ * One histogram series: cumulative _bucket lines (a +Inf bucket added
+ * when the last one is closed), _count, and the _sum estimate: twice the
+ * sum is exact in integers (count x (lo + hi - 1), or x 2lo in the open
+ * bucket), halved as a decimal shift.
+ */
+static void om_write_hist(struct om_ctx *c, const char *fam,
+			  const struct om_series *x)
+{
+	const struct om_scope *sc = &c->scopes[x->scope];
+	const struct field_info *pf = &c->s->fields.v[x->family];
+	const struct om_bucket *bk;
+	struct strbuf *b = c->out;
+	bool open_last = false, exact = true;
+	u128 sum2 = 0;
+	long double sumf = 0;
+	uint64_t cum = 0;
+	char le[40];
+	size_t nb;
+
+	bk = om_buckets_of(c, x->family, &nb);
+	for (size_t i = 0; i < nb; i++) {
+		const struct field_info *bf = &c->s->fields.v[bk[i].field];
+		const struct stat_cell *cell = stats_cell(c->s, bk[i].field,
+							  sc->pid, sc->vcpu);
+		uint64_t n = cell && cell->seen ? cell->total : 0;
+		u128 mid2, add;
+
+		cum += n;
+		if (bf->bucket_hi == UINT64_MAX) {
+			open_last = true;
+			mid2 = (u128)bf->bucket_lo * 2;
+		} else {
+			mid2 = (u128)bf->bucket_lo + bf->bucket_hi - 1;
+		}
+		sumf += (long double)n * (long double)mid2;
+		if (exact && (__builtin_mul_overflow((u128)n, mid2, &add) ||
+			      __builtin_add_overflow(sum2, add, &sum2)))
+			exact = false;
+		om_le(pf, bf->bucket_hi, le, sizeof(le));
+		strbuf_addf(b, "%s_bucket", fam);
+		om_labels(b, sc, NULL, le);
+		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
+	}
+	if (!open_last) {
+		strbuf_addf(b, "%s_bucket", fam);
+		om_labels(b, sc, NULL, "+Inf");
+		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
+	}
+	strbuf_addf(b, "%s_count", fam);
+	om_labels(b, sc, NULL, NULL);
+	strbuf_addf(b, " %llu\n", (unsigned long long)cum);
+	strbuf_addf(b, "%s_sum", fam);
+	om_labels(b, sc, NULL, NULL);
+	strbuf_add(b, " ");
+	if (exact && !(sum2 & 1))
+		om_scaled(b, sum2 / 2, 0, pf);
+	else if (exact && sum2 <= ~(u128)0 / 5)
+		om_scaled(b, sum2 * 5, -1, pf);
+	else
+		strbuf_addf(b, "%.17Lg", sumf / 2 *
+			    om_pow(pf->base == 2 ? 2 : 10, pf->exponent));
+	strbuf_add(b, "\n");
+}
+
+/* Writes the family of series [i, j) (one root field), unless its names
+ * are taken. */
+static void om_write_family(struct om_ctx *c, size_t i, size_t j)
+{
+	static const char *const counter[] = { "", "_total", "_created" };
+	static const char *const gauge[] = { "" };
+	static const char *const hist[] = { "", "_bucket", "_count", "_sum",
+					    "_created" };
+	struct field_info units = om_units(&c->s->fields.v[c->series[i].family]);
+	const struct field_info *f = &units;
+	const char *fam = om_family(c, c->series[i].family);
+	const char *const *claim;
+	const char *type;
+	bool reasons = false;
+	size_t nclaim;
+
+	if (f->hist != HIST_NONE) {
+		type = "histogram";
+		claim = hist;
+		nclaim = ARRAY_SIZE(hist);
+	} else if (f->type == FIELD_CUMULATIVE) {
+		type = "counter";
+		claim = counter;
+		nclaim = ARRAY_SIZE(counter);
+	} else {
+		type = "gauge";
+		claim = gauge;
+		nclaim = ARRAY_SIZE(gauge);
+	}
+	if (!om_claim(c, fam, claim, nclaim))
+		return;
+	for (size_t k = i; k < j; k++)
+		reasons |= c->series[k].field != c->series[k].family;
+	om_header(c, fam, f, type, reasons);
+	for (size_t k = i; k < j; k++) {
+		const struct om_series *x = &c->series[k];
+		const struct field_info *xf = &c->s->fields.v[x->field];
+		char reason[256];
+
+		if (f->hist != HIST_NONE) {
+			om_write_hist(c, fam, x);
+			continue;
+		}
+		strbuf_addf(c->out, "%s%s", fam,
+			    f->type == FIELD_CUMULATIVE ? "_total" : "");
+		om_labels(c->out, &c->scopes[x->scope],
+			  x->field == x->family ? NULL :
+			  om_reason(xf, f, reason, sizeof(reason)), NULL);
+		strbuf_add(c->out, " ");
+		om_scaled(c->out, x->total, 0, f);
+		strbuf_add(c->out, "\n");
+	}
+}
+
+void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
+			const struct ui_name *names, size_t nnames,
+			enum openmetrics_format fmt)
+{
+	struct om_ctx c = { .out = b, .s = snap->stats, .snap = snap,
+			    .fmt = fmt };
+	size_t nf = c.s->fields.n;
+
+	c.fam = xcalloc(nf ? nf : 1, sizeof(*c.fam));
+	om_index_buckets(&c);
+	om_gather(&c, names, nnames);
+	if (c.nseries)
+		qsort_r(c.series, c.nseries, sizeof(*c.series), om_series_cmp,
+			&c);
+	for (size_t i = 0, j; i < c.nseries; i = j) {
+		for (j = i + 1; j < c.nseries &&
+				c.series[j].family == c.series[i].family; j++)
+			;
+		om_write_family(&c, i, j);
+	}
+	if (fmt == OPENMETRICS_OPENMETRICS)
+		strbuf_add(b, "# EOF\n");
+	for (size_t i = 0; i < nf; i++)
+		free(c.fam[i]);
+	for (size_t i = 0; i < c.nreserved; i++)
+		free(c.reserved[i]);
+	free(c.fam);
+	free(c.reserved);
+	free(c.series);
+	free(c.scopes);
+	free(c.buckets);
+}

@@ -1,0 +1,1286 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The statsfd provider: KVM's binary statistics (KVM_GET_STATS_FD) of each
+ * VM, read from the stats fds its VMM keeps open. KVM refuses VM and vCPU
+ * ioctls from any process but the VM's owner, so kvmstat cannot make stats
+ * fds of its own: it finds the "anon_inode:kvm-vm-stats" and
+ * "anon_inode:kvm-vcpu-stats:N" links in /proc/PID/fd of VM processes
+ * (those holding an "anon_inode:kvm-vm" fd), copies them with pidfd_getfd,
+ * reads each file's header and descriptors once (files with the same
+ * layout share one parsed schema) and its data block every refresh: one
+ * pread per fd.
+ *
+ * A copied fd keeps the VM's kernel memory alive after its owner exits, so
+ * every refresh polls all VMs' pidfds at once (timeout 0) and closes all
+ * that was copied from a VM that exited. /proc is walked for new VMs and
+ * for stats fds opened or closed at most every STATSFD_RESCAN_NS (2 s), not
+ * every refresh: reading every process's fd links is what costs at scale,
+ * and even then only processes whose fd count changed are listed again
+ * (see scan_pid).
+ *
+ * Samples: each stat per vCPU (pid, N), per VM (pid, SAMPLE_ALL_VCPUS): the
+ * sum over its vCPUs plus its VM-scope stats, which have no vCPU breakdown,
+ * and for pid 0 the sum over the VMs (or the -p VM). Peaks aggregate as
+ * maxima. A histogram is a cumulative parent field with a child per bucket
+ * named "NAME(i)", so the default filter hides the buckets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/kvm.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hist.h"
+#include "options.h"
+#include "provider.h"
+#include "statsfd.h"
+#include "util.h"
+#include "vm.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef KVM_CAP_BINARY_STATS_FD
+#define KVM_CAP_BINARY_STATS_FD 203
+#endif
+
+/* How often /proc is walked again for new VMs and stats fds. */
+#define STATSFD_RESCAN_NS 2000000000ull
+/* Every how many scans the fd counts are not trusted (see scan_pid). */
+#define STATSFD_FULL_SCAN_EVERY 5
+/* Pids a notice names before it says "and N more". */
+#define STATSFD_NOTE_PIDS 8
+
+static const char link_vm[] = "anon_inode:kvm-vm";
+static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
+static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
+
+/* How a value of one local field is summed this refresh. */
+enum sfd_val {
+	SFD_VAL_NONE = 0,
+	SFD_VAL_OK,
+	SFD_VAL_BAD,		/* a contributor failed: no sample */
+};
+
+/* A field this provider pushes. */
+struct sfd_local {
+	int field;		/* id in the field table */
+	enum field_type type;	/* how it aggregates: peaks by maximum */
+};
+
+/* A parsed layout and where its values go; shared by files alike and
+ * kept while the provider lives (a kernel has two: VM and vCPU). */
+struct sfd_schema {
+	struct statsfd_schema *s;
+	int *first;		/* per descriptor: index in items, -1 unused */
+	int *items;		/* per value item: local index */
+};
+
+/* One stats fd copied from a VM process. */
+struct sfd_file {
+	int fd;			/* our copy */
+	int srcfd;		/* its number in the VM process */
+	int vcpu;		/* vCPU index, or -1 for the VM's own stats */
+	pid_t tid;		/* the vCPU's thread, 0 when unknown */
+	struct sfd_schema *sc;
+	unsigned char *base;	/* data block at discovery, subtracted from
+				 * cumulative values; NULL: counted from 0 */
+	bool mark;		/* seen by the scan running now */
+};
+
+/* One VM process. */
+struct sfd_vm {
+	pid_t pid;
+	int pidfd;		/* polled for its exit */
+	bool old;		/* its process started before kvmstat */
+	bool noted;		/* what it lacks was told once */
+	bool mark;		/* seen by the scan running now */
+	bool lost;		/* fds went away: this refresh REBASEs */
+	int err;		/* copying its fds failed: -errno, else 0 */
+	off_t nfds;		/* its open fds when all its stats fds were
+				 * last held, 0: list them again */
+	size_t nlinks;		/* stats fds it had at its last listing */
+	struct sfd_file *f;	/* sorted by vcpu, VM-scope (-1) first */
+	size_t nf, capf;
+};
+
+/* A process that held no VM fd when its fds were last listed. */
+struct sfd_known {
+	pid_t pid;
+	off_t nfds;		/* its open fds then */
+};
+
+/* A stats link found in a process's fd directory. */
+struct sfd_link {
+	int srcfd;
+	int vcpu;		/* -1: the VM's stats */
+};
+
+struct statsfd_priv {
+	char *proc_root;
+	int rootfd;
+	pid_t pid;			/* -p, or 0 */
+	pid_t self;
+	bool include_past;
+	unsigned long long self_start;	/* our start, ticks after boot */
+	struct sfd_vm *vms;		/* sorted by pid */
+	size_t nvms, capvms;
+	struct sfd_schema **schemas;
+	size_t nschemas;
+	struct sfd_local *locals;
+	size_t nlocals, caplocals;
+	int *local_of;			/* field id -> local index or -1 */
+	size_t nlocal_of;
+	/* per local index: the sum over VMs, over one VM, over one vCPU */
+	uint64_t *val, *vmval, *vcval;
+	unsigned char *st, *vmst, *vcst;	/* enum sfd_val */
+	unsigned char *data;		/* one data block */
+	size_t capdata;
+	struct pollfd *pfd;
+	size_t cappfd;
+	struct sfd_link *links;
+	size_t caplinks;
+	/* processes without a VM, by pid: the last scan's and this one's */
+	struct sfd_known *known, *known_next;
+	size_t nknown, nknown_next, capknown;
+	unsigned int scans;		/* scans so far */
+	uint64_t last_scan;		/* monotonic ns */
+	unsigned long reads;		/* completed refreshes */
+	bool vanished;			/* a VM or fd went this refresh */
+	bool emfile_noted, denied_noted, gone_noted;
+	size_t ndenied;			/* processes whose fds are hidden */
+	char note[PROVIDER_MSG_MAX];	/* notices gathered in this call */
+};
+
+/* Appends one notice to d->note ("; " between them). */
+__attribute__((format(printf, 2, 3)))
+static void note_add(struct statsfd_priv *d, const char *fmt, ...)
+{
+	size_t pos = strlen(d->note);
+	va_list ap;
+
+	if (pos && pos + 2 < sizeof(d->note)) {
+		memcpy(d->note + pos, "; ", 3);
+		pos += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(d->note + pos, sizeof(d->note) - pos, fmt, ap);
+	va_end(ap);
+}
+
+/* Hands the gathered notices to main, after any not shown yet. */
+static void note_flush(struct provider *p)
+{
+	struct statsfd_priv *d = p->priv;
+
+	if (!d->note[0])
+		return;
+	if (p->notice && p->msg[0])
+		provider_msg(p, true, "%s; %s", p->msg, d->note);
+	else
+		provider_msg(p, true, "%s", d->note);
+	d->note[0] = '\0';
+}
+
+static bool denied_errno(int err)
+{
+	return err == -EPERM || err == -EACCES;
+}
+
+/* The fix for a permission error on a VM process's fds. */
+static const char perm_hint[] =
+	"kvmstat needs CAP_SYS_PTRACE over the VM process (root, and ptrace access under Yama and LSM rules) and read access to /proc/PID/fd";
+
+/* Start time of a process in clock ticks after boot (field 22 of
+ * /proc/PID/stat), or 0 when unknown. */
+static unsigned long long start_ticks(int rootfd, const char *pid)
+{
+	char path[32], buf[1024];
+	unsigned long long v = 0;
+	const char *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stat", pid);
+	fd = openat(rootfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* field 3 follows ") "; skip to field 22 */
+	for (int field = 2; s && field < 22; field++)
+		s = strchr(s + 1, ' ');
+	if (s)
+		v = strtoull(s + 1, NULL, 10);
+	return v;
+}
+
+/* What an fd link of a process is. */
+enum sfd_link_kind {
+	LINK_OTHER = 0,
+	LINK_STATS,		/* a stats fd; *vcpu says whose (-1: the VM's) */
+	LINK_VM,		/* the VM fd itself */
+};
+
+/* Classifies the n bytes readlink gave; stats links must match exactly
+ * ("kvm-vcpu" is a prefix of "kvm-vcpu-stats"). */
+static enum sfd_link_kind link_kind(const char *l, size_t n, int *vcpu)
+{
+	size_t pre = sizeof(link_vcpu_stats) - 1;
+	long v = 0;
+
+	if (n == sizeof(link_vm) - 1 && !memcmp(l, link_vm, n))
+		return LINK_VM;
+	if (n == sizeof(link_vm_stats) - 1 && !memcmp(l, link_vm_stats, n)) {
+		*vcpu = -1;
+		return LINK_STATS;
+	}
+	if (n <= pre || n > pre + 10 || memcmp(l, link_vcpu_stats, pre))
+		return LINK_OTHER;
+	for (size_t i = pre; i < n; i++) {
+		if (l[i] < '0' || l[i] > '9')
+			return LINK_OTHER;
+		v = v * 10 + (l[i] - '0');
+	}
+	if (v > INT_MAX)
+		return LINK_OTHER;
+	*vcpu = (int)v;
+	return LINK_STATS;
+}
+
+/* A record of the getdents64 system call. */
+struct sfd_dirent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Appends a stats link to d->links, which holds *n. */
+static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
+{
+	if (*n == d->caplinks) {
+		d->caplinks = d->caplinks ? d->caplinks * 2 : 64;
+		d->links = xrealloc(d->links, d->caplinks * sizeof(*d->links));
+	}
+	d->links[(*n)++] = (struct sfd_link){ srcfd, vcpu };
+}
+
+/*
+ * Reads one process's fd directory: whether it holds a VM fd (*is_vm), and
+ * its stats links into d->links (*n of them). 0 or -errno when the
+ * directory cannot be opened (gone, or not ours to read).
+ */
+static int scan_fds(struct statsfd_priv *d, pid_t pid, bool *is_vm, size_t *n)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	char path[32], l[64];
+	long len;
+	int fd;
+
+	*is_vm = false;
+	*n = 0;
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	fd = openat(d->rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < len;) {
+			struct sfd_dirent *de = (void *)(buf + off);
+			enum sfd_link_kind kind;
+			ssize_t ln;
+			long num;
+			int vcpu;
+
+			if (!de->d_reclen)
+				break;
+			off += de->d_reclen;
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			ln = readlinkat(fd, de->d_name, l, sizeof(l));
+			if (ln <= 0 || ln == (ssize_t)sizeof(l))
+				continue;
+			kind = link_kind(l, (size_t)ln, &vcpu);
+			if (kind == LINK_VM)
+				*is_vm = true;
+			else if (kind == LINK_STATS &&
+				 !util_parse_int(de->d_name, 0, INT_MAX, &num))
+				link_add(d, n, (int)num, vcpu);
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The local index of a field, added when new. */
+static int local_add(struct statsfd_priv *d, int field, enum field_type type)
+{
+	if ((size_t)field >= d->nlocal_of) {
+		size_t n = (size_t)field + 64;
+
+		d->local_of = xrealloc(d->local_of, n * sizeof(*d->local_of));
+		for (size_t i = d->nlocal_of; i < n; i++)
+			d->local_of[i] = -1;
+		d->nlocal_of = n;
+	}
+	if (d->local_of[field] >= 0)
+		return d->local_of[field];
+	if (d->nlocals == d->caplocals) {
+		d->caplocals = d->caplocals ? d->caplocals * 2 : 128;
+		d->locals = xrealloc(d->locals,
+				     d->caplocals * sizeof(*d->locals));
+		d->val = xrealloc(d->val, d->caplocals * sizeof(*d->val));
+		d->vmval = xrealloc(d->vmval, d->caplocals * sizeof(*d->vmval));
+		d->vcval = xrealloc(d->vcval, d->caplocals * sizeof(*d->vcval));
+		d->st = xrealloc(d->st, d->caplocals);
+		d->vmst = xrealloc(d->vmst, d->caplocals);
+		d->vcst = xrealloc(d->vcst, d->caplocals);
+	}
+	d->locals[d->nlocals] = (struct sfd_local){ field, type };
+	d->local_of[field] = (int)d->nlocals;
+	return (int)d->nlocals++;
+}
+
+/* Sets a field's unit from its descriptor. */
+static void field_units(struct field_info *f, const struct statsfd_desc *dsc)
+{
+	f->unit = dsc->unit;
+	f->exponent = dsc->exponent;
+	f->base = dsc->base;
+}
+
+/* Whether the filter keeps the stat or, for a histogram, one bucket. */
+static bool desc_wanted(const struct provider *p,
+			const struct statsfd_desc *dsc)
+{
+	char name[STATSFD_NAME_SIZE_MAX + 16];
+
+	if (!p->filter || filter_match(p->filter, dsc->name))
+		return true;
+	if (dsc->hist == HIST_NONE)
+		return false;
+	for (unsigned int k = 0; k < dsc->size; k++) {
+		snprintf(name, sizeof(name), "%s(%u)", dsc->name, k);
+		if (filter_match(p->filter, name))
+			return true;
+	}
+	return false;
+}
+
+/* Interns a histogram's parent and buckets; items[k] gets bucket k's local
+ * index. */
+static void bind_hist(struct provider *p, const struct statsfd_desc *dsc,
+		      int *items)
+{
+	struct statsfd_priv *d = p->priv;
+	char name[STATSFD_NAME_SIZE_MAX + 16];
+	struct field_info *f;
+	int parent, id;
+
+	parent = field_table_intern(p->fields, dsc->name, -1, FIELD_CUMULATIVE,
+				    "statsfd");
+	f = field_table_info(p->fields, parent);
+	field_units(f, dsc);
+	f->hist = dsc->hist;
+	for (unsigned int k = 0; k < dsc->size; k++) {
+		snprintf(name, sizeof(name), "%s(%u)", dsc->name, k);
+		id = field_table_intern(p->fields, name, parent,
+					FIELD_CUMULATIVE, "statsfd");
+		f = field_table_info(p->fields, id);
+		field_units(f, dsc);
+		f->bucket = (int)k;
+		hist_bucket_range(dsc->hist, dsc->bucket_size, k, dsc->size,
+				  &f->bucket_lo, &f->bucket_hi);
+		items[k] = local_add(d, id, FIELD_CUMULATIVE);
+	}
+}
+
+/* Interns the fields of a new schema's wanted stats. */
+static struct sfd_schema *schema_bind(struct provider *p,
+				      struct statsfd_schema *s)
+{
+	struct statsfd_priv *d = p->priv;
+	struct sfd_schema *sc = xcalloc(1, sizeof(*sc));
+	size_t nitems = 0;
+
+	sc->s = s;
+	sc->first = xmalloc((s->num_desc ? s->num_desc : 1) *
+			    sizeof(*sc->first));
+	for (uint32_t i = 0; i < s->num_desc; i++) {
+		const struct statsfd_desc *dsc = &s->desc[i];
+
+		sc->first[i] = -1;
+		if (dsc->skip != STATSFD_USE || !desc_wanted(p, dsc))
+			continue;
+		sc->first[i] = (int)nitems;
+		nitems += dsc->size;
+	}
+	sc->items = xmalloc((nitems ? nitems : 1) * sizeof(*sc->items));
+	for (uint32_t i = 0; i < s->num_desc; i++) {
+		const struct statsfd_desc *dsc = &s->desc[i];
+		int id;
+
+		if (sc->first[i] < 0)
+			continue;
+		if (dsc->hist != HIST_NONE) {
+			bind_hist(p, dsc, sc->items + sc->first[i]);
+			continue;
+		}
+		id = field_table_intern(p->fields, dsc->name, -1, dsc->type,
+					"statsfd");
+		field_units(field_table_info(p->fields, id), dsc);
+		sc->items[sc->first[i]] = local_add(d, id, dsc->type);
+	}
+	d->schemas = xrealloc(d->schemas,
+			      (d->nschemas + 1) * sizeof(*d->schemas));
+	d->schemas[d->nschemas++] = sc;
+	return sc;
+}
+
+/* The shared schema for a file just parsed (s is consumed). */
+static struct sfd_schema *schema_get(struct provider *p,
+				     struct statsfd_schema *s)
+{
+	struct statsfd_priv *d = p->priv;
+
+	for (size_t i = 0; i < d->nschemas; i++) {
+		if (statsfd_schema_equal(d->schemas[i]->s, s)) {
+			statsfd_schema_free(s);
+			return d->schemas[i];
+		}
+	}
+	return schema_bind(p, s);
+}
+
+static void schema_free(struct sfd_schema *sc)
+{
+	statsfd_schema_free(sc->s);
+	free(sc->first);
+	free(sc->items);
+	free(sc);
+}
+
+static void file_close(struct sfd_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->sc = NULL;
+	free(f->base);
+	f->base = NULL;
+}
+
+/* Closes everything copied from a VM: its kernel memory can go. */
+static void vm_close(struct sfd_vm *vm)
+{
+	for (size_t i = 0; i < vm->nf; i++)
+		file_close(&vm->f[i]);
+	free(vm->f);
+	vm->f = NULL;
+	vm->nf = vm->capf = 0;
+	if (vm->pidfd >= 0)
+		close(vm->pidfd);
+	vm->pidfd = -1;
+}
+
+/* Whether a copied fd is the stats file the link named: the VM process
+ * may have closed and reused the number meanwhile. */
+static bool copy_is(int fd, const struct sfd_link *want)
+{
+	char path[32], l[64];
+	ssize_t n;
+	int vcpu = -2;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, l, sizeof(l));
+	if (n <= 0 || n == (ssize_t)sizeof(l))
+		return false;
+	return link_kind(l, (size_t)n, &vcpu) == LINK_STATS &&
+	       vcpu == want->vcpu;
+}
+
+static void note_emfile(struct statsfd_priv *d)
+{
+	if (d->emfile_noted)
+		return;
+	d->emfile_noted = true;
+	note_add(d, "too many open files: some VMs' stats fds are left out; raise the limit (ulimit -n)");
+}
+
+/*
+ * Copies one stats fd of vm and reads its layout. 0 with *f filled, or
+ * -errno (the VM's err is set for permission errors).
+ */
+static int file_open(struct provider *p, struct sfd_vm *vm,
+		     const struct sfd_link *lk, struct sfd_file *f)
+{
+	struct statsfd_priv *d = p->priv;
+	struct statsfd_schema *s;
+	char err[256];
+	int fd, rc;
+
+	fd = (int)syscall(SYS_pidfd_getfd, vm->pidfd, lk->srcfd, 0);
+	if (fd < 0) {
+		rc = -errno;
+		if (denied_errno(rc))
+			vm->err = rc;
+		if (rc == -EMFILE || rc == -ENFILE)
+			note_emfile(d);
+		return rc;
+	}
+	if (!copy_is(fd, lk)) {
+		close(fd);
+		return -ESTALE;
+	}
+	rc = statsfd_schema_read(fd, &s, err, sizeof(err));
+	if (rc) {
+		note_add(d, "VM %d: stats fd %d left out: %s", (int)vm->pid,
+			 lk->srcfd, rc == -EINVAL ? err : strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	*f = (struct sfd_file){ .fd = fd, .srcfd = lk->srcfd,
+				.vcpu = lk->vcpu, .mark = true };
+	f->sc = schema_get(p, s);
+	/*
+	 * A file found after the first refresh in a VM that was already
+	 * running when kvmstat started (its VMM opened the fd lazily, or
+	 * kvmstat could not copy it before) counts from now: its past did
+	 * not happen during the run. With -i it counts everything.
+	 */
+	if (d->reads && vm->old && !d->include_past &&
+	    f->sc->s->data_len) {
+		f->base = xmalloc(f->sc->s->data_len);
+		if (statsfd_data_read(fd, f->sc->s, f->base)) {
+			free(f->base);
+			f->base = NULL;
+		}
+	}
+	return 0;
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+	const struct sfd_file *x = a, *y = b;
+
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return (x->srcfd > y->srcfd) - (x->srcfd < y->srcfd);
+}
+
+/* Threads of the vCPUs whose tid is not known yet. */
+static void vm_tids(struct statsfd_priv *d, struct sfd_vm *vm)
+{
+	struct vm_info info = { .pid = vm->pid };
+	bool need = false;
+
+	for (size_t i = 0; i < vm->nf; i++)
+		need |= vm->f[i].vcpu >= 0 && !vm->f[i].tid;
+	if (!need || vm_load_vcpus(d->proc_root, &info))
+		return;
+	for (size_t i = 0; i < vm->nf; i++) {
+		for (size_t j = 0; j < info.nvcpus && !vm->f[i].tid; j++)
+			if (info.vcpus[j].index == vm->f[i].vcpu)
+				vm->f[i].tid = info.vcpus[j].tid;
+	}
+	vm_info_clear(&info);
+}
+
+/*
+ * Brings vm's files in line with the n stats links just found: new ones
+ * are copied, those gone are closed (their VM's samples then REBASE).
+ * Whether every link is now held.
+ */
+static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
+{
+	struct statsfd_priv *d = p->priv;
+	size_t kept = 0;
+	bool added = false;
+
+	for (size_t i = 0; i < vm->nf; i++)
+		vm->f[i].mark = false;
+	vm->err = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sfd_link *lk = &d->links[i];
+		struct sfd_file *f = NULL;
+
+		for (size_t j = 0; j < vm->nf && !f; j++)
+			if (vm->f[j].srcfd == lk->srcfd &&
+			    vm->f[j].vcpu == lk->vcpu && vm->f[j].fd >= 0)
+				f = &vm->f[j];
+		if (f) {
+			f->mark = true;
+			continue;
+		}
+		if (vm->nf == vm->capf) {
+			vm->capf = vm->capf ? vm->capf * 2 : 8;
+			vm->f = xrealloc(vm->f, vm->capf * sizeof(*vm->f));
+		}
+		if (!file_open(p, vm, lk, &vm->f[vm->nf])) {
+			vm->nf++;
+			added = true;
+		}
+	}
+	for (size_t i = 0; i < vm->nf; i++) {
+		if (vm->f[i].mark) {
+			vm->f[kept++] = vm->f[i];
+			continue;
+		}
+		file_close(&vm->f[i]);
+		vm->lost = true;
+		d->vanished = true;
+	}
+	vm->nf = kept;
+	if (added) {
+		qsort(vm->f, vm->nf, sizeof(*vm->f), file_cmp);
+		vm_tids(d, vm);
+	}
+	return vm->nf == n;
+}
+
+/* Starts tracking VM process pid; NULL when it went meanwhile. */
+static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
+{
+	struct sfd_vm *vm;
+	char name[16];
+	int pidfd, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	err = pidfd < 0 ? -errno : 0;
+	if (err == -ESRCH)
+		return NULL;
+	if (d->nvms == d->capvms) {
+		d->capvms = d->capvms ? d->capvms * 2 : 16;
+		d->vms = xrealloc(d->vms, d->capvms * sizeof(*d->vms));
+	}
+	vm = &d->vms[d->nvms++];
+	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	vm->old = d->self_start && start_ticks(d->rootfd, name) < d->self_start;
+	return vm;
+}
+
+static struct sfd_vm *vm_find(struct statsfd_priv *d, pid_t pid)
+{
+	size_t lo = 0, hi = d->nvms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->vms[mid].pid == pid)
+			return &d->vms[mid];
+		if (d->vms[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int vm_cmp(const void *a, const void *b)
+{
+	const struct sfd_vm *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Closes and forgets the VMs that are not marked. */
+static void vms_sweep(struct statsfd_priv *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nvms; i++) {
+		if (d->vms[i].mark) {
+			d->vms[n++] = d->vms[i];
+			continue;
+		}
+		if (d->vms[i].nf)
+			d->vanished = true;
+		vm_close(&d->vms[i]);
+	}
+	d->nvms = n;
+}
+
+/* Writes "PID PID ... and N more". */
+static void note_pids(const pid_t *pids, size_t n, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < STATSFD_NOTE_PIDS && pos < len; i++)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%d",
+					i ? " " : "", (int)pids[i]);
+	if (n > STATSFD_NOTE_PIDS && pos < len)
+		snprintf(buf + pos, len - pos, " and %zu more",
+			 n - STATSFD_NOTE_PIDS);
+}
+
+/* One-time notices about VMs found without stats fds or out of reach. */
+static void note_vms(struct statsfd_priv *d)
+{
+	pid_t *none = xmalloc((d->nvms + 1) * sizeof(*none));
+	pid_t *denied = xmalloc((d->nvms + 1) * sizeof(*denied));
+	size_t nnone = 0, ndenied = 0;
+	int err = -EPERM;
+	char list[160];
+
+	for (size_t i = 0; i < d->nvms; i++) {
+		struct sfd_vm *vm = &d->vms[i];
+
+		if (vm->noted || vm->nf)
+			continue;
+		if (denied_errno(vm->err)) {
+			denied[ndenied++] = vm->pid;
+			err = vm->err;
+		} else if (!vm->nlinks) {
+			none[nnone++] = vm->pid;
+		} else {
+			continue;	/* file_open said why */
+		}
+		vm->noted = true;
+	}
+	if (nnone) {
+		bool many = nnone > 1;
+
+		note_pids(none, nnone, list, sizeof(list));
+		note_add(d, "%s %s %s no binary stats fds open (QEMU before 8.1 keeps none): not shown by the stats-fd provider; debugfs (-d) can serve %s where readable",
+			 many ? "VMs" : "VM", list, many ? "keep" : "keeps",
+			 many ? "them" : "it");
+	}
+	if (ndenied) {
+		note_pids(denied, ndenied, list, sizeof(list));
+		note_add(d, "cannot copy the stats fds of %s %s: %s: %s",
+			 ndenied > 1 ? "VMs" : "VM", list, strerror(-err),
+			 perm_hint);
+	}
+	if (d->ndenied && !d->denied_noted && !d->pid) {
+		d->denied_noted = true;
+		note_add(d, "cannot read the fds of %zu processes (VMs among them are not shown): %s",
+			 d->ndenied, perm_hint);
+	}
+	free(none);
+	free(denied);
+}
+
+/* How many fds a process has open: the size procfs gives its fd
+ * directory (Linux 6.2 and later), or 0 when unknown. */
+static off_t fd_count(const struct statsfd_priv *d, pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	if (fstatat(d->rootfd, path, &st, 0) || st.st_size < 0)
+		return 0;
+	return st.st_size;
+}
+
+/* Whether the last scan found pid without a VM and with nfds fds. */
+static bool known_same(const struct statsfd_priv *d, pid_t pid, off_t nfds)
+{
+	size_t lo = 0, hi = d->nknown;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->known[mid].pid == pid)
+			return d->known[mid].nfds == nfds;
+		if (d->known[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Notes for the next scan that pid holds no VM (pids come in order). */
+static void known_keep(struct statsfd_priv *d, pid_t pid, off_t nfds)
+{
+	if (!nfds)
+		return;
+	if (d->nknown_next == d->capknown) {
+		d->capknown = d->capknown ? d->capknown * 2 : 256;
+		d->known = xrealloc(d->known, d->capknown * sizeof(*d->known));
+		d->known_next = xrealloc(d->known_next,
+					 d->capknown * sizeof(*d->known_next));
+	}
+	d->known_next[d->nknown_next++] = (struct sfd_known){ pid, nfds };
+}
+
+/*
+ * Looks at one process: tracks it if it holds a VM fd, syncs its files.
+ * Reading every fd link of every process is what a scan costs, so unless
+ * full is set a process whose fd count (from one fstat) is what it was at
+ * its last listing is taken to be unchanged: no VM still, or a VM with the
+ * same stats fds. A process that creates a VM or opens a stats fd changes
+ * its count; the full scans every STATSFD_FULL_SCAN_EVERY catch the rest
+ * (a reused pid, an fd closed and another opened in between).
+ */
+static void scan_pid(struct provider *p, pid_t pid, bool full)
+{
+	struct statsfd_priv *d = p->priv;
+	off_t nfds = fd_count(d, pid);
+	struct sfd_vm *vm = vm_find(d, pid);
+	size_t n;
+	bool is_vm;
+	int rc;
+
+	if (!full && nfds) {
+		if (vm && vm->nfds == nfds) {
+			vm->mark = true;
+			return;
+		}
+		if (!vm && known_same(d, pid, nfds)) {
+			known_keep(d, pid, nfds);
+			return;
+		}
+	}
+	rc = scan_fds(d, pid, &is_vm, &n);
+	if (rc) {
+		if (denied_errno(rc))
+			d->ndenied++;
+		/* unreadable now but tracked: keep what was copied */
+		if (vm && denied_errno(rc))
+			vm->mark = true;
+		if (!vm && denied_errno(rc) && d->pid) {
+			vm = vm_add(d, pid);
+			if (vm) {
+				vm->err = rc;
+				vm->mark = true;
+			}
+		}
+		return;
+	}
+	if (!is_vm) {
+		known_keep(d, pid, nfds);
+		return;
+	}
+	if (!vm) {
+		vm = vm_add(d, pid);
+		if (!vm)
+			return;
+	}
+	vm->mark = true;
+	vm->nfds = 0;
+	vm->nlinks = n;
+	if (vm->pidfd >= 0 && vm_sync(p, vm, n))
+		vm->nfds = nfds;
+}
+
+/* The pids under the proc root, sorted (or just -p's). Caller frees. */
+static size_t scan_pids(struct statsfd_priv *d, pid_t **out)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	size_t n = 0, cap = 0;
+	pid_t *v = NULL;
+	long len;
+	int fd;
+
+	*out = NULL;
+	if (d->pid) {
+		*out = xmalloc(sizeof(**out));
+		(*out)[0] = d->pid;
+		return 1;
+	}
+	fd = openat(d->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < len;) {
+			struct sfd_dirent *de = (void *)(buf + off);
+			long pid;
+
+			if (!de->d_reclen)
+				break;
+			off += de->d_reclen;
+			if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+			    util_parse_int(de->d_name, 1, INT_MAX, &pid) ||
+			    (pid_t)pid == d->self)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				v = xrealloc(v, cap * sizeof(*v));
+			}
+			v[n++] = (pid_t)pid;
+		}
+	}
+	close(fd);
+	*out = v;
+	return n;
+}
+
+/*
+ * Walks the proc root: new VM processes are tracked, their stats fds
+ * copied; fds the VMMs closed are closed here too, and VMs that are no
+ * longer VMs (or no longer there) are dropped.
+ */
+static void scan(struct provider *p, uint64_t now)
+{
+	struct statsfd_priv *d = p->priv;
+	size_t n, nold = d->nvms;
+	bool full = d->scans++ % STATSFD_FULL_SCAN_EVERY == 0;
+	struct sfd_known *k;
+	pid_t *pids;
+
+	d->last_scan = now;
+	d->ndenied = 0;
+	d->nknown_next = 0;
+	for (size_t i = 0; i < d->nvms; i++)
+		d->vms[i].mark = false;
+	n = scan_pids(d, &pids);
+	for (size_t i = 0; i < n; i++) {
+		/* vm_add may move d->vms; look up again for each pid */
+		scan_pid(p, pids[i], full);
+		if (d->nvms > nold && d->nvms > 1 &&
+		    d->vms[d->nvms - 1].pid < d->vms[d->nvms - 2].pid) {
+			qsort(d->vms, d->nvms, sizeof(*d->vms), vm_cmp);
+		}
+		nold = d->nvms;
+	}
+	free(pids);
+	k = d->known;
+	d->known = d->known_next;
+	d->known_next = k;
+	d->nknown = d->nknown_next;
+	vms_sweep(d);
+	note_vms(d);
+}
+
+/* Closes the VMs whose process exited: one poll over every pidfd. */
+static void reap(struct statsfd_priv *d)
+{
+	bool any = false;
+
+	if (!d->nvms)
+		return;
+	if (d->cappfd < d->nvms) {
+		d->cappfd = d->nvms * 2;
+		d->pfd = xrealloc(d->pfd, d->cappfd * sizeof(*d->pfd));
+	}
+	for (size_t i = 0; i < d->nvms; i++)
+		d->pfd[i] = (struct pollfd){ .fd = d->vms[i].pidfd,
+					     .events = POLLIN };
+	if (poll(d->pfd, d->nvms, 0) <= 0)
+		return;
+	for (size_t i = 0; i < d->nvms; i++) {
+		d->vms[i].mark = !(d->pfd[i].revents &
+				   (POLLIN | POLLHUP | POLLERR | POLLNVAL));
+		any |= !d->vms[i].mark;
+	}
+	if (any)
+		vms_sweep(d);
+}
+
+/* Forgets an aggregate's values (st may be NULL while nothing is bound). */
+static void agg_clear(const struct statsfd_priv *d, unsigned char *st)
+{
+	if (d->nlocals)
+		memset(st, SFD_VAL_NONE, d->nlocals);
+}
+
+/* Folds v into an aggregate of its kind: peaks by maximum, others add. */
+static void acc(uint64_t *val, unsigned char *st, int k, uint64_t v,
+		enum field_type type)
+{
+	if (st[k] == SFD_VAL_BAD)
+		return;
+	if (st[k] == SFD_VAL_NONE) {
+		val[k] = v;
+		st[k] = SFD_VAL_OK;
+	} else if (type == FIELD_PEAK) {
+		if (v > val[k])
+			val[k] = v;
+	} else {
+		val[k] += v;
+	}
+}
+
+/* Adds one file's values (read into d->data) to the aggregates val/st. */
+static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
+		     uint64_t *val, unsigned char *st)
+{
+	const struct statsfd_schema *s = f->sc->s;
+
+	for (uint32_t i = 0; i < s->num_desc; i++) {
+		const struct statsfd_desc *dsc = &s->desc[i];
+		const int *items;
+
+		if (f->sc->first[i] < 0)
+			continue;
+		items = f->sc->items + f->sc->first[i];
+		for (unsigned int k = 0; k < dsc->size; k++) {
+			uint64_t v = statsfd_value(d->data, dsc, k);
+			int l = items[k];
+
+			if (f->base && d->locals[l].type == FIELD_CUMULATIVE) {
+				uint64_t b = statsfd_value(f->base, dsc, k);
+
+				v = v >= b ? v - b : 0;
+			}
+			acc(val, st, l, v, d->locals[l].type);
+		}
+	}
+}
+
+/* Marks one file's values unknown in the aggregate st: it could not be
+ * read this time. */
+static void file_bad(const struct sfd_file *f, unsigned char *st)
+{
+	const struct statsfd_schema *s = f->sc->s;
+
+	for (uint32_t i = 0; i < s->num_desc; i++) {
+		const int *items;
+
+		if (f->sc->first[i] < 0)
+			continue;
+		items = f->sc->items + f->sc->first[i];
+		for (unsigned int k = 0; k < s->desc[i].size; k++)
+			st[items[k]] = SFD_VAL_BAD;
+	}
+}
+
+/* Folds the aggregate src/sst into dst/dst_st; BAD stays BAD. */
+static void fold(struct statsfd_priv *d, uint64_t *dst, unsigned char *dst_st,
+		 const uint64_t *src, const unsigned char *sst)
+{
+	for (size_t k = 0; k < d->nlocals; k++) {
+		if (sst[k] == SFD_VAL_BAD)
+			dst_st[k] = SFD_VAL_BAD;
+		else if (sst[k] == SFD_VAL_OK)
+			acc(dst, dst_st, (int)k, src[k], d->locals[k].type);
+	}
+}
+
+static void push_all(struct statsfd_priv *d, struct sample_set *out,
+		     pid_t pid, int vcpu, pid_t tid, const uint64_t *val,
+		     const unsigned char *st, unsigned int flags)
+{
+	for (size_t k = 0; k < d->nlocals; k++)
+		if (st[k] == SFD_VAL_OK)
+			sample_set_push(out, d->locals[k].field, pid, vcpu, tid,
+					val[k], flags);
+}
+
+/* Whether samples per VM and vCPU are wanted. */
+static bool want_vms(const struct provider *p)
+{
+	const struct statsfd_priv *d = p->priv;
+
+	return p->want_vms || d->pid;
+}
+
+/*
+ * Reads every file of one VM, pushes its vCPUs' and its own samples when
+ * wanted and folds it into the pid-0 sums. A file that cannot be read
+ * makes its values BAD (not pushed) for this refresh, never zero.
+ */
+static void vm_read(struct provider *p, struct sfd_vm *vm,
+		    struct sample_set *out)
+{
+	struct statsfd_priv *d = p->priv;
+	unsigned int flags = vm->lost ? SAMPLE_REBASE : 0;
+	bool breakdown = want_vms(p);
+
+	agg_clear(d, d->vmst);
+	for (size_t i = 0; i < vm->nf;) {
+		int vcpu = vm->f[i].vcpu;
+		pid_t tid = vm->f[i].tid;
+		size_t j = i;
+
+		agg_clear(d, d->vcst);
+		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
+			const struct sfd_file *f = &vm->f[j];
+
+			if (f->sc->s->data_len > d->capdata) {
+				d->capdata = f->sc->s->data_len;
+				d->data = xrealloc(d->data, d->capdata);
+			}
+			if (statsfd_data_read(f->fd, f->sc->s, d->data)) {
+				file_bad(f, d->vcst);
+				continue;
+			}
+			file_add(d, f, d->vcval, d->vcst);
+			if (f->tid != tid)
+				tid = 0;	/* several VMs: not one thread */
+		}
+		if (breakdown && vcpu >= 0)
+			push_all(d, out, vm->pid, vcpu, tid, d->vcval, d->vcst,
+				 0);
+		fold(d, d->vmval, d->vmst, d->vcval, d->vcst);
+		i = j;
+	}
+	if (breakdown)
+		push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval,
+			 d->vmst, flags);
+	fold(d, d->val, d->st, d->vmval, d->vmst);
+	vm->lost = false;
+}
+
+static int statsfd_read(struct provider *p, struct sample_set *out)
+{
+	struct statsfd_priv *d = p->priv;
+	uint64_t now = util_now_ns();
+	unsigned int flags;
+
+	d->vanished = false;
+	reap(d);
+	if (d->reads && now - d->last_scan >= STATSFD_RESCAN_NS)
+		scan(p, now);
+	flags = d->vanished ? SAMPLE_REBASE : 0;
+	agg_clear(d, d->st);
+	for (size_t i = 0; i < d->nvms; i++)
+		vm_read(p, &d->vms[i], out);
+	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, d->st, flags);
+	d->reads++;
+	if (d->pid && !d->nvms && !d->gone_noted) {
+		d->gone_noted = true;
+		note_add(d, "VM %d exited: its stats fds are closed",
+			 (int)d->pid);
+	}
+	note_flush(p);
+	return 0;
+}
+
+/* Host support: the kernel offers KVM_GET_STATS_FD. */
+static bool statsfd_probe(const struct options *opts)
+{
+	int fd, rc;
+
+	(void)opts;
+	fd = open("/dev/kvm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	rc = ioctl(fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD);
+	close(fd);
+	return rc > 0;
+}
+
+static void statsfd_close(struct provider *p)
+{
+	struct statsfd_priv *d = p->priv;
+
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nvms; i++)
+		vm_close(&d->vms[i]);
+	free(d->vms);
+	for (size_t i = 0; i < d->nschemas; i++)
+		schema_free(d->schemas[i]);
+	free(d->schemas);
+	free(d->locals);
+	free(d->local_of);
+	free(d->val);
+	free(d->vmval);
+	free(d->vcval);
+	free(d->st);
+	free(d->vmst);
+	free(d->vcst);
+	free(d->data);
+	free(d->pfd);
+	free(d->links);
+	free(d->known);
+	free(d->known_next);
+	if (d->rootfd >= 0)
+		close(d->rootfd);
+	free(d->proc_root);
+	free(d);
+	p->priv = NULL;
+}
+
+/* With -p: why that VM cannot be served, as an error for main. */
+static int pid_error(struct provider *p)
+{
+	struct statsfd_priv *d = p->priv;
+	struct sfd_vm *vm = d->nvms ? &d->vms[0] : NULL;
+	char path[48];
+
+	snprintf(path, sizeof(path), "%s/%d/fd", d->proc_root, (int)d->pid);
+	if (!vm) {
+		provider_msg(p, false,
+			     "process %d holds no KVM VM (no anon_inode:kvm-vm link in %s)",
+			     (int)d->pid, path);
+		return -ESRCH;
+	}
+	if (vm->nf)
+		return 0;
+	if (denied_errno(vm->err)) {
+		provider_msg(p, false, "cannot copy the stats fds of VM %d: %s: %s",
+			     (int)d->pid, strerror(-vm->err), perm_hint);
+		return vm->err;
+	}
+	if (vm->err) {
+		provider_msg(p, false, "cannot copy the stats fds of VM %d: %s",
+			     (int)d->pid, strerror(-vm->err));
+		return vm->err;
+	}
+	provider_msg(p, false,
+		     "VM %d keeps no binary stats fds open (QEMU before 8.1 keeps none): use debugfs (-d) or tracepoints (-t)",
+		     (int)d->pid);
+	return -ENOENT;
+}
+
+/*
+ * Finds the VMs (or the -p VM) and copies their stats fds. Without -p,
+ * having no VM is fine: VMs that start later are found by a later scan.
+ */
+static int statsfd_open(struct provider *p, const struct options *opts)
+{
+	const char *root = opts->proc_root ? opts->proc_root : "/proc";
+	struct statsfd_priv *d;
+	int rc;
+
+	d = xcalloc(1, sizeof(*d));
+	p->priv = d;
+	p->msg[0] = '\0';
+	p->notice = false;
+	d->proc_root = xstrdup(root);
+	d->pid = opts->pid;
+	d->include_past = opts->include_past;
+	d->self = getpid();
+	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->rootfd < 0) {
+		rc = -errno;
+		provider_msg(p, false, "cannot read %s: %s", root,
+			     strerror(-rc));
+		goto out_close;
+	}
+	d->self_start = start_ticks(d->rootfd, "self");
+	scan(p, util_now_ns());
+	if (d->pid) {
+		rc = pid_error(p);
+		if (rc)
+			goto out_close;
+	}
+	note_flush(p);
+	return 0;
+
+out_close:
+	statsfd_close(p);
+	return rc;
+}
+
+const struct provider_ops statsfd_provider_ops = {
+	.name = "statsfd",
+	.probe = statsfd_probe,
+	.open = statsfd_open,
+	.read = statsfd_read,
+	.close = statsfd_close,
+};

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit formatting for the binary stats' self-described values. A value is
+ * first turned into its unit (seconds, bytes, a count) with the field's
+ * base and exponent, then scaled to the largest unit it fills and written
+ * whole or with three significant digits, as units.h describes.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "units.h"
+
+/* Kept free of libm: the binary links none. */
+static double dabs(double x)
+{
+	return x < 0 ? -x : x;
+}
+
+/* base^e as an exact product of integers where the double holds it. */
+static double power(unsigned int base, int e)
+{
+	double v = 1.0;
+
+	for (int i = 0; i < (e < 0 ? -e : e); i++)
+		v *= base;
+	return v;
+}
+
+/* raw x base^e, dividing for negative e so that whole results stay whole
+ * (1500 x 10^-3 is exactly 1.5). */
+static double apply(double raw, unsigned int base, int e)
+{
+	return e < 0 ? raw / power(base, e) : raw * power(base, e);
+}
+
+static unsigned int field_base(const struct field_info *f)
+{
+	return f->base == 2 ? 2 : 10;
+}
+
+double units_scale(const struct field_info *f)
+{
+	return apply(1.0, field_base(f), f->exponent);
+}
+
+/* A raw time of f in nanoseconds. */
+static double to_ns(const struct field_info *f, double raw)
+{
+	if (field_base(f) == 10)
+		return apply(raw, 10, f->exponent + 9);
+	return apply(raw, 2, f->exponent) * 1e9;
+}
+
+/*
+ * Writes x followed by the suffix, whole when it is a whole number and
+ * otherwise with three significant digits.
+ */
+static const char *put_number(double x, const char *suffix, char *buf,
+			      size_t len)
+{
+	double a = dabs(x);
+	const char *sep = *suffix ? " " : "";
+
+	if (a < 1e18 && a == (double)(uint64_t)a)
+		snprintf(buf, len, "%.0f%s%s", x, sep, suffix);
+	else if (a < 9.995)
+		snprintf(buf, len, "%.2f%s%s", x, sep, suffix);
+	else if (a < 99.95)
+		snprintf(buf, len, "%.1f%s%s", x, sep, suffix);
+	else
+		snprintf(buf, len, "%.0f%s%s", x, sep, suffix);
+	return buf;
+}
+
+/*
+ * Scales x by step until it is below the next unit (counting the rounding
+ * of three significant digits, so 999.7 ns reads "1.00 µs"), then writes it
+ * with that unit's suffix.
+ */
+static const char *put_scaled(double x, double step, const char *const *sfx,
+			      size_t nsfx, char *buf, size_t len)
+{
+	size_t u = 0;
+
+	while (u + 1 < nsfx && dabs(x) >= step - 0.5)
+		x /= step, u++;
+	return put_number(x, sfx[u], buf, len);
+}
+
+static bool bad_number(double x, char *buf, size_t len)
+{
+	if (isfinite(x))
+		return false;
+	snprintf(buf, len, "-");
+	return true;
+}
+
+static const char *put_ns(double ns, unsigned int flags, char *buf,
+			  size_t len)
+{
+	static const char *const utf8[] = { "ns", "\xc2\xb5s", "ms", "s" };
+	static const char *const ascii[] = { "ns", "us", "ms", "s" };
+
+	if (bad_number(ns, buf, len))
+		return buf;
+	return put_scaled(ns, 1000.0, flags & UNITS_ASCII ? ascii : utf8, 4,
+			  buf, len);
+}
+
+const char *units_format_seconds(double secs, unsigned int flags, char *buf,
+				 size_t len)
+{
+	return put_ns(secs * 1e9, flags, buf, len);
+}
+
+const char *units_format_bytes(double bytes, char *buf, size_t len)
+{
+	static const char *const sfx[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					   "PiB" };
+
+	if (bad_number(bytes, buf, len))
+		return buf;
+	return put_scaled(bytes, 1024.0, sfx, 6, buf, len);
+}
+
+const char *units_format_count(double n, char *buf, size_t len)
+{
+	if (bad_number(n, buf, len))
+		return buf;
+	return put_number(n, "", buf, len);
+}
+
+const char *units_format(const struct field_info *f, double raw,
+			 unsigned int flags, char *buf, size_t len)
+{
+	double v = apply(raw, field_base(f), f->exponent);
+
+	switch (f->unit) {
+	case UNIT_SECONDS:
+		return put_ns(to_ns(f, raw), flags, buf, len);
+	case UNIT_BYTES:
+		return units_format_bytes(v, buf, len);
+	case UNIT_BOOLEAN:
+		if (!(flags & UNITS_COUNT) && (raw == 0 || raw == 1)) {
+			snprintf(buf, len, "%s", raw ? "yes" : "no");
+			return buf;
+		}
+		return units_format_count(raw, buf, len);
+	case UNIT_CYCLES:
+	case UNIT_NONE:
+		break;
+	}
+	return units_format_count(v, buf, len);
+}
+
+bool units_has_share(const struct field_info *f)
+{
+	return f->unit == UNIT_SECONDS && f->type == FIELD_CUMULATIVE &&
+	       f->hist == HIST_NONE && f->bucket < 0;
+}
+
+double units_share_pct(const struct field_info *f, int64_t delta,
+		       uint64_t interval_ns)
+{
+	if (!units_has_share(f) || !interval_ns)
+		return -1.0;
+	return to_ns(f, (double)delta) / (double)interval_ns * 100.0;
+}
