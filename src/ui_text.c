@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hist.h"
 #include "ui_text.h"
+#include "units.h"
 
 void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 {
@@ -17,6 +19,64 @@ void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 
 	localtime_r(&t, &tm);
 	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/*
+ * After kvm_stat's columns, for the fields kvm_stat never had: the values
+ * in their unit ("  1.23 s  +300 ms  30.0%"), a histogram's percentiles
+ * over the interval (over all time when the interval saw none), a
+ * bucket's range. Plain counters get nothing, so their lines stay
+ * byte-compatible.
+ */
+#define HIST_MAX_BUCKETS 128	/* KVM's log2 histograms have 32 or 64 */
+
+static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
+				const struct snap_row *r)
+{
+	const struct field_info *f;
+	struct hist_bucket hb[HIST_MAX_BUCKETS];
+	char x[UNITS_BUF], y[UNITS_BUF], p[256];
+	size_t n;
+
+	if (!snap->stats || r->field < 0 ||
+	    (size_t)r->field >= snap->stats->fields.n)
+		return;
+	f = &snap->stats->fields.v[r->field];
+	if (strcmp(f->name, r->name))	/* a NAME/vcpuN row */
+		return;
+	if (f->hist != HIST_NONE) {
+		n = hist_gather(snap->stats, r->field, 0, SAMPLE_ALL_VCPUS, true,
+				hb, HIST_MAX_BUCKETS);
+		if (n > HIST_MAX_BUCKETS)
+			n = HIST_MAX_BUCKETS;
+		if (n && !hist_total(hb, n))
+			n = hist_gather(snap->stats, r->field, 0,
+					SAMPLE_ALL_VCPUS, false, hb,
+					HIST_MAX_BUCKETS);
+		if (n > HIST_MAX_BUCKETS)
+			n = HIST_MAX_BUCKETS;
+		if (n)
+			strbuf_addf(b, "  %s", hist_format_percentiles(f, hb, n,
+					0, p, sizeof(p)));
+		return;
+	}
+	if (f->bucket >= 0) {
+		struct hist_bucket one = { f->bucket_lo, f->bucket_hi, 0 };
+
+		strbuf_addf(b, "  %s", hist_format_range(f, &one, 0, p,
+							  sizeof(p)));
+		return;
+	}
+	if (f->unit == UNIT_NONE)
+		return;
+	strbuf_addf(b, "  %s  %s%s", units_format(f, (double)r->total,
+						   UNITS_COUNT, x, sizeof(x)),
+		    r->delta < 0 ? "-" : "+",
+		    units_format(f, (double)(r->delta < 0 ? -r->delta : r->delta),
+				 UNITS_COUNT, y, sizeof(y)));
+	if (units_has_share(f) && snap->interval_ns)
+		strbuf_addf(b, "  %.1f%%", units_share_pct(f, r->delta,
+							   snap->interval_ns));
 }
 
 void ui_text_batch(struct strbuf *b, const struct snapshot *snap)
@@ -32,9 +92,11 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap)
 			snprintf(t, sizeof(t), "%10llu",
 				 (unsigned long long)r->total);
 			snprintf(d, sizeof(d), "%10lld", (long long)r->delta);
-			strbuf_addf(b, "%-42s%s%s%s%s\n", r->name,
+			strbuf_addf(b, "%-42s%s%s%s%s", r->name,
 				    t[0] == ' ' ? "" : " ", t,
 				    d[0] == ' ' ? "" : " ", d);
+			ui_text_batch_extra(b, snap, r);
+			strbuf_add(b, "\n");
 		} else
 			strbuf_addf(b, "%-42s%10s%10s\n", r->name, "-", "-");
 	}

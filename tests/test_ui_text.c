@@ -208,6 +208,61 @@ START_TEST(test_scaled)
 }
 END_TEST
 
+/* Batch rows of fields with units and histograms get their unit, share
+ * of wall time, percentiles and bucket ranges after kvm_stat's columns. */
+START_TEST(test_batch_units_and_histograms)
+{
+	struct snapshot snap;
+	struct strbuf b;
+	struct stats s;
+	struct field_info *fi;
+	int ns, h, b0, b1, b2, plain;
+
+	stats_init(&s, false);
+	plain = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE, "t");
+	ns = field_table_intern(&s.fields, "halt_wait_ns", -1, FIELD_CUMULATIVE, "t");
+	fi = field_table_info(&s.fields, ns);
+	fi->unit = UNIT_SECONDS;
+	fi->exponent = -9;
+	h = field_table_intern(&s.fields, "halt_wait_hist", -1, FIELD_CUMULATIVE, "t");
+	fi = field_table_info(&s.fields, h);
+	fi->unit = UNIT_SECONDS;
+	fi->exponent = -9;
+	fi->hist = HIST_LOG2;
+	b0 = field_table_intern(&s.fields, "halt_wait_hist(0)", h, FIELD_CUMULATIVE, "t");
+	b1 = field_table_intern(&s.fields, "halt_wait_hist(1)", h, FIELD_CUMULATIVE, "t");
+	b2 = field_table_intern(&s.fields, "halt_wait_hist(2)", h, FIELD_CUMULATIVE, "t");
+	for (int i = 0; i < 3; i++) {
+		fi = field_table_info(&s.fields, b0 + i);
+		fi->unit = UNIT_SECONDS;
+		fi->exponent = -9;
+		fi->bucket = i;
+		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
+		fi->bucket_hi = i == 2 ? UINT64_MAX : 1ull << i;
+	}
+	for (int round = 0; round < 2; round++) {
+		sample_set_push(&s.set, plain, 0, -1, 0, 10 + 5 * round, 0);
+		sample_set_push(&s.set, ns, 0, -1, 0, 500000000ull * round, 0);
+		sample_set_push(&s.set, b0, 0, -1, 0, 0, 0);
+		sample_set_push(&s.set, b1, 0, -1, 0, 98 * round, 0);
+		sample_set_push(&s.set, b2, 0, -1, 0, 2 * round, 0);
+		stats_update(&s, (round + 1) * 1000000000ull);
+	}
+	stats_snapshot(&s, NULL, &snap);
+	strbuf_init(&b);
+	ui_text_batch(&b, &snap);
+	/* plain counters keep kvm_stat's bytes exactly */
+	ck_assert_ptr_nonnull(strstr(b.s, "exits                                              5         5\n"));
+	ck_assert_msg(strstr(b.s, "  500 ms  +500 ms  50.0%\n"), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "halt_wait_hist                                   100       100  p50 < "), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "p99 >= "), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "halt_wait_hist(1)                                 98        98  [1 ns, 2 ns)\n"), "%s", b.s);
+	strbuf_free(&b);
+	snapshot_free(&snap);
+	stats_free(&s);
+}
+END_TEST
+
 Suite *ui_text_suite(void)
 {
 	Suite *s = suite_create("ui_text");
@@ -221,6 +276,7 @@ Suite *ui_text_suite(void)
 	tcase_add_test(tc, test_log_header_repeat_and_skip_zero);
 	tcase_add_test(tc, test_log_file_unwritable);
 	tcase_add_test(tc, test_scaled);
+	tcase_add_test(tc, test_batch_units_and_histograms);
 	suite_add_tcase(s, tc);
 	return s;
 }
