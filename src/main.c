@@ -372,7 +372,13 @@ static int setup_signals(void)
 	sigset_t set;
 	int fd;
 
+	/* a shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches a signalfd: take the default action back
+	 * (the signals are blocked right after, so they only queue) */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -423,7 +429,11 @@ static enum wait_result wait_until(struct run *r, uint64_t deadline,
 			}
 			return WAIT_STOP;
 		}
-		if (in_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP))) {
+		/* the terminal went away (its window closed): end, do not
+		 * spin on a descriptor that is always ready */
+		if (in_fd >= 0 && (pfd[1].revents & (POLLHUP | POLLERR | POLLNVAL)))
+			return WAIT_STOP;
+		if (in_fd >= 0 && (pfd[1].revents & POLLIN)) {
 			*act = r->fe.ops->input(&r->fe);
 			if (*act != UI_NONE)
 				return WAIT_INPUT;

@@ -20,7 +20,9 @@
 #include "filter.h"
 #include "frontend.h"
 #include "options.h"
+#include "hist.h"
 #include "ui_text.h"
+#include "units.h"
 #include "util.h"
 #include "vm.h"
 
@@ -31,6 +33,7 @@ enum tui_view {
 	VIEW_EVENTS,	/* the summary, kvm_stat's screen */
 	VIEW_VMS,	/* 'b': one row per VM */
 	VIEW_VCPUS,	/* Enter on a VM: one row per vCPU */
+	VIEW_HIST,	/* Enter on a histogram: its buckets */
 };
 
 enum tui_prompt {
@@ -46,6 +49,8 @@ struct tui_row {
 	char *text[TUI_COLS_MAX];
 	double key[TUI_COLS_MAX];
 	pid_t pid;
+	char *field;	/* events view: the field's name */
+	bool hist;	/* a histogram (Enter shows its buckets) */
 	bool child;	/* indented under its parent */
 	bool gone;	/* VM or vCPU no longer read */
 };
@@ -56,9 +61,12 @@ struct tui_priv {
 	bool color;
 	enum tui_view view;
 	pid_t vm;		/* VIEW_VCPUS: whose vCPUs */
+	char *hist;		/* VIEW_HIST: which histogram */
+	char *hist_summary;	/* its percentiles over the interval */
 	int sort;		/* column sorted by */
 	bool help;		/* help screen shown */
 	bool children;		/* 'x' */
+	bool picking;		/* events view: arrows moved a selection */
 	enum tui_prompt prompt;
 	char input[256];	/* prompt text being edited */
 	char error[256];	/* why the last input was refused */
@@ -79,6 +87,8 @@ static const char *const vm_cols[] = { "PID", "Guest", "Total", "CurAvg/s",
 				       "Busiest events", NULL };
 static const char *const vcpu_cols[] = { "vCPU", "TID", "Total", "CurAvg/s",
 					 "Busiest events", NULL };
+static const char *const hist_cols[] = { "Bucket", "Total", "%Total",
+					 "Interval", NULL };
 
 static struct tui_priv *tui_current;
 
@@ -102,7 +112,14 @@ static void tui_crash(int sig)
 static const char *const *tui_cols(const struct tui_priv *tp)
 {
 	return tp->view == VIEW_EVENTS ? event_cols :
-	       tp->view == VIEW_VMS ? vm_cols : vcpu_cols;
+	       tp->view == VIEW_VMS ? vm_cols :
+	       tp->view == VIEW_HIST ? hist_cols : vcpu_cols;
+}
+
+/* The per-VM and per-vCPU views (text in the first two columns). */
+static bool tui_groups(const struct tui_priv *tp)
+{
+	return tp->view == VIEW_VMS || tp->view == VIEW_VCPUS;
 }
 
 static int tui_ncols(const struct tui_priv *tp)
@@ -161,9 +178,11 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 
 static void tui_free_rows(struct tui_priv *tp)
 {
-	for (size_t i = 0; i < tp->nrows; i++)
+	for (size_t i = 0; i < tp->nrows; i++) {
 		for (int c = 0; c < TUI_COLS_MAX; c++)
 			free(tp->rows[i].text[c]);
+		free(tp->rows[i].field);
+	}
 	free(tp->rows);
 	tp->rows = NULL;
 	tp->nrows = 0;
@@ -194,18 +213,23 @@ static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
 
 static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 {
+	const struct field_table *ft = &snap->stats->fields;
 	double sum = 0;
 	char t[32], r[32];
 
 	for (size_t i = 0; i < snap->nrows; i++)
 		if (snap->rows[i].parent < 0 && snap->rows[i].type ==
-		    FIELD_CUMULATIVE)
+		    FIELD_CUMULATIVE && ft->v[snap->rows[i].field].unit ==
+		    UNIT_NONE && ft->v[snap->rows[i].field].hist == HIST_NONE)
 			sum += (double)snap->rows[i].total;
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *x = &snap->rows[i];
+		const struct field_info *f = &ft->v[x->field];
 		struct tui_row *row = tui_add_row(tp);
 
 		row->child = x->parent >= 0;
+		row->field = xstrdup(x->name);
+		row->hist = f->hist != HIST_NONE;
 		tui_set(row, 0, 0, "%s", x->name);
 		if (!x->valid) {
 			tui_set(row, 1, -1, "-");
@@ -213,15 +237,71 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 			tui_set(row, 3, -1, "-");
 			continue;
 		}
+		if (f->unit != UNIT_NONE && f->hist == HIST_NONE &&
+		    f->bucket < 0) {
+			/* values in their unit; time counters as a share of
+			 * wall time in the %Total column */
+			units_format(f, (double)x->total, UNITS_COUNT, t,
+				     sizeof(t));
+			units_format(f, x->rate, UNITS_COUNT, r, sizeof(r));
+			tui_set(row, 1, (double)x->total, "%s", t);
+			if (units_has_share(f) && snap->interval_ns)
+				tui_set(row, 2, -1, "%.1f%%w",
+					units_share_pct(f, x->delta,
+							snap->interval_ns));
+			else
+				tui_set(row, 2, -1, " ");
+			tui_set(row, 3, x->rate, "%s/s", r);
+			continue;
+		}
 		ui_text_scaled(t, sizeof(t), (double)x->total, 10);
 		ui_text_scaled(r, sizeof(r), x->rate, 9);
 		tui_set(row, 1, (double)x->total, "%s", t);
-		if (x->parent < 0 && x->type == FIELD_CUMULATIVE && sum > 0)
+		if (x->parent < 0 && x->type == FIELD_CUMULATIVE && sum > 0 &&
+		    f->unit == UNIT_NONE && f->hist == HIST_NONE)
 			tui_set(row, 2, 100.0 * x->total / sum, "%.1f",
 				100.0 * x->total / sum);
 		else
 			tui_set(row, 2, -1, " ");
 		tui_set(row, 3, x->rate, "%s", r);
+	}
+}
+
+/* The buckets of one histogram: range, total, share, this interval. */
+static void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
+{
+	const struct field_table *ft = &snap->stats->fields;
+	struct hist_bucket tot[128], dlt[128];
+	int id = field_table_find(ft, tp->hist);
+	char range[128], sum[256];
+	uint64_t all;
+	size_t n;
+
+	free(tp->hist_summary);
+	tp->hist_summary = NULL;
+	if (id < 0)
+		return;
+	n = hist_gather(snap->stats, id, 0, SAMPLE_ALL_VCPUS, false, tot, 128);
+	hist_gather(snap->stats, id, 0, SAMPLE_ALL_VCPUS, true, dlt, 128);
+	if (n > 128)
+		n = 128;
+	all = hist_total(tot, n);
+	hist_format_percentiles(&ft->v[id], hist_total(dlt, n) ? dlt : tot, n,
+				0, sum, sizeof(sum));
+	tp->hist_summary = xasprintf("%s %s: %s", tp->hist,
+				     hist_total(dlt, n) ? "this interval" :
+							  "since start", sum);
+	for (size_t i = 0; i < n; i++) {
+		struct tui_row *row = tui_add_row(tp);
+
+		hist_format_range(&ft->v[id], &tot[i], 0, range, sizeof(range));
+		tui_set(row, 0, (double)i, "%s", range);
+		tui_set(row, 1, (double)tot[i].count, "%llu",
+			(unsigned long long)tot[i].count);
+		tui_set(row, 2, all ? 100.0 * tot[i].count / all : 0, "%.1f",
+			all ? 100.0 * tot[i].count / all : 0.0);
+		tui_set(row, 3, (double)dlt[i].count, "%llu",
+			(unsigned long long)dlt[i].count);
 	}
 }
 
@@ -312,6 +392,8 @@ static int tui_row_cmp(const void *a, const void *b)
 static void tui_sort(struct tui_priv *tp)
 {
 	sort_tp = tp;
+	if (tp->view == VIEW_HIST)
+		return;		/* buckets stay in order */
 	if (tp->view != VIEW_EVENTS) {
 		qsort(tp->rows, tp->nrows, sizeof(*tp->rows), tui_row_cmp);
 		return;
@@ -416,7 +498,10 @@ static void tui_draw(struct tui_priv *tp)
 		return;
 	}
 	/* header: what is shown, providers, delay, filter */
-	if (tp->view == VIEW_VCPUS)
+	if (tp->view == VIEW_HIST)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - histogram %s",
+			 tp->hist);
+	else if (tp->view == VIEW_VCPUS)
 		snprintf(hdr, sizeof(hdr), "kvm statistics - vCPUs of pid %d",
 			 tp->vm);
 	else if (tp->view == VIEW_VMS)
@@ -436,14 +521,17 @@ static void tui_draw(struct tui_priv *tp)
 		 tp->filter ? "  filter " : "", tp->filter ? tp->filter : "",
 		 tp->children ? "  +children" : "");
 	addnstr(hdr, cols - getcurx(stdscr) > 0 ? cols - getcurx(stdscr) : 0);
-	y += 2;
+	y++;
+	if (tp->view == VIEW_HIST && tp->hist_summary)
+		mvaddnstr(y, 0, tp->hist_summary, cols);
+	y++;
 
 	/* columns: the name column takes what the numbers leave */
 	for (int c = 0; c < ncols; c++)
 		w[c] = c == 0 && tp->view != VIEW_EVENTS ? 7 :
-		       c == 1 && tp->view != VIEW_EVENTS ? 20 :
-		       c == 4 ? 0 : 10;
-	if (tp->view == VIEW_EVENTS) {
+		       c == 1 && tp->view != VIEW_EVENTS &&
+		       tp->view != VIEW_HIST ? 20 : c == 4 ? 0 : 10;
+	if (tp->view == VIEW_EVENTS || tp->view == VIEW_HIST) {
 		w[2] = 7;
 		namew = cols - (w[1] + w[2] + w[3] + 3);
 		w[0] = namew > 42 ? 42 : namew;
@@ -455,7 +543,7 @@ static void tui_draw(struct tui_priv *tp)
 		bool sorted = c == tp->sort;
 
 		snprintf(cell, sizeof(cell), c == 0 || (c == 1 &&
-			 tp->view != VIEW_EVENTS) || c == 4 ? "%-*s%s" :
+			 tui_groups(tp)) || c == 4 ? "%-*s%s" :
 			 "%*s%s", w[c] ? w[c] - (sorted ? 1 : 0) : 0,
 			 cols_name[c], sorted ? "*" : "");
 		if (c)
@@ -477,7 +565,8 @@ static void tui_draw(struct tui_priv *tp)
 		tp->top = (int)tp->nrows - body > 0 ? (int)tp->nrows - body : 0;
 	for (int i = tp->top; i < (int)tp->nrows && y < rows - 1; i++, y++) {
 		const struct tui_row *r = &tp->rows[i];
-		bool selected = tp->view != VIEW_EVENTS && i == tp->sel;
+		bool selected = i == tp->sel && tp->view != VIEW_HIST &&
+				(tp->view != VIEW_EVENTS || tp->picking);
 
 		if (selected)
 			attron(A_REVERSE);
@@ -491,7 +580,7 @@ static void tui_draw(struct tui_priv *tp)
 			if (c == 0 && r->child)
 				snprintf(cell, sizeof(cell), "  %-*.*s",
 					 w[0] - 2, w[0] - 2, t);
-			else if (c == 0 || (c == 1 && tp->view != VIEW_EVENTS))
+			else if (c == 0 || (c == 1 && tui_groups(tp)))
 				snprintf(cell, sizeof(cell), "%-*.*s", w[c],
 					 w[c], t);
 			else if (c == 4)
@@ -534,7 +623,8 @@ static void tui_draw(struct tui_priv *tp)
 		curs_set(0);
 		attron(A_REVERSE);
 		mvaddnstr(rows - 1, 0, tp->view == VIEW_EVENTS ?
-			" h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset " :
+			" h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset  Enter histogram " :
+			tp->view == VIEW_HIST ? " Esc back  h help  q quit " :
 			" Enter/v vCPUs  Esc back  arrows select  h help  q quit  b events ",
 			  cols);
 		attroff(A_REVERSE);
@@ -565,6 +655,8 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	tui_free_rows(tp);
 	if (tp->view == VIEW_EVENTS)
 		tui_model_events(tp, snap);
+	else if (tp->view == VIEW_HIST)
+		tui_model_hist(tp, snap);
 	else
 		tui_model_groups(tp, fe, snap);
 	tui_sort(tp);
@@ -699,12 +791,8 @@ static void tui_move(struct tui_priv *tp, int by)
 		tp->sel = 0;
 	if (tp->sel >= (int)tp->nrows)
 		tp->sel = tp->nrows ? (int)tp->nrows - 1 : 0;
-	if (tp->view == VIEW_EVENTS) {
-		tp->top += by;
-		if (tp->top < 0)
-			tp->top = 0;
-		tp->sel = tp->top;
-	}
+	if (tp->view == VIEW_EVENTS)
+		tp->picking = true;
 	tui_draw(tp);
 }
 
@@ -783,8 +871,22 @@ static enum ui_action tui_key(struct frontend *fe, int ch)
 			tp->sort = 0;
 			return UI_REFRESH;
 		}
+		if (tp->view == VIEW_EVENTS && tp->nrows &&
+		    tp->rows[tp->sel].hist) {
+			free(tp->hist);
+			tp->hist = xstrdup(tp->rows[tp->sel].field);
+			tp->view = VIEW_HIST;
+			tp->sel = tp->top = 0;
+			return UI_REFRESH;
+		}
 		return UI_REFRESH;
 	case KEY_ESC:
+		if (tp->view == VIEW_HIST) {
+			tp->view = VIEW_EVENTS;
+			tp->sel = tp->top = 0;
+			tp->sort = 3;
+			return UI_REFRESH;
+		}
 		if (tp->view == VIEW_VCPUS) {
 			tp->view = VIEW_VMS;
 			tp->sel = tp->top = 0;
@@ -850,6 +952,8 @@ static void tui_close(struct frontend *fe)
 	if (!tp)
 		return;
 	tui_free_rows(tp);
+	free(tp->hist);
+	free(tp->hist_summary);
 	free(tp->guest);
 	free(tp->filter);
 	free(tp->providers);

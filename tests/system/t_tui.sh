@@ -107,4 +107,16 @@ for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
 [ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
 # the terminal is back: curses left the alternate screen
 [ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
+
+# a terminal that goes away (window closed) ends the monitor, no spinning
+tmux new-session -d -s "$S-hup" -x 80 -y 24 "$KVMSTAT -t -s 0.5 -f '^kvm_pio\$'"
+sleep 1
+mon=$(tmux list-panes -t "$S-hup" -F '#{pane_pid}')
+tmux kill-session -t "$S-hup"
+for _ in $(seq 30); do
+	st=$(ps -o stat= -p "$mon" 2>/dev/null)
+	case "$st" in ""|Z*) break ;; esac
+	sleep 0.1
+done
+case "$st" in ""|Z*) ;; *) fail "monitor $mon still running (state $st) after its terminal closed" ;; esac
 echo ok
