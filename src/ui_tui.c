@@ -9,6 +9,8 @@
  * struct ui_request. The terminal is restored on every way out.
  */
 #include <curses.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,6 +52,7 @@ struct tui_row {
 	double key[TUI_COLS_MAX];
 	pid_t pid;
 	char *field;	/* events view: the field's name */
+	int bucket;	/* a histogram bucket's index, else -1 */
 	bool hist;	/* a histogram (Enter shows its buckets) */
 	bool child;	/* indented under its parent */
 	bool gone;	/* VM or vCPU no longer read */
@@ -67,6 +70,7 @@ struct tui_priv {
 	bool help;		/* help screen shown */
 	bool children;		/* 'x' */
 	bool picking;		/* events view: arrows moved a selection */
+	bool ascii;		/* the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
 	char input[256];	/* prompt text being edited */
 	char error[256];	/* why the last input was refused */
@@ -150,6 +154,10 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	signal(SIGBUS, tui_crash);
 	signal(SIGFPE, tui_crash);
 	signal(SIGABRT, tui_crash);
+	/* wide characters (µs) need the user's locale; without UTF-8 the
+	 * units are written in ASCII (us) */
+	setlocale(LC_ALL, "");
+	tp->ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	if (!newterm(NULL, stdout, stdin)) {
 		snprintf(fe->msg, sizeof(fe->msg),
 			 "cannot start curses on this terminal (TERM=%s)",
@@ -230,6 +238,7 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 		row->child = x->parent >= 0;
 		row->field = xstrdup(x->name);
 		row->hist = f->hist != HIST_NONE;
+		row->bucket = f->bucket;
 		tui_set(row, 0, 0, "%s", x->name);
 		if (!x->valid) {
 			tui_set(row, 1, -1, "-");
@@ -241,9 +250,10 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 		    f->bucket < 0) {
 			/* values in their unit; time counters as a share of
 			 * wall time in the %Total column */
-			units_format(f, (double)x->total, UNITS_COUNT, t,
-				     sizeof(t));
-			units_format(f, x->rate, UNITS_COUNT, r, sizeof(r));
+			units_format(f, (double)x->total, UNITS_COUNT |
+				     (tp->ascii ? UNITS_ASCII : 0), t, sizeof(t));
+			units_format(f, x->rate, UNITS_COUNT |
+				     (tp->ascii ? UNITS_ASCII : 0), r, sizeof(r));
 			tui_set(row, 1, (double)x->total, "%s", t);
 			if (units_has_share(f) && snap->interval_ns)
 				tui_set(row, 2, -1, "%.1f%%w",
@@ -287,14 +297,15 @@ static void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 		n = 128;
 	all = hist_total(tot, n);
 	hist_format_percentiles(&ft->v[id], hist_total(dlt, n) ? dlt : tot, n,
-				0, sum, sizeof(sum));
+				tp->ascii ? UNITS_ASCII : 0, sum, sizeof(sum));
 	tp->hist_summary = xasprintf("%s %s: %s", tp->hist,
 				     hist_total(dlt, n) ? "this interval" :
 							  "since start", sum);
 	for (size_t i = 0; i < n; i++) {
 		struct tui_row *row = tui_add_row(tp);
 
-		hist_format_range(&ft->v[id], &tot[i], 0, range, sizeof(range));
+		hist_format_range(&ft->v[id], &tot[i], tp->ascii ? UNITS_ASCII : 0,
+				  range, sizeof(range));
 		tui_set(row, 0, (double)i, "%s", range);
 		tui_set(row, 1, (double)tot[i].count, "%llu",
 			(unsigned long long)tot[i].count);
@@ -388,6 +399,13 @@ static int tui_row_cmp(const void *a, const void *b)
 	return strcmp(x->text[0], y->text[0]);
 }
 
+static int tui_bucket_cmp(const void *a, const void *b)
+{
+	const struct tui_row *x = a, *y = b;
+
+	return x->bucket - y->bucket;
+}
+
 /* Sorts; in the events view children stay right under their parent. */
 static void tui_sort(struct tui_priv *tp)
 {
@@ -408,17 +426,22 @@ static void tui_sort(struct tui_priv *tp)
 		if (!all[i].child)
 			np++;
 	for (size_t i = 0; i < n; i++) {
-		size_t len;
+		size_t len, first;
 
 		if (all[i].child)
 			continue;
 		out[k++] = all[i];
 		len = strlen(all[i].text[0]);
+		first = k;
 		for (size_t j = 0; j < n; j++)
 			if (all[j].child &&
 			    !strncmp(all[j].text[0], all[i].text[0], len) &&
 			    all[j].text[0][len] == '(')
 				out[k++] = all[j];
+		/* a histogram's buckets go in bucket order */
+		if (k > first && out[first].bucket >= 0)
+			qsort(out + first, k - first, sizeof(*out),
+			      tui_bucket_cmp);
 	}
 	/* children whose parent is not shown */
 	for (size_t i = 0; i < n && k < n; i++) {
@@ -467,7 +490,8 @@ static void tui_draw_help(int cols)
 		"   x     toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
 		"   1-9 < >         choose the sort column",
 		"   Up Down PgUp PgDn  move the selection, scroll",
-		"   Enter or v      on a VM in the per-guest view: its vCPUs",
+		"   Enter or v      on a VM in the per-guest view: its vCPUs;",
+		"                   on a histogram: its buckets and p50/p90/p99",
 		"   Escape          back to the previous view, or cancel a prompt",
 		"",
 		"Any other key refreshes at once. Press any key to go back.",

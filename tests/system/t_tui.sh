@@ -108,6 +108,25 @@ for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
 # the terminal is back: curses left the alternate screen
 [ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
 
+# binary stats: a histogram's buckets in order; Enter shows its detail
+tests/guest/kvmguest -s -m 1 -v 2 -n 0 -k hlt -t 20 >"$TMP/h.out" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q ready "$TMP/h.out" && break; sleep 0.05; done
+tmux new-session -d -s "$S-h" -x 120 -y 50 "LANG=C.UTF-8 $KVMSTAT -S -s 0.5 -f 'halt_wait_hist'"
+S0=$S; S=$S-h
+expect "halt_wait_hist"
+expect "  halt_wait_hist(1) "
+[ "$(screen | grep -o 'halt_wait_hist([0-9]*)' | head -3 | tr '\n' ' ')" = "halt_wait_hist(0) halt_wait_hist(1) halt_wait_hist(2) " ] ||
+	fail "buckets out of order: $(screen)"
+keys Up Enter
+expect "kvm statistics - histogram halt_wait_hist"
+expect "[1 ns, 2 ns)"
+expect "[512 ns, 1.02 µs)"
+keys Escape; expect "kvm statistics - summary"
+keys q
+tmux kill-session -t "$S" 2>/dev/null
+S=$S0
+
 # a terminal that goes away (window closed) ends the monitor, no spinning
 tmux new-session -d -s "$S-hup" -x 80 -y 24 "$KVMSTAT -t -s 0.5 -f '^kvm_pio\$'"
 sleep 1
