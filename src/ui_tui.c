@@ -108,7 +108,13 @@ static void tui_restore(void)
 /* A crash: give the terminal back, then die of the same signal. */
 static void tui_crash(int sig)
 {
+	static const char msg[] =
+		"kvmstat: internal error (fatal signal); the terminal was restored\n";
+	ssize_t n;
+
 	tui_restore();
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

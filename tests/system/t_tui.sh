@@ -127,6 +127,18 @@ keys q
 tmux kill-session -t "$S" 2>/dev/null
 S=$S0
 
+# a crash inside kvmstat: the terminal is restored first, then reported
+tmux new-session -d -s "$S-c" -x 80 -y 24 "$KVMSTAT -t -s 1 -f '^kvm_pio\$'; sleep 5"
+sleep 1
+mon=$(pgrep -P "$(tmux list-panes -t "$S-c" -F '#{pane_pid}')" -x kvmstat)
+[ -n "$mon" ] || fail "no monitor to crash"
+kill -SEGV "$mon"
+sleep 0.8
+tmux capture-pane -p -t "$S-c" | grep -q "internal error (fatal signal); the terminal was restored" ||
+	fail "crash not reported: $(tmux capture-pane -p -t "$S-c")"
+[ "$(tmux display -p -t "$S-c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
+tmux kill-session -t "$S-c"
+
 # a terminal that goes away (window closed) ends the monitor, no spinning
 tmux new-session -d -s "$S-hup" -x 80 -y 24 "$KVMSTAT -t -s 0.5 -f '^kvm_pio\$'"
 sleep 1
