@@ -40,9 +40,6 @@ int bpf_count_read(struct bpf_count *bc,
 		   void (*fn)(void *ctx, const struct bpf_count_key *key,
 			      uint64_t count),
 		   void *ctx);
-/* Removes the keys of a process that is gone (its counts are then the
- * caller's to keep); 0 or -errno. */
-int bpf_count_forget(struct bpf_count *bc, uint32_t tgid);
 /* File descriptors it holds (map, programs, perf events). */
 size_t bpf_count_fds(const struct bpf_count *bc);
 void bpf_count_free(struct bpf_count *bc);

@@ -291,33 +291,6 @@ int bpf_count_read(struct bpf_count *bc,
 	}
 }
 
-int bpf_count_forget(struct bpf_count *bc, uint32_t tgid)
-{
-	struct bpf_count_key key, next;
-	union bpf_attr attr;
-	bool first = true;
-
-	for (;;) {
-		memset(&attr, 0, sizeof(attr));
-		attr.map_fd = (uint32_t)bc->map_fd;
-		attr.key = first ? 0 : (uint64_t)(uintptr_t)&key;
-		attr.next_key = (uint64_t)(uintptr_t)&next;
-		if (sys_bpf(BPF_MAP_GET_NEXT_KEY, &attr))
-			return errno == ENOENT ? 0 : -errno;
-		if (next.tgid == tgid) {
-			memset(&attr, 0, sizeof(attr));
-			attr.map_fd = (uint32_t)bc->map_fd;
-			attr.key = (uint64_t)(uintptr_t)&next;
-			sys_bpf(BPF_MAP_DELETE_ELEM, &attr);
-			/* deleting restarts nothing: continue from the start */
-			first = true;
-			continue;
-		}
-		first = false;
-		key = next;
-	}
-}
-
 size_t bpf_count_fds(const struct bpf_count *bc)
 {
 	return 1 + 2 * bc->nprogs;
