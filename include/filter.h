@@ -21,7 +21,8 @@ struct field_filter {
 	bool compiled;
 	bool children;		/* also keep NAME(...) when NAME matches */
 	/* A provider's view: names another provider already declared in
-	 * claimed are not its to count (one source per field name). */
+	 * claimed are not its to count for the host; it may serve them for
+	 * VMs their owner cannot see (one owner per field name). */
 	const struct field_table *claimed;
 	const char *owner;
 };
@@ -30,7 +31,13 @@ struct field_filter {
 int filter_set(struct field_filter *f, const char *pattern, char *err,
 	       size_t errlen);
 void filter_free(struct field_filter *f);
-/* True when name matches; a filter never set matches everything. */
+/* True when name matches and no other provider claimed it; a filter never
+ * set matches everything. */
 bool filter_match(const struct field_filter *f, const char *name);
+/* The regex alone (and 'x'), whoever claimed the name. */
+bool filter_match_any(const struct field_filter *f, const char *name);
+/* True when another provider declared name first: this provider may only
+ * fill in the VMs that one does not see (see stats_update()). */
+bool filter_claimed(const struct field_filter *f, const char *name);
 
 #endif

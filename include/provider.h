@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "filter.h"
 #include "sample.h"
@@ -29,12 +30,23 @@ struct provider_ops {
 
 #define PROVIDER_MSG_MAX 512
 
+/* A VM's field that a provider read earlier in the same refresh served. */
+struct served_key {
+	int field;
+	pid_t pid;
+};
+
 struct provider {
 	const struct provider_ops *ops;
 	void *priv;				/* the provider's own state */
 	struct field_table *fields;		/* where open() interns names */
 	const struct field_filter *filter;	/* fields wanted */
 	bool want_vms;				/* also report per-VM/vCPU */
+	/* Sorted (field, VM) pairs the providers read before this one in
+	 * this refresh served: a provider filling in claimed fields (see
+	 * filter_claimed()) need not read those. Set before each read(). */
+	const struct served_key *served;
+	size_t nserved;
 	char msg[PROVIDER_MSG_MAX];		/* error or notice text */
 	bool notice;				/* msg holds a notice to show once */
 };
@@ -43,6 +55,10 @@ struct provider {
 extern const struct provider_ops *const provider_registry[];
 
 const struct provider_ops *provider_find(const char *name);
+/* Whether (field, pid) is in p->served. */
+bool provider_served(const struct provider *p, int field, pid_t pid);
+/* Sorts and deduplicates served keys in place; returns the new count. */
+size_t served_normalize(struct served_key *v, size_t n);
 /* Sets p->msg (and marks a notice when notice is true). */
 void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -74,10 +74,12 @@ struct sample {
 	pid_t tid;		/* vCPU thread if known, else 0 */
 	uint64_t value;		/* raw cumulative or instant reading */
 	unsigned int flags;	/* enum sample_flags */
+	const char *src;	/* provider that read it (NULL: the owner) */
 };
 
 struct sample_set {
 	struct field_table *fields;	/* shared, owned by the stats layer */
+	const char *src;		/* stamped on every push: the reader */
 	struct sample *v;
 	size_t n, cap;
 };

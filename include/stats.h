@@ -43,6 +43,12 @@ struct stats {
 	size_t nkeys, cap;
 	uint32_t *slot;			/* index + 1, 0 = empty */
 	size_t cap_slot;
+	/* arbitration scratch: (field, pid) the owners served this refresh,
+	 * and per field what its owner reported (a total, VMs) */
+	struct stats_key *owned;
+	size_t nowned, capowned;
+	unsigned char *brk;
+	size_t capbrk;
 	bool include_past;		/* -i: totals include the past */
 	unsigned long refreshes;	/* completed updates */
 	uint64_t now_ns, interval_ns;	/* monotonic time of the last update */
@@ -51,7 +57,14 @@ struct stats {
 
 void stats_init(struct stats *s, bool include_past);
 void stats_free(struct stats *s);
-/* Folds s->set (then clears it) into the cells; now_ns is CLOCK_MONOTONIC. */
+/*
+ * Folds s->set (then clears it) into the cells; now_ns is CLOCK_MONOTONIC.
+ * A field has one owner, the provider that declared it (field_info.
+ * provider); samples another provider read (sample.src) only fill in the
+ * VMs the owner did not serve in this refresh: they count per VM and vCPU
+ * and add to the field's total. An owner that reports a total but no VM
+ * breakdown sees every VM, and the others' readings of it are dropped.
+ */
 void stats_update(struct stats *s, uint64_t now_ns);
 /* Sets every shown total to zero from now ('r' in the monitor). */
 void stats_reset(struct stats *s);

@@ -44,6 +44,8 @@ struct run {
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
 	struct exporter *exp;		/* --listen, or NULL */
+	struct served_key *served;	/* (field, VM) read so far this refresh */
+	size_t nserved, capserved;
 };
 
 static void usage_error(const char *msg)
@@ -227,15 +229,44 @@ static void close_providers_fast(struct run *r)
 	close(pfd[1]);
 }
 
-/* One refresh: every provider reads, then the stats layer folds it in. */
+/* Adds the (field, VM) pairs of set->v[from..] to what was served. */
+static void note_served(struct run *r, size_t from)
+{
+	const struct sample_set *set = &r->stats.set;
+
+	for (size_t i = from; i < set->n; i++) {
+		const struct sample *x = &set->v[i];
+
+		if (!x->pid || x->vcpu != SAMPLE_ALL_VCPUS)
+			continue;
+		if (r->nserved == r->capserved) {
+			r->capserved = r->capserved ? r->capserved * 2 : 256;
+			r->served = xrealloc(r->served, r->capserved *
+							sizeof(*r->served));
+		}
+		r->served[r->nserved++] = (struct served_key){ x->field,
+							       x->pid };
+	}
+	r->nserved = served_normalize(r->served, r->nserved);
+}
+
+/* One refresh: every provider reads, each told which VMs' fields the ones
+ * before it served, then the stats layer folds it all in. */
 static void sample_all(struct run *r)
 {
+	r->nserved = 0;
 	for (size_t i = 0; i < r->nprovs; i++) {
 		struct provider *p = &r->provs[i];
+		size_t from = r->stats.set.n;
 
+		p->served = r->served;
+		p->nserved = r->nserved;
+		r->stats.set.src = p->ops->name;
 		if (p->ops->read(p, &r->stats.set) && p->msg[0])
 			p->notice = true;
+		note_served(r, from);
 	}
+	r->stats.set.src = NULL;
 	stats_update(&r->stats, util_now_ns());
 	if (r->opts.mode != MODE_TUI)
 		report_notices(r);
@@ -647,6 +678,7 @@ int main(int argc, char **argv)
 		list_fields(&r);
 		close_providers_fast(&r);
 		stats_free(&r.stats);
+		free(r.served);
 		return 0;
 	}
 
@@ -704,6 +736,7 @@ int main(int argc, char **argv)
 	free(r.names);
 	free(r.fields);
 	stats_free(&r.stats);
+	free(r.served);
 	options_free(&r.opts);
 	return 0;
 }

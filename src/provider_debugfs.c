@@ -13,6 +13,11 @@
  * the kernel's totals drop, and the samples say so with SAMPLE_REBASE.
  * Under kernel lockdown the writable files cannot be opened or read: they
  * are left out and counted in a notice, never reported as zero.
+ *
+ * A name another provider owns (statsfd declared it first) gets no total
+ * here: it is read per VM, for the processes that provider did not serve
+ * in this refresh (provider.served), so that VMs without stats fds still
+ * count (stats_update() folds them in).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +55,7 @@ enum debugfs_val {
 struct debugfs_name {
 	char *name;
 	int field;
+	bool claimed;		/* another provider owns it: fill-in only */
 };
 
 /* One counter file in one directory. */
@@ -124,6 +130,9 @@ struct debugfs_priv {
 	int rebase_left;		/* refreshes still to flag REBASE */
 	bool vanished;			/* a VM went during this refresh */
 	bool emfile_noted, gone_noted;
+	/* names another provider owns: read per VM, for the VMs it did not
+	 * serve (no top-level file for them) */
+	bool fallback;
 };
 
 bool debugfs_hidden_errno(int err);
@@ -384,6 +393,7 @@ static int debugfs_name_add(struct provider *p, const char *name,
 	d->names[d->nnames].name = xstrdup(name);
 	d->names[d->nnames].field =
 		field_table_intern(p->fields, name, -1, type, "debugfs");
+	d->names[d->nnames].claimed = filter_claimed(p->filter, name);
 	return (int)d->nnames++;
 }
 
@@ -546,7 +556,7 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			continue;
 		}
 		if (!first || type != DT_REG ||
-		    !filter_match(p->filter, e->d_name))
+		    !filter_match_any(p->filter, e->d_name))
 			continue;
 		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
@@ -771,7 +781,9 @@ static bool debugfs_probe(const struct options *opts)
 }
 
 /*
- * Opens the top-level counter files the filter keeps. 0 with the number of
+ * Opens the top-level counter files the filter keeps. Names another
+ * provider owns get no file, only a name for the VMs to fill in
+ * (d->fallback), when the kernel lets them be read. 0 with the number of
  * hidden files in *hidden and of files the filter left out in *filtered,
  * or -errno.
  */
@@ -793,7 +805,7 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 
 		if (debugfs_dtype(d->rootfd, e) != DT_REG)
 			continue;
-		if (!filter_match(p->filter, e->d_name)) {
+		if (!filter_match_any(p->filter, e->d_name)) {
 			(*filtered)++;
 			continue;
 		}
@@ -806,6 +818,12 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			return rc;
 		if (rc)
 			continue;
+		if (filter_claimed(p->filter, e->d_name)) {
+			debugfs_close_fd(&fd);
+			debugfs_name_add(p, e->d_name, type);
+			d->fallback = true;
+			continue;
+		}
 		if (d->ntop == cap) {
 			cap = cap ? cap * 2 : 64;
 			d->top = xrealloc(d->top, cap * sizeof(*d->top));
@@ -898,7 +916,7 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 		hidden = d->vms[0].hidden;
 	}
 
-	if (d->pid ? !d->nnames : !d->ntop) {
+	if (d->pid ? !d->nnames : !d->ntop && !d->fallback) {
 		rc = -ENOENT;
 		if (hidden) {
 			rc = -EACCES;
@@ -941,10 +959,12 @@ out_close:
 
 /*
  * Reads one VM's counters into d->val/d->state (summed with the other VMs
- * of the same process) and its vCPUs' into d->vc. 0, or -errno when the VM
+ * of the same process) and its vCPUs' into d->vc; with fill_only just the
+ * names another provider owns, and no vCPUs. 0, or -errno when the VM
  * went.
  */
-static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm)
+static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
+			   bool fill_only)
 {
 	struct debugfs_priv *d = p->priv;
 	struct stat st;
@@ -954,6 +974,8 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm)
 	for (size_t i = 0; i < vm->nf; i++) {
 		const struct debugfs_file *f = &vm->f[i];
 
+		if (fill_only && !d->names[f->name].claimed)
+			continue;
 		rc = debugfs_read_value(vm->dirfd, d->names[f->name].name,
 					f->fd, &v);
 		if (rc < 0 && debugfs_gone_errno(rc)) {
@@ -971,6 +993,8 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm)
 			d->state[f->name] = DEBUGFS_VAL_OK;
 		}
 	}
+	if (fill_only)
+		return 0;
 	/* each vCPU directory adds a link: list it again only then */
 	if (!fstat(vm->dirfd, &st) && (st.st_nlink != vm->nlink ||
 				       st.st_nlink < 2)) {
@@ -1050,15 +1074,31 @@ static void debugfs_push_group(struct provider *p, pid_t pid, size_t nvms,
 	}
 }
 
+/* Whether a provider read earlier served this process's VMs (the names
+ * another provider owns). */
+static bool debugfs_served(const struct provider *p, pid_t pid)
+{
+	const struct debugfs_priv *d = p->priv;
+
+	for (size_t k = 0; k < d->nnames; k++)
+		if (d->names[k].claimed &&
+		    provider_served(p, d->names[k].field, pid))
+			return true;
+	return false;
+}
+
 /* Reads the wanted VMs in order, one process at a time, and drops the ones
- * that went. */
-static void debugfs_read_vms(struct provider *p, struct sample_set *out)
+ * that went. With fill_only, only the names another provider owns, of the
+ * processes no earlier provider served. */
+static void debugfs_read_vms(struct provider *p, struct sample_set *out,
+			     bool fill_only)
 {
 	struct debugfs_priv *d = p->priv;
 	size_t i = 0, n = 0;
 
 	while (i < d->nvms) {
 		pid_t pid = d->vms[i].pid;
+		bool skip = fill_only && debugfs_served(p, pid);
 		size_t nread = 0;
 
 		if (d->nnames)
@@ -1067,6 +1107,10 @@ static void debugfs_read_vms(struct provider *p, struct sample_set *out)
 		for (; i < d->nvms && d->vms[i].pid == pid; i++) {
 			struct debugfs_vm *vm = &d->vms[i];
 
+			if (skip) {
+				d->vms[n++] = *vm;
+				continue;
+			}
 			if (!vm->opened && !vm->failed) {
 				int rc = debugfs_vm_open(p, vm);
 
@@ -1074,7 +1118,7 @@ static void debugfs_read_vms(struct provider *p, struct sample_set *out)
 					debugfs_note_emfile(p);
 				vm->failed = rc != 0;
 			}
-			if (vm->opened && debugfs_vm_read(p, vm)) {
+			if (vm->opened && debugfs_vm_read(p, vm, fill_only)) {
 				debugfs_vm_close(vm);
 				d->vanished = true;
 				continue;
@@ -1113,7 +1157,9 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	d->vanished = false;
 	debugfs_scan(p);
 	if (debugfs_want_vms(p))
-		debugfs_read_vms(p, out);
+		debugfs_read_vms(p, out, false);
+	else if (d->fallback)
+		debugfs_read_vms(p, out, true);
 	if (d->vanished)
 		d->rebase_left = DEBUGFS_REBASE_REFRESHES;
 	flags = d->rebase_left ? SAMPLE_REBASE : 0;

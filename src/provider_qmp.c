@@ -7,7 +7,8 @@
  * histograms), its vCPUs' indices and threads from query-cpus-fast (the
  * QOM path is not the index), and every refresh asks query-stats for the
  * "vm" and "vcpu" targets, pipelined, and keeps what the field filter
- * keeps.
+ * keeps: names another provider owns too, since its VMs fill in the ones
+ * that provider does not see (stats_update() chooses).
  *
  * A reply may take qmp_reply_timeout_ms (1 s), counted from the start of
  * the refresh for all sockets together, so one refresh never waits longer
@@ -265,11 +266,11 @@ static bool qmp_wanted(const struct provider *p, const char *name,
 {
 	char bucket[QMP_NAME_MAX];
 
-	if (filter_match(p->filter, name))
+	if (filter_match_any(p->filter, name))
 		return true;
 	for (int i = 0; hist != HIST_NONE && i < QMP_BUCKETS_GUESS; i++) {
 		snprintf(bucket, sizeof(bucket), "%s(%d)", name, i);
-		if (filter_match(p->filter, bucket))
+		if (filter_match_any(p->filter, bucket))
 			return true;
 	}
 	return false;

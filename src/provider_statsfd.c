@@ -761,7 +761,7 @@ static void note_vms(struct statsfd_priv *d)
 		bool many = nnone > 1;
 
 		note_pids(none, nnone, list, sizeof(list));
-		note_add(d, "%s %s %s no binary stats fds open (QEMU before 8.1 keeps none): not shown by the stats-fd provider; debugfs (-d) can serve %s where readable",
+		note_add(d, "%s %s %s no binary stats fds open (QEMU before 8.1 keeps none): debugfs fills %s in where the kernel lets it read, or QMP with --qmp SOCKET",
 			 many ? "VMs" : "VM", list, many ? "keep" : "keeps",
 			 many ? "them" : "it");
 	}
@@ -1088,8 +1088,8 @@ static bool want_vms(const struct provider *p)
 }
 
 /*
- * Reads every file of one VM, pushes its vCPUs' and its own samples when
- * wanted and folds it into the pid-0 sums. A file that cannot be read
+ * Reads every file of one VM, pushes its own samples, its vCPUs' when
+ * wanted, and folds it into the pid-0 sums. A file that cannot be read
  * makes its values BAD (not pushed) for this refresh, never zero.
  */
 static void vm_read(struct provider *p, struct sfd_vm *vm,
@@ -1127,9 +1127,10 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 		fold(d, d->vmval, d->vmst, d->vcval, d->vcst);
 		i = j;
 	}
-	if (breakdown)
-		push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval,
-			 d->vmst, flags);
+	/* always: which VMs this provider served is how the stats layer
+	 * lets debugfs or QMP fill in the others */
+	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, d->vmst,
+		 flags);
 	fold(d, d->val, d->st, d->vmval, d->vmst);
 	vm->lost = false;
 }

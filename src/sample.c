@@ -135,4 +135,5 @@ void sample_set_push(struct sample_set *s, int field, pid_t pid, int vcpu,
 	x->tid = tid;
 	x->value = value;
 	x->flags = flags;
+	x->src = s->src;
 }

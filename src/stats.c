@@ -28,6 +28,8 @@ void stats_free(struct stats *s)
 	free(s->keys);
 	free(s->cells);
 	free(s->slot);
+	free(s->owned);
+	free(s->brk);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -145,6 +147,83 @@ static void cell_update(struct stat_cell *c, enum field_type type,
 	c->fresh = true;
 }
 
+/* What a field's owner reported in this refresh (stats.brk). */
+enum { OWNER_TOTAL = 1, OWNER_BY_VM = 2 };
+
+/* Whether x comes from its field's owner (or from an unnamed source). */
+static bool sample_is_owners(const struct stats *s, const struct sample *x)
+{
+	const char *owner = s->fields.v[x->field].provider;
+
+	return !x->src || !owner || !strcmp(x->src, owner);
+}
+
+static void fold_sample(struct stats *s, const struct sample *x, bool initial)
+{
+	enum field_type type = s->fields.v[x->field].type;
+	struct stat_cell *c;
+
+	if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
+		c = &s->sum[x->field];
+	else
+		c = stats_breakdown(s, x->field, x->pid, x->vcpu);
+	cell_update(c, type, x->value, x->flags, initial, s->include_past);
+	if (x->tid)
+		c->tid = x->tid;
+}
+
+static int owned_cmp(const void *a, const void *b)
+{
+	const struct stats_key *x = a, *y = b;
+
+	if (x->field != y->field)
+		return x->field < y->field ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * A reading of a claimed field by another provider than its owner: kept
+ * for a VM the owner did not serve in this refresh, and then added to the
+ * field's total (a counter by what it counted, a gauge by its value).
+ */
+static void fill_in(struct stats *s, const struct sample *x, bool initial)
+{
+	struct stats_key k = { x->field, x->pid, SAMPLE_ALL_VCPUS };
+	enum field_type type = s->fields.v[x->field].type;
+	struct stat_cell *c, *sum = &s->sum[x->field];
+	uint64_t before;
+
+	if (!x->pid)
+		return;		/* the owner's total stands */
+	if (s->brk[x->field] == OWNER_TOTAL)
+		return;		/* a total without breakdown sees every VM */
+	if (s->nowned && bsearch(&k, s->owned, s->nowned, sizeof(k),
+				 owned_cmp))
+		return;		/* the owner served this VM */
+	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
+	before = c->seen ? c->total : 0;
+	cell_update(c, type, x->value, x->flags, initial, s->include_past);
+	if (x->tid)
+		c->tid = x->tid;
+	if (x->vcpu != SAMPLE_ALL_VCPUS)
+		return;
+	if (type == FIELD_CUMULATIVE) {
+		sum->total += c->total - before;
+	} else {
+		/* a gauge's total is this refresh's values only */
+		if (!sum->fresh)
+			sum->total = 0;
+		if (type == FIELD_PEAK)
+			sum->total = sum->total > c->total ? sum->total :
+							     c->total;
+		else
+			sum->total += c->total;
+	}
+	sum->delta += c->delta;
+	sum->seen = true;
+	sum->fresh = true;
+}
+
 void stats_update(struct stats *s, uint64_t now_ns)
 {
 	bool initial = s->refreshes == 0;
@@ -163,19 +242,40 @@ void stats_update(struct stats *s, uint64_t now_ns)
 		s->cells[i].fresh = false;
 		s->cells[i].delta = 0;
 	}
+	if (s->capbrk < s->nsum) {
+		s->capbrk = s->nsum;
+		s->brk = xrealloc(s->brk, s->capbrk);
+	}
+	if (s->nsum)
+		memset(s->brk, 0, s->nsum);
+	s->nowned = 0;
 	for (size_t i = 0; i < s->set.n; i++) {
 		const struct sample *x = &s->set.v[i];
-		enum field_type type = s->fields.v[x->field].type;
-		struct stat_cell *c;
 
-		if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
-			c = &s->sum[x->field];
-		else
-			c = stats_breakdown(s, x->field, x->pid, x->vcpu);
-		cell_update(c, type, x->value, x->flags, initial,
-			    s->include_past);
-		if (x->tid)
-			c->tid = x->tid;
+		if (!sample_is_owners(s, x))
+			continue;
+		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
+			if (s->nowned == s->capowned) {
+				s->capowned = s->capowned ? s->capowned * 2 :
+							    256;
+				s->owned = xrealloc(s->owned, s->capowned *
+							      sizeof(*s->owned));
+			}
+			s->owned[s->nowned++] = (struct stats_key){
+				x->field, x->pid, SAMPLE_ALL_VCPUS };
+			s->brk[x->field] |= OWNER_BY_VM;
+		} else if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
+			s->brk[x->field] |= OWNER_TOTAL;
+		}
+		fold_sample(s, x, initial);
+	}
+	if (s->nowned > 1)
+		qsort(s->owned, s->nowned, sizeof(*s->owned), owned_cmp);
+	for (size_t i = 0; i < s->set.n; i++) {
+		const struct sample *x = &s->set.v[i];
+
+		if (!sample_is_owners(s, x))
+			fill_in(s, x, initial);
 	}
 	sample_set_clear(&s->set);
 	s->interval_ns = initial ? 0 : now_ns - s->now_ns;

@@ -651,6 +651,72 @@ START_TEST(test_want_vms)
 }
 END_TEST
 
+/*
+ * halt_exits belongs to another provider (statsfd, declared first): this
+ * one reports no total of it and reads it only in the VMs that provider
+ * did not serve in this refresh, and nothing else of those VMs unless the
+ * VMs are wanted.
+ */
+START_TEST(test_fill_in_claimed)
+{
+	char root[PATH_MAX];
+	struct served_key served[1];
+	struct dfx f;
+	int halt;
+
+	fx_build(root, sizeof(root));
+	dfx_init(&f, root, NULL, 0, false);
+	halt = field_table_intern(&f.fields, "halt_exits", -1,
+				  FIELD_CUMULATIVE, "statsfd");
+	f.filter.claimed = &f.fields;
+	f.filter.owner = "debugfs";
+	f.p.filter = &f.filter;
+	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	f.opened = true;
+	ck_assert_str_eq(f.fields.v[halt].provider, "statsfd");
+
+	served[0] = (struct served_key){ halt, 1111 };
+	f.p.served = served;
+	f.p.nserved = 1;
+	dfx_read(&f);
+	ck_assert_uint_eq(dfx_value(&f, "exits", 0, SAMPLE_ALL_VCPUS), 100);
+	ck_assert_ptr_null(dfx_find(&f, "halt_exits", 0, SAMPLE_ALL_VCPUS));
+	ck_assert_ptr_null(dfx_find(&f, "halt_exits", 1111, SAMPLE_ALL_VCPUS));
+	ck_assert_uint_eq(dfx_value(&f, "halt_exits", 2222, SAMPLE_ALL_VCPUS),
+			  4);
+	/* the owned names come from the totals: no per-VM reading */
+	ck_assert_ptr_null(dfx_find(&f, "exits", 2222, SAMPLE_ALL_VCPUS));
+	ck_assert_uint_eq(dfx_count_pid(&f, 2222), 1);
+	ck_assert_uint_eq(dfx_count_pid(&f, 1111), 0);
+
+	/* the owner lost VM 1111 (its stats fds closed): filled in now */
+	f.p.nserved = 0;
+	fx_put(root, "2222-11/halt_exits", "9\n", 0644);
+	dfx_read(&f);
+	ck_assert_uint_eq(dfx_value(&f, "halt_exits", 1111, SAMPLE_ALL_VCPUS),
+			  3);
+	ck_assert_uint_eq(dfx_value(&f, "halt_exits", 2222, SAMPLE_ALL_VCPUS),
+			  9);
+	dfx_free(&f);
+
+	/* every name it may read is claimed: it opens all the same, to fill
+	 * in, where it would say "no counter matches" otherwise */
+	dfx_init(&f, root, "^halt_exits$", 0, false);
+	halt = field_table_intern(&f.fields, "halt_exits", -1,
+				  FIELD_CUMULATIVE, "statsfd");
+	f.filter.claimed = &f.fields;
+	f.filter.owner = "debugfs";
+	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	f.opened = true;
+	dfx_read(&f);
+	ck_assert_uint_eq(f.set.n, 2);
+	ck_assert_uint_eq(dfx_value(&f, "halt_exits", 1111, SAMPLE_ALL_VCPUS),
+			  3);
+	dfx_free(&f);
+	fx_rm(root, NULL);
+}
+END_TEST
+
 /* A VM directory removed between two reads, with VM counters wanted. */
 START_TEST(test_vm_removed)
 {
@@ -1014,6 +1080,7 @@ Suite *debugfs_suite(void)
 	tcase_add_test(tc, test_pid_mode);
 	tcase_add_test(tc, test_pid_mode_no_vm);
 	tcase_add_test(tc, test_want_vms);
+	tcase_add_test(tc, test_fill_in_claimed);
 	tcase_add_test(tc, test_vm_removed);
 	tcase_add_test(tc, test_vm_removed_summary);
 	tcase_add_test(tc, test_vm_added);
