@@ -570,6 +570,33 @@ START_TEST(test_filter)
 }
 END_TEST
 
+/* A name another provider owns (statsfd declared it first) is read all
+ * the same, per VM and vCPU, to fill in the VMs that provider lacks. */
+START_TEST(test_claimed_name_read)
+{
+	struct fake_cfg cfg = { 0 };
+	char err[256];
+	pid_t pid;
+	int id;
+
+	fake_start(&fx.srv[0], &cfg);
+	pid = fx.srv[0].pid;
+	id = field_table_intern(&fx.fields, "exits", -1, FIELD_CUMULATIVE,
+				"statsfd");
+	ck_assert_int_eq(filter_set(&fx.filter, "^exits$", err, sizeof(err)),
+			 0);
+	fx.filter.claimed = &fx.fields;
+	fx.filter.owner = "qmp";
+	fx.p.filter = &fx.filter;
+	ck_assert_int_eq(qfx_open(1, NULL), 0);
+	qfx_read();
+	ck_assert_uint_eq(qfx_val("exits", pid, 1), 2010);
+	ck_assert(qfx_val("exits", pid, SAMPLE_ALL_VCPUS) > 2010);
+	ck_assert_str_eq(fx.fields.v[id].provider, "statsfd");
+	ck_assert_int_lt(field_table_find(&fx.fields, "remote_tlb_flush"), 0);
+}
+END_TEST
+
 /* A filter that names one bucket keeps its histogram. */
 START_TEST(test_filter_bucket)
 {
@@ -887,6 +914,7 @@ Suite *qmp_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_session);
 	tcase_add_test(tc, test_filter);
+	tcase_add_test(tc, test_claimed_name_read);
 	tcase_add_test(tc, test_filter_bucket);
 	tcase_add_test(tc, test_filter_none);
 	tcase_add_test(tc, test_refused);

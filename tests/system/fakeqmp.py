@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""A fake QEMU monitor for whole-program tests: serves QMP on a unix socket
+with one vCPU whose cumulative halt_exits reads VALUE (argv[2]). Prints
+"ready PID" once it listens; serves clients one after another until
+killed."""
+import json
+import os
+import socket
+import sys
+
+path, value = sys.argv[1], int(sys.argv[2])
+SCHEMA = [{"provider": "kvm", "target": "vcpu", "stats": [
+    {"name": "halt_exits", "type": "cumulative", "exponent": 0}]}]
+QOM = "/machine/unattached/device[0]"
+
+
+def answer(cmd, args):
+    if cmd == "qmp_capabilities":
+        return {}
+    if cmd == "query-stats-schemas":
+        return SCHEMA
+    if cmd == "query-cpus-fast":
+        return [{"cpu-index": 0, "qom-path": QOM, "thread-id": os.getpid(),
+                 "target": "x86_64"}]
+    if cmd == "query-stats":
+        if args.get("target") != "vcpu":
+            return []
+        return [{"provider": "kvm", "qom-path": QOM, "stats": [
+            {"name": "halt_exits", "value": value}]}]
+    return None
+
+
+def serve(conn):
+    f = conn.makefile("rwb", buffering=0)
+    f.write(b'{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, '
+            b'"major": 7}, "package": "fake"}, "capabilities": []}}\r\n')
+    for line in f:
+        req = json.loads(line)
+        ret = answer(req.get("execute"), req.get("arguments", {}))
+        if ret is None:
+            reply = {"error": {"class": "CommandNotFound", "desc": "no"}}
+        else:
+            reply = {"return": ret}
+        if "id" in req:
+            reply["id"] = req["id"]
+        f.write(json.dumps(reply).encode() + b"\r\n")
+
+
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(4)
+print("ready", os.getpid(), flush=True)
+while True:
+    c, _ = srv.accept()
+    try:
+        serve(c)
+    except (OSError, ValueError):
+        pass
+    c.close()
