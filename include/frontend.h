@@ -33,6 +33,7 @@ struct ui_request {
 	enum ui_action action;
 	char filter[256];
 	pid_t pid;
+	char guest[128];	/* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
 };

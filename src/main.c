@@ -46,6 +46,9 @@ struct run {
 	struct exporter *exp;		/* --listen, or NULL */
 	struct served_key *served;	/* (field, VM) read so far this refresh */
 	size_t nserved, capserved;
+	bool reopening;			/* the monitor changed a setting */
+	char guest[128];		/* a guest chosen in the monitor */
+	char skipped[1024];		/* providers it had to leave out */
 };
 
 static void usage_error(const char *msg)
@@ -98,7 +101,8 @@ static bool provider_asked(const struct options *o, const char *name)
 }
 
 /* Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
- * supports. */
+ * supports. When the monitor changed a setting (a pid, say), one asked for
+ * that cannot serve it is left out, said at exit, rather than fatal. */
 static void open_providers(struct run *r, bool all_fields)
 {
 	const struct options *o = &r->opts;
@@ -130,8 +134,16 @@ static void open_providers(struct run *r, bool all_fields)
 		p->filter = &r->pfilter[r->nprovs];
 		p->want_vms = o->pid != 0 || r->want_vms;
 		rc = ops->open(p, o);
+		if (rc && explicit && r->reopening) {
+			size_t len = strlen(r->skipped);
+
+			snprintf(r->skipped + len, sizeof(r->skipped) - len,
+				 "%s%s provider left out: %s", len ? "; " : "",
+				 ops->name,
+				 p->msg[0] ? p->msg : strerror(-rc));
+		}
 		if (rc) {
-			if (explicit)
+			if (explicit && !r->reopening)
 				util_die("%s provider: %s", ops->name,
 					 p->msg[0] ? p->msg : strerror(-rc));
 			snprintf(why + strlen(why), sizeof(why) - strlen(why),
@@ -528,7 +540,10 @@ static void reopen_providers(struct run *r)
 	close_providers_fast(r);
 	stats_free(&r->stats);
 	stats_init(&r->stats, r->opts.include_past);
+	r->skipped[0] = '\0';
+	r->reopening = true;
 	open_providers(r, false);
+	r->reopening = false;
 	sample_all(r);
 }
 
@@ -563,7 +578,8 @@ static bool handle_request(struct run *r, const struct ui_request *req)
 		break;
 	case UI_SET_PID:
 		o->pid = req->pid;
-		o->guest = NULL;
+		snprintf(r->guest, sizeof(r->guest), "%s", req->guest);
+		o->guest = r->guest[0] ? r->guest : NULL;
 		reopen_providers(r);
 		break;
 	case UI_SET_CHILDREN:
@@ -730,6 +746,8 @@ int main(int argc, char **argv)
 	if (r.fe_open)
 		r.fe.ops->close(&r.fe);
 	report_notices(&r);
+	if (r.skipped[0])
+		fprintf(stderr, "kvmstat: %s\n", r.skipped);
 	close_providers_fast(&r);
 	for (size_t i = 0; i < r.nnames; i++)
 		free(r.names[i].name);

@@ -719,6 +719,7 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		return UI_SET_FILTER;
 	case PROMPT_PID:
 	case PROMPT_GUEST:
+		req->guest[0] = '\0';
 		if (!tp->input[0]) {
 			req->pid = 0;
 			return UI_SET_PID;
@@ -736,6 +737,8 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 					     tp->error, sizeof(tp->error)))
 				return UI_NONE;
 			pid = p;
+			snprintf(req->guest, sizeof(req->guest), "%s",
+				 tp->input);
 		} else if (vm_resolve_pid(o->proc_root, (pid_t)pid, tp->error,
 					  sizeof(tp->error))) {
 			return UI_NONE;

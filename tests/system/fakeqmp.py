@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """A fake QEMU monitor for whole-program tests: serves QMP on a unix socket
-with one vCPU whose cumulative halt_exits reads VALUE (argv[2]). Prints
+(argv[1]) with one vCPU whose cumulative halt_exits reads VALUE (argv[2])
+and, with a third argument "hist", a log2 histogram halt_wait_hist in ns
+whose buckets 1, 2 and 4 grow by 1, 2 and 3 per query-stats. Prints
 "ready PID" once it listens; serves clients one after another until
 killed."""
 import json
@@ -10,8 +12,14 @@ import socket
 import sys
 
 path, value = sys.argv[1], int(sys.argv[2])
+HIST = len(sys.argv) > 3 and sys.argv[3] == "hist"
 SCHEMA = [{"provider": "kvm", "target": "vcpu", "stats": [
     {"name": "halt_exits", "type": "cumulative", "exponent": 0}]}]
+if HIST:
+    SCHEMA[0]["stats"].append({"name": "halt_wait_hist", "unit": "seconds",
+                               "type": "log2-histogram", "base": 10,
+                               "exponent": -9})
+queries = 0
 QOM = "/machine/unattached/device[0]"
 
 
@@ -24,10 +32,16 @@ def answer(cmd, args):
         return [{"cpu-index": 0, "qom-path": QOM, "thread-id": os.getpid(),
                  "target": "x86_64"}]
     if cmd == "query-stats":
+        global queries
         if args.get("target") != "vcpu":
             return []
-        return [{"provider": "kvm", "qom-path": QOM, "stats": [
-            {"name": "halt_exits", "value": value}]}]
+        queries += 1
+        stats = [{"name": "halt_exits", "value": value}]
+        if HIST:
+            k = queries
+            stats.append({"name": "halt_wait_hist",
+                          "value": [0, k, 2 * k, 0, 3 * k, 0]})
+        return [{"provider": "kvm", "qom-path": QOM, "stats": stats}]
     return None
 
 

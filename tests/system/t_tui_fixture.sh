@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The monitor under tmux with no KVM at all: a debugfs fixture tree whose
+# counters a loop moves, a fake /proc that makes its VMs look like QEMU
+# processes (guest names, "CPU N/KVM" threads), and a fake QEMU monitor
+# with a histogram. Every key (help, filter and its errors, pid and guest
+# prompts and their errors, sort, child events, per-guest view with a VM
+# that starts and one that exits, vCPU drill-down, reset, delay), the
+# histogram detail view, a resize to 40x10 and back, q leaving the
+# terminal as it was with status 0, a crash and a closed terminal.
+source tests/system/lib.sh
+command -v tmux >/dev/null || skip "tmux not installed"
+command -v python3 >/dev/null || skip "no python3 for the fake QMP server"
+
+S=kvmstat-f-$$
+tmux_cleanup() {
+	local s
+	for s in "$S" "$S-h" "$S-c" "$S-hup"; do tmux kill-session -t "$s" 2>/dev/null; done
+	cleanup
+}
+trap tmux_cleanup EXIT
+D=$TMP/dbg P=$TMP/proc
+
+# vm PID NAME NVCPU: a VM directory in the fixture and a QEMU in /proc
+vm() {
+	local pid=$1 name=$2 n=$3 tid c f
+	mkdir -p "$D/$pid-12" "$P/$pid/fd" "$P/$pid/task"
+	ln -sf anon_inode:kvm-vm "$P/$pid/fd/12"
+	printf 'qemu-system-x86_64\0-name\0guest=%s,debug-threads=on\0' "$name" \
+		>"$P/$pid/cmdline"
+	for f in exits halt_exits io_exits; do echo 0 >"$D/$pid-12/$f"; done
+	echo 1 >"$D/$pid-12/guest_mode"; chmod 0444 "$D/$pid-12/guest_mode"
+	for c in $(seq 0 $((n - 1))); do
+		tid=$((pid + 1 + c))
+		mkdir -p "$D/$pid-12/vcpu$c" "$P/$pid/task/$tid"
+		echo "$tid" >"$D/$pid-12/vcpu$c/pid"
+		echo 0 >"$D/$pid-12/vcpu$c/guest_mode"
+		chmod 0444 "$D/$pid-12/vcpu$c/guest_mode"
+		echo "CPU $c/KVM" >"$P/$pid/task/$tid/comm"
+	done
+}
+mkdir -p "$D" "$P"
+for f in exits halt_exits io_exits; do echo 0 >"$D/$f"; done
+echo 1 >"$D/guest_mode"; chmod 0444 "$D/guest_mode"
+vm 4242 alpha 3
+vm 4343 beta 1
+# a process that is no VM
+mkdir -p "$P/555/fd"; ln -s /dev/null "$P/555/fd/0"; printf 'bash\0' >"$P/555/cmdline"
+# VM 4242 makes 50 exits a tick, 4343 makes 7 and one halt
+(
+	a=0 b=0
+	while :; do
+		a=$((a + 50)) b=$((b + 7))
+		echo $a >"$D/4242-12/exits"; echo $b >"$D/4343-12/exits"
+		echo $((a + b)) >"$D/exits"
+		echo $((b / 7)) >"$D/4343-12/halt_exits"; echo $((b / 7)) >"$D/halt_exits"
+		sleep 0.1
+	done 2>/dev/null	# 4343's directory goes away below
+) &
+PIDS+=($!)
+python3 tests/system/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
+qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
+[ -n "$qpid" ] || fail "fake QMP server did not start: $(cat "$TMP/srv.out")"
+
+SRC="-d --debugfs-root $D --proc-root $P --qmp $TMP/qmp.sock"
+tmux new-session -d -s "$S" -x 120 -y 30 \
+	"$KVMSTAT $SRC -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
+screen() { tmux capture-pane -p -t "$S"; }
+keys() { tmux send-keys -t "$S" "$@"; }
+# expect TEXT [TIMEOUT]: until the screen shows TEXT
+expect() {
+	for _ in $(seq 1 "${2:-60}"); do
+		screen | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	fail "screen lacks '$1':
+$(screen)"
+}
+expect_not() {
+	sleep 0.8
+	! screen | grep -qF -- "$1" || fail "screen still shows '$1':
+$(screen)"
+}
+row() { screen | awk -v n="$1" '$1 == n'; }
+
+expect "kvm statistics - summary"
+expect "[debugfs qmp]"
+screen | grep -q 'Total  *%Total  *CurAvg/s' || fail "columns: $(screen)"
+sleep 1.2
+rate=$(row exits | awk '{ print $NF }')
+[ -n "$rate" ] && [ "$rate" -gt 100 ] || fail "exits rate is '$rate' while the counters move: $(screen)"
+# sorted by CurAvg/s: exits first
+[ "$(screen | sed -n 4p | awk '{ print $1 }')" = exits ] || fail "sort: $(screen)"
+
+keys h; expect "Interactive commands"; keys z; expect "kvm statistics - summary"
+
+keys f; expect "Filter fields"; keys BSpace "(" Enter
+expect "invalid regular expression"
+keys Escape; expect_not "Filter fields"
+keys f; keys "halt_exits" Enter; expect "filter halt_exits"
+sleep 0.8
+[ "$(screen | sed -n '4,$p' | grep -c '^[a-z]')" = 1 ] || fail "filter halt_exits shows: $(screen)"
+keys c; expect_not "filter halt_exits"
+
+keys p; expect "Show pid"; keys 555 Enter; expect "is not a KVM VM"; keys Escape
+keys p; keys 4343 Enter; expect "kvm statistics - pid 4343"
+sleep 1
+rate=$(row exits | awk '{ print $NF }')
+[ -n "$rate" ] && [ "$rate" -gt 20 ] && [ "$rate" -lt 300 ] ||
+	fail "pid 4343 exits rate '$rate' (about 70/s): $(screen)"
+keys c; expect "kvm statistics - summary"
+keys g; expect "Show guest"; keys nosuchguest Enter; expect "nosuchguest"; keys Escape
+keys g; keys alpha Enter; expect "kvm statistics - guest alpha"
+keys c; expect "kvm statistics - summary"
+
+keys o; expect "Total*"; keys o; expect "CurAvg/s*"
+
+keys x; expect "+children"; expect "  halt_wait_hist(4)"
+keys x; expect_not "+children"
+
+keys b; expect "kvm statistics - guests"
+expect "4242    alpha"; expect "4343    beta"; expect "$qpid "
+# a VM that starts is picked up; one that exits is marked gone
+vm 4444 gamma 2
+expect "4444    gamma"
+rm -rf "$D/4343-12" "$P/4343"
+expect "(gone)" 40
+keys Home Enter; expect "vCPUs of pid 4242"
+for t in 4243 4244 4245; do expect "$t"; done
+keys Escape; expect "kvm statistics - guests"
+keys b; expect "kvm statistics - summary"
+
+sleep 1
+before=$(row exits | awk '{ print $2 }')
+keys r; sleep 0.3
+after=$(row exits | awk '{ print $2 }')
+[ -n "$after" ] && [ "$after" -lt "$before" ] || fail "r did not reset exits' total ($before -> $after)"
+
+keys s; expect "Update interval"; keys BSpace BSpace BSpace "30" Enter
+expect "is not from 0.1 to 25.5"; keys BSpace BSpace "1" Enter
+expect "delay 1.0s"
+
+tmux resize-window -t "$S" -x 40 -y 10 2>/dev/null || tmux resize-pane -t "$S" -x 40 -y 10
+expect "terminal too small"
+tmux resize-window -t "$S" -x 120 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 120 -y 30
+expect "kvm statistics - summary"; expect "Event"
+
+keys q
+for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
+[ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
+[ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
+tmux kill-session -t "$S"
+
+# the histogram: buckets in order; Enter shows its detail with ranges
+tmux new-session -d -s "$S-h" -x 120 -y 40 \
+	"LANG=C.UTF-8 $KVMSTAT --qmp $TMP/qmp.sock -s 0.5 -f halt_wait_hist"
+S=$S-h
+expect "  halt_wait_hist(1) "
+[ "$(screen | grep -o 'halt_wait_hist([0-9]*)' | head -3 | tr '\n' ' ')" = "halt_wait_hist(0) halt_wait_hist(1) halt_wait_hist(2) " ] ||
+	fail "buckets out of order: $(screen)"
+keys Up Enter
+expect "kvm statistics - histogram halt_wait_hist"
+expect "[8 ns, 16 ns)"
+# per interval 1, 2 and 3 in buckets 1, 2 and 4: the median is below 4 ns
+expect "p50 < 4 ns, p90 < 16 ns"
+keys Escape; expect "kvm statistics - summary"
+keys q
+tmux kill-session -t "$S"
+
+# a crash inside kvmstat: the terminal is restored first, then reported
+tmux new-session -d -s "$S-c" -x 80 -y 24 "$KVMSTAT $SRC -s 1; sleep 5"
+sleep 1
+mon=$(pgrep -P "$(tmux list-panes -t "$S-c" -F '#{pane_pid}')" -x kvmstat)
+[ -n "$mon" ] || fail "no monitor to crash"
+kill -SEGV "$mon"
+sleep 0.8
+tmux capture-pane -p -t "$S-c" | grep -q "internal error (fatal signal); the terminal was restored" ||
+	fail "crash not reported: $(tmux capture-pane -p -t "$S-c")"
+[ "$(tmux display -p -t "$S-c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
+tmux kill-session -t "$S-c"
+
+# a terminal that goes away ends the monitor, no spinning
+tmux new-session -d -s "$S-hup" -x 80 -y 24 "exec $KVMSTAT $SRC -s 0.5"
+sleep 1
+mon=$(tmux list-panes -t "$S-hup" -F '#{pane_pid}')
+tmux kill-session -t "$S-hup"
+for _ in $(seq 30); do
+	st=$(ps -o stat= -p "$mon" 2>/dev/null)
+	case "$st" in ""|Z*) break ;; esac
+	sleep 0.1
+done
+case "$st" in ""|Z*) ;; *) fail "monitor $mon still running (state $st) after its terminal closed" ;; esac
+echo ok
