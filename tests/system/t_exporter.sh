@@ -22,33 +22,7 @@ needs promtool "apt-get install prometheus"
 "$KVMSTAT" --help | grep -q -- '--listen' ||
 	skip "this kvmstat has no --listen (apply build-notes/issue5-main.patch)"
 
-# free_port: a loopback TCP port nothing listens on
-free_port() {
-	local p
-	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	fail "no free port"
-}
-
-# scrape URL [CURL ARGS]: the body; fails unless 200
-scrape() {
-	local url=$1; shift
-	curl -sf --max-time 5 "$@" "$url" || fail "scrape $url failed"
-}
-
-# metric TEXT SERIES: the value of one exact series line
-metric() {
-	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
-}
-
-# prom_value QUERY: the single value Prometheus returns, or empty
-prom_value() {
-	curl -s --max-time 5 -G --data-urlencode "query=$1" \
-		"http://127.0.0.1:$PPORT/api/v1/query" |
-		jq -r 'if (.data.result | length) == 1 then .data.result[0].value[1] else empty end'
-}
+source tests/system/exporter_lib.sh
 
 N=1000
 V=2
@@ -99,29 +73,8 @@ promtool check metrics <<<"$text" >"$TMP/lint" 2>&1 ||
 echo "ok: /metrics has $want = $((V * N)), promtool clean"
 
 # a real Prometheus, scraping every second
-PPORT=$(free_port)
-cat >"$TMP/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: kvmstat
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF
-prometheus --config.file="$TMP/prometheus.yml" \
-	--storage.tsdb.path="$TMP/prom-data" \
-	--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prom.log" 2>&1 &
-PROM_PID=$!
-PIDS+=("$PROM_PID")
-got=""
-for _ in $(seq 1 300); do
-	got=$(prom_value 'kvm_userspace_exit_total{reason="HLT",pid=""}')
-	[ "$got" = $((V * N)) ] && break
-	kill -0 "$PROM_PID" 2>/dev/null || fail "prometheus died: $(tail -5 "$TMP/prom.log")"
-	sleep 0.1
-done
-[ "$got" = $((V * N)) ] || fail "Prometheus has kvm_userspace_exit_total{reason=\"HLT\"} = '$got', want $((V * N)); targets: $(curl -s "http://127.0.0.1:$PPORT/api/v1/targets")"
+prom_start
+prom_wait 'kvm_userspace_exit_total{reason="HLT",pid=""}' $((V * N))
 for c in $(seq 0 $((V - 1))); do
 	got=$(prom_value "kvm_userspace_exit_total{reason=\"HLT\",guest=\"promvm\",vcpu=\"$c\"}")
 	[ "$got" = $N ] || fail "Prometheus: vCPU $c has '$got' HLT exits, want $N"
@@ -131,58 +84,10 @@ got=$(prom_value 'kvm_halt_exits_total{pid=""}')
 # histograms ingested as histograms: a quantile can be computed
 got=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket{pid=""}))')
 [ -n "$got" ] || fail "Prometheus has no kvm_halt_wait_hist_seconds histogram"
-health=$(curl -s "http://127.0.0.1:$PPORT/api/v1/targets" |
-	jq -r '.data.activeTargets[0] | "\(.health) \(.lastError)"')
-[ "$health" = "up " ] || fail "target: $health"
-kill -TERM "$PROM_PID"
-wait "$PROM_PID"
+prom_stop
 echo "ok: Prometheus reads kvm_userspace_exit_total{reason=\"HLT\"} = $((V * N)), per vCPU $N"
 
-# HTTP: paths, methods, formats
-code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
-[ "$(code "http://127.0.0.1:$PORT/nope")" = 404 ] || fail "/nope is not 404"
-[ "$(code -X POST "$URL")" = 405 ] || fail "POST is not 405"
-curl -s -D - -o /dev/null -X DELETE "$URL" | grep -qi '^Allow: GET, HEAD' ||
-	fail "405 without Allow"
-[ "$(code -I "$URL")" = 200 ] || fail "HEAD is not 200"
-scrape "http://127.0.0.1:$PORT/" | grep -q 'href="/metrics"' || fail "/ has no link"
-curl -s -D "$TMP/h" -o "$TMP/om" -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL"
-grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0' "$TMP/h" ||
-	fail "OpenMetrics not negotiated: $(cat "$TMP/h")"
-[ "$(tail -n 1 "$TMP/om")" = "# EOF" ] || fail "OpenMetrics text does not end with # EOF"
-curl -s -D "$TMP/h" -o /dev/null "$URL"
-grep -qi '^Content-Type: text/plain; version=0.0.4' "$TMP/h" || fail "default type: $(cat "$TMP/h")"
-echo "ok: 404, 405 with Allow, HEAD, / link, content negotiation"
-
-# load: 200 concurrent scrapes, five times; kvmstat's memory stays flat
-rss() { awk '/^VmRSS/ { print $2 }' "/proc/$k_PID/status"; }
-scrape "$URL" >/dev/null
-rss0=$(rss)
-for round in 1 2 3 4 5; do
-	seq 200 | xargs -P 200 -I{} curl -s -o /dev/null --max-time 30 \
-		-w '%{http_code} %{time_total}\n' "$URL" >"$TMP/load.$round"
-	ok=$(grep -c '^200 ' "$TMP/load.$round")
-	[ "$ok" = 200 ] || fail "round $round: $ok of 200 scrapes answered 200: $(sort "$TMP/load.$round" | uniq -c | head)"
-done
-rss1=$(rss)
-kill -0 "$k_PID" || fail "kvmstat died under load"
-stats=$(cat "$TMP"/load.* | sort -k2 -n |
-	awk '{ t[NR] = $2 } END { printf "median %.1f ms, p95 %.1f ms, max %.1f ms", t[int(NR / 2)] * 1000, t[int(NR * 0.95)] * 1000, t[NR] * 1000 }')
-# the bound: 4 MiB over the run, for 1000 scrapes of ~$(wc -c <"$TMP/om") bytes
-[ $((rss1 - rss0)) -lt 4096 ] || fail "VmRSS grew from $rss0 kB to $rss1 kB"
-echo "ok: 5 x 200 concurrent scrapes, latency $stats; VmRSS $rss0 -> $rss1 kB"
-
-# idle clients (connect, send nothing) do not hold up a scrape
-fds=()
-for _ in $(seq 1 20); do
-	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "cannot connect"
-	fds+=("$fd")
-done
-start=$EPOCHREALTIME
-scrape "$URL" --max-time 2 >/dev/null
-secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-for fd in "${fds[@]}"; do exec {fd}>&-; done
-echo "ok: a scrape beside 20 idle connections took $secs s"
+http_checks
 
 stop k
 [ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/k.err")"

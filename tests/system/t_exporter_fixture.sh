@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# --listen with no KVM at all: a debugfs fixture tree (two VMs made to look
+# like QEMU processes by a fake /proc) and a fake QEMU monitor with a
+# histogram. The exported counters are exactly the fixture's, per VM with
+# guest names; halt_exits, owned by debugfs, gets the QMP VM filled in; a
+# real Prometheus server reads the exact values, follows a change, and
+# computes a quantile of the histogram. Then the HTTP, load and idle-client
+# checks shared with t_exporter.
+source tests/system/lib.sh
+for t in curl jq prometheus promtool python3; do
+	command -v "$t" >/dev/null || skip "$t missing (make deps-test installs it)"
+done
+source tests/system/exporter_lib.sh
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
+
+D=$TMP/dbg P=$TMP/proc
+# vm PID NAME EXITS HALTS: a VM directory and its QEMU in the fake /proc
+vm() {
+	mkdir -p "$D/$1-12/vcpu0" "$P/$1/fd" "$P/$1/task/$(($1 + 1))"
+	ln -s anon_inode:kvm-vm "$P/$1/fd/12"
+	printf 'qemu-system-x86_64\0-name\0guest=%s\0' "$2" >"$P/$1/cmdline"
+	echo "CPU 0/KVM" >"$P/$1/task/$(($1 + 1))/comm"
+	echo $(($1 + 1)) >"$D/$1-12/vcpu0/pid"
+	echo "$3" >"$D/$1-12/exits"
+	echo "$4" >"$D/$1-12/halt_exits"
+}
+mkdir -p "$D" "$P"
+vm 4242 alpha 3000 30
+vm 4343 beta 2000 40
+echo 5000 >"$D/exits"
+echo 70 >"$D/halt_exits"
+
+python3 tests/system/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
+qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
+[ -n "$qpid" ] || fail "fake QMP server did not start: $(cat "$TMP/srv.out")"
+
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/metrics"
+start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d --debugfs-root "$D" \
+	--proc-root "$P" --qmp "$TMP/qmp.sock"
+for _ in $(seq 1 100); do
+	curl -sf -o /dev/null --max-time 1 "$URL" && break
+	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
+	sleep 0.1
+done
+text=$(scrape "$URL")
+check() {	# check SERIES WANT
+	[ "$(metric "$text" "$1")" = "$2" ] ||
+		fail "$1 is '$(metric "$text" "$1")', want $2: $(grep -v '^#' <<<"$text" | head -30)"
+}
+check 'kvm_exits_total' 5000
+check 'kvm_exits_total{pid="4242",guest="alpha"}' 3000
+check 'kvm_exits_total{pid="4343",guest="beta"}' 2000
+check 'kvm_halt_exits_total' 110
+check "kvm_halt_exits_total{pid=\"$qpid\"}" 40
+check "kvm_halt_exits_total{pid=\"$qpid\",vcpu=\"0\"}" 40
+grep -q '^# TYPE kvm_halt_wait_hist_seconds histogram' <<<"$text" ||
+	fail "no histogram: $(grep halt_wait <<<"$text" | head)"
+promtool check metrics <<<"$text" >"$TMP/lint" 2>&1 ||
+	fail "promtool check metrics: $(cat "$TMP/lint")"
+echo "ok: /metrics has the fixture's exact values, QMP's VM filled in, promtool clean"
+
+prom_start
+prom_wait 'kvm_exits_total{pid=""}' 5000
+echo 3500 >"$D/4242-12/exits"
+echo 5500 >"$D/exits"
+prom_wait 'kvm_exits_total{pid=""}' 5500
+prom_wait 'kvm_exits_total{guest="alpha"}' 3500
+prom_wait 'kvm_halt_exits_total{pid=""}' 110
+got=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket{pid=""}))')
+[ -n "$got" ] || fail "Prometheus has no kvm_halt_wait_hist_seconds histogram"
+prom_stop
+echo "ok: Prometheus reads kvm_exits_total 5000 then 5500, per guest, median wait $got s"
+
+http_checks
+
+stop k
+[ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/k.err")"
+[ ! -s "$TMP/k.out" ] || fail "headless kvmstat printed: $(head -3 "$TMP/k.out")"
+echo "ok: headless, status 0 on SIGTERM"
