@@ -40,6 +40,10 @@ int bpf_count_read(struct bpf_count *bc,
 		   void (*fn)(void *ctx, const struct bpf_count_key *key,
 			      uint64_t count),
 		   void *ctx);
+/* Removes keys from the map (those of processes that exited, so that it
+ * never fills up); keys already gone are no error. 0 or the first -errno. */
+int bpf_count_delete(struct bpf_count *bc, const struct bpf_count_key *keys,
+		     size_t n);
 /* File descriptors it holds (map, programs, perf events). */
 size_t bpf_count_fds(const struct bpf_count *bc);
 void bpf_count_free(struct bpf_count *bc);

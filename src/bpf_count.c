@@ -291,6 +291,23 @@ int bpf_count_read(struct bpf_count *bc,
 	}
 }
 
+int bpf_count_delete(struct bpf_count *bc, const struct bpf_count_key *keys,
+		     size_t n)
+{
+	union bpf_attr attr;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = (uint32_t)bc->map_fd;
+		attr.key = (uint64_t)(uintptr_t)&keys[i];
+		if (sys_bpf(BPF_MAP_DELETE_ELEM, &attr) && errno != ENOENT &&
+		    !rc)
+			rc = -errno;
+	}
+	return rc;
+}
+
 size_t bpf_count_fds(const struct bpf_count *bc)
 {
 	return 1 + 2 * bc->nprogs;

@@ -129,6 +129,10 @@ struct tp_priv {
 	uint64_t *retired;		/* per field id, from closed groups */
 	size_t nacc;
 	struct bpf_count *bc;
+	/* keys of processes that exited, read for the last time in this
+	 * refresh: deleted after it, so the map never fills up */
+	struct bpf_count_key *dead;
+	size_t ndead, capdead;
 	bool want_vms;
 	struct tp_vm *vms;
 	size_t nvms;
@@ -586,21 +590,44 @@ static struct tp_vm *tp_vm_get(struct tp_priv *tp, pid_t pid)
 	return &tp->vms[tp->nvms++];
 }
 
-/* Whether a VM's process still exists: its map entries stay after it
- * exits, but its breakdowns must then go stale (shown as gone). */
-static bool tp_vm_alive(struct tp_priv *tp, struct tp_vm *vm)
+/* Whether a process still exists (looked at once per refresh). */
+static bool tp_proc_alive(struct tp_priv *tp, struct tp_vm *vm)
 {
 	char path[PATH_MAX + 32];
 	struct stat st;
 
-	if (tp->pid)	/* -p: the VM's last counts stay shown */
-		return true;
 	if (vm->alive_at != tp->refresh) {
 		snprintf(path, sizeof(path), "%s/%d", tp->proc_root, vm->pid);
 		vm->alive = stat(path, &st) == 0;
 		vm->alive_at = tp->refresh;
 	}
 	return vm->alive;
+}
+
+/* Whether a VM's breakdowns are live: they go stale (shown as gone) when
+ * its process exits, but with -p the VM's last counts stay shown. */
+static bool tp_vm_alive(struct tp_priv *tp, struct tp_vm *vm)
+{
+	return tp->pid || tp_proc_alive(tp, vm);
+}
+
+/* Forgets the processes that exited and hold no more map keys. */
+static void tp_vms_prune(struct tp_priv *tp)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tp->nvms; i++) {
+		struct tp_vm *vm = &tp->vms[i];
+
+		if (vm->pid != tp->pid && vm->alive_at == tp->refresh &&
+		    !vm->alive) {
+			free(vm->info.vcpus);
+			free(vm->known);
+			continue;
+		}
+		tp->vms[n++] = *vm;
+	}
+	tp->nvms = n;
 }
 
 /* Adds the threads just loaded to those known, so that the counts of a
@@ -745,6 +772,7 @@ static void tp_free_priv(struct tp_priv *tp)
 		free(tp->vms[i].known);
 	}
 	free(tp->vms);
+	free(tp->dead);
 	free(tp->buf);
 	free(tp->acc);
 	free(tp->retired);
@@ -1005,6 +1033,23 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 	struct tp_vm *vm;
 	int field, vcpu;
 
+	vm = tp_vm_get(tp, (pid_t)k->tgid);
+	if ((pid_t)k->tgid != tp->pid && !tp_proc_alive(tp, vm)) {
+		/* the last reading of a process that exited: its counts
+		 * stay in the totals, its key leaves the map */
+		if (!tp->pid && k->event < TP_BPF_EVENT_BASE) {
+			field = tp_key_field(tp, k);
+			if (field >= 0)
+				tp->retired[field] += count;
+		}
+		if (tp->ndead == tp->capdead) {
+			tp->capdead = tp->capdead ? tp->capdead * 2 : 64;
+			tp->dead = xrealloc(tp->dead, tp->capdead *
+						      sizeof(*tp->dead));
+		}
+		tp->dead[tp->ndead++] = *k;
+		return;
+	}
 	if (tp->pid && (pid_t)k->tgid != tp->pid)
 		return;
 	if (k->event >= TP_BPF_EVENT_BASE) {
@@ -1096,8 +1141,15 @@ static int tp_read(struct provider *p, struct sample_set *out)
 			tp_close_group(tp, g);
 		}
 	}
+	tp->ndead = 0;
 	if (tp->bc && bpf_count_read(tp->bc, tp_bpf_key, tp))
 		rc = -EIO;
+	if (tp->bc && tp->ndead) {
+		/* a key that stayed would count into retired again */
+		if (bpf_count_delete(tp->bc, tp->dead, tp->ndead))
+			rc = -EIO;
+		tp_vms_prune(tp);
+	}
 	for (size_t i = 0; i < tp->nrep; i++) {
 		int f = tp->rep[i];
 		uint64_t v = tp->acc[f] + tp->retired[f];

@@ -18,5 +18,6 @@ Suite *units_suite(void);
 Suite *qmp_suite(void);
 Suite *openmetrics_suite(void);
 Suite *json_suite(void);
+Suite *bpf_count_suite(void);
 
 #endif
