@@ -9,7 +9,11 @@ need_kvm
 command -v tmux >/dev/null || skip "tmux not installed"
 
 S=kvmstat-t-$$
-tmux_cleanup() { tmux kill-session -t "$S" 2>/dev/null; cleanup; }
+tmux_cleanup() {
+	local s
+	for s in "$S" "$S-h" "$S-c" "$S-hup"; do tmux kill-session -t "$s" 2>/dev/null; done
+	cleanup
+}
 trap tmux_cleanup EXIT
 
 tests/guest/kvmguest -m 1 -v 3 -n 0 -k pio -t 60 >"$TMP/a.out" &
@@ -23,23 +27,7 @@ tids_a=$(awk '$1 == "vcpu" { print $4 }' "$TMP/a.out")
 
 tmux new-session -d -s "$S" -x 120 -y 30 \
 	"$KVMSTAT -t -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
-screen() { tmux capture-pane -p -t "$S"; }
-keys() { tmux send-keys -t "$S" "$@"; }
-# expect TEXT [TIMEOUT]: until the screen shows TEXT
-expect() {
-	for _ in $(seq 1 "${2:-60}"); do
-		screen | grep -qF -- "$1" && return 0
-		sleep 0.1
-	done
-	fail "screen lacks '$1':
-$(screen)"
-}
-expect_not() {
-	sleep 0.8
-	! screen | grep -qF -- "$1" || fail "screen still shows '$1':
-$(screen)"
-}
-row() { screen | awk -v n="$1" '$1 == n'; }
+source tests/system/tui_lib.sh
 
 expect "kvm statistics - summary"
 expect "Event"
@@ -97,16 +85,7 @@ keys s; expect "Update interval"; keys BSpace BSpace BSpace "30" Enter
 expect "is not from 0.1 to 25.5"; keys BSpace BSpace "1" Enter
 expect "delay 1.0s"
 
-tmux resize-window -t "$S" -x 40 -y 10 2>/dev/null || tmux resize-pane -t "$S" -x 40 -y 10
-expect "terminal too small"
-tmux resize-window -t "$S" -x 120 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 120 -y 30
-expect "kvm statistics - summary"; expect "Event"
-
-keys q
-for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
-[ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
-# the terminal is back: curses left the alternate screen
-[ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
+resize_and_quit
 
 # binary stats: a histogram's buckets in order; Enter shows its detail
 tests/guest/kvmguest -s -m 1 -v 2 -n 0 -k hlt -t 20 >"$TMP/h.out" &
@@ -127,27 +106,6 @@ keys q
 tmux kill-session -t "$S" 2>/dev/null
 S=$S0
 
-# a crash inside kvmstat: the terminal is restored first, then reported
-tmux new-session -d -s "$S-c" -x 80 -y 24 "$KVMSTAT -t -s 1 -f '^kvm_pio\$'; sleep 5"
-sleep 1
-mon=$(pgrep -P "$(tmux list-panes -t "$S-c" -F '#{pane_pid}')" -x kvmstat)
-[ -n "$mon" ] || fail "no monitor to crash"
-kill -SEGV "$mon"
-sleep 0.8
-tmux capture-pane -p -t "$S-c" | grep -q "internal error (fatal signal); the terminal was restored" ||
-	fail "crash not reported: $(tmux capture-pane -p -t "$S-c")"
-[ "$(tmux display -p -t "$S-c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
-tmux kill-session -t "$S-c"
-
-# a terminal that goes away (window closed) ends the monitor, no spinning
-tmux new-session -d -s "$S-hup" -x 80 -y 24 "$KVMSTAT -t -s 0.5 -f '^kvm_pio\$'"
-sleep 1
-mon=$(tmux list-panes -t "$S-hup" -F '#{pane_pid}')
-tmux kill-session -t "$S-hup"
-for _ in $(seq 30); do
-	st=$(ps -o stat= -p "$mon" 2>/dev/null)
-	case "$st" in ""|Z*) break ;; esac
-	sleep 0.1
-done
-case "$st" in ""|Z*) ;; *) fail "monitor $mon still running (state $st) after its terminal closed" ;; esac
+# a crash restores the terminal first; a closed terminal ends the monitor
+crash_and_hangup -t -s 1 -f '^kvm_pio\$'
 echo ok

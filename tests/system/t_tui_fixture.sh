@@ -67,23 +67,7 @@ qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
 SRC="-d --debugfs-root $D --proc-root $P --qmp $TMP/qmp.sock"
 tmux new-session -d -s "$S" -x 120 -y 30 \
 	"$KVMSTAT $SRC -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
-screen() { tmux capture-pane -p -t "$S"; }
-keys() { tmux send-keys -t "$S" "$@"; }
-# expect TEXT [TIMEOUT]: until the screen shows TEXT
-expect() {
-	for _ in $(seq 1 "${2:-60}"); do
-		screen | grep -qF -- "$1" && return 0
-		sleep 0.1
-	done
-	fail "screen lacks '$1':
-$(screen)"
-}
-expect_not() {
-	sleep 0.8
-	! screen | grep -qF -- "$1" || fail "screen still shows '$1':
-$(screen)"
-}
-row() { screen | awk -v n="$1" '$1 == n'; }
+source tests/system/tui_lib.sh
 
 expect "kvm statistics - summary"
 expect "[debugfs qmp]"
@@ -142,15 +126,7 @@ keys s; expect "Update interval"; keys BSpace BSpace BSpace "30" Enter
 expect "is not from 0.1 to 25.5"; keys BSpace BSpace "1" Enter
 expect "delay 1.0s"
 
-tmux resize-window -t "$S" -x 40 -y 10 2>/dev/null || tmux resize-pane -t "$S" -x 40 -y 10
-expect "terminal too small"
-tmux resize-window -t "$S" -x 120 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 120 -y 30
-expect "kvm statistics - summary"; expect "Event"
-
-keys q
-for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
-[ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
-[ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ] || fail "alternate screen still on"
+resize_and_quit
 tmux kill-session -t "$S"
 
 # the histogram: buckets in order; Enter shows its detail with ranges
@@ -169,27 +145,6 @@ keys Escape; expect "kvm statistics - summary"
 keys q
 tmux kill-session -t "$S"
 
-# a crash inside kvmstat: the terminal is restored first, then reported
-tmux new-session -d -s "$S-c" -x 80 -y 24 "$KVMSTAT $SRC -s 1; sleep 5"
-sleep 1
-mon=$(pgrep -P "$(tmux list-panes -t "$S-c" -F '#{pane_pid}')" -x kvmstat)
-[ -n "$mon" ] || fail "no monitor to crash"
-kill -SEGV "$mon"
-sleep 0.8
-tmux capture-pane -p -t "$S-c" | grep -q "internal error (fatal signal); the terminal was restored" ||
-	fail "crash not reported: $(tmux capture-pane -p -t "$S-c")"
-[ "$(tmux display -p -t "$S-c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
-tmux kill-session -t "$S-c"
-
-# a terminal that goes away ends the monitor, no spinning
-tmux new-session -d -s "$S-hup" -x 80 -y 24 "exec $KVMSTAT $SRC -s 0.5"
-sleep 1
-mon=$(tmux list-panes -t "$S-hup" -F '#{pane_pid}')
-tmux kill-session -t "$S-hup"
-for _ in $(seq 30); do
-	st=$(ps -o stat= -p "$mon" 2>/dev/null)
-	case "$st" in ""|Z*) break ;; esac
-	sleep 0.1
-done
-case "$st" in ""|Z*) ;; *) fail "monitor $mon still running (state $st) after its terminal closed" ;; esac
+# a crash restores the terminal first; a closed terminal ends the monitor
+crash_and_hangup $SRC -s 1
 echo ok
