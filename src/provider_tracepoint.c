@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -465,12 +466,21 @@ static void tp_close_group(struct tp_priv *tp, struct tp_group *g)
 	g->nfds = 0;
 }
 
-static int tp_perf_error(struct tp_priv *tp, int err, const char *event)
+/* The error for a perf event that could not be opened, with nopen perf
+ * events open at that moment. */
+static int tp_perf_error(struct tp_priv *tp, int err, const char *event,
+			 size_t nopen)
 {
-	if (err == -EMFILE || err == -ENFILE)
+	struct rlimit rl;
+
+	if (err == -EMFILE && !getrlimit(RLIMIT_NOFILE, &rl))
+		provider_msg(tp->p, false,
+			     "too many open files opening kvm:%s: %zu perf events open, the limit is %llu file descriptors; raise it (ulimit -n) or select fewer fields with -f",
+			     event, nopen, (unsigned long long)rl.rlim_cur);
+	else if (err == -EMFILE || err == -ENFILE)
 		provider_msg(tp->p, false,
 			     "too many open files opening kvm:%s (%zu perf events open): raise the limit (ulimit -n) or select fewer fields with -f",
-			     event, tp->fds);
+			     event, nopen);
 	else if (err == -EACCES || err == -EPERM)
 		provider_msg(tp->p, false,
 			     "no permission to count kvm:%s: run as root, or allow it with sysctl kernel.perf_event_paranoid=-1",
@@ -512,6 +522,8 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 		pa.read_format = PERF_FORMAT_GROUP;
 		g.fds[i] = perf_open(&pa, tid, cpu, i ? g.fds[0] : -1);
 		if (g.fds[i] < 0) {
+			size_t nopen = tp->fds + i;
+
 			rc = -errno;
 			g.nfds = i;
 			tp->fds += i;
@@ -519,7 +531,8 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 			if (rc == -ESRCH)	/* the thread is already gone */
 				return rc;
 			return tp_perf_error(tp, rc,
-					     tp_event_name_by_id(tp, tp->mem[i].id));
+					     tp_event_name_by_id(tp, tp->mem[i].id),
+					     nopen);
 		}
 		if (tp->mem[i].filter &&
 		    ioctl(g.fds[i], PERF_EVENT_IOC_SET_FILTER, tp->mem[i].filter)) {

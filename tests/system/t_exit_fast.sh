@@ -4,7 +4,7 @@
 # every field and child event open ends kvmstat (and its output) within a
 # second, although the kernel needs seconds to release the events.
 source tests/system/lib.sh
-need_kvm
+need_tracepoints
 
 start_kvmstat k -t -l -s 0.2 -f . --no-bpf
 wait_lines "$TMP/k.out" 2

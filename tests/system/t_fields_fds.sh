@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# -f limits the fields shown and the perf events (file descriptors) opened.
+# -f limits the fields shown and the perf events (file descriptors) opened;
+# a low soft limit on open files is raised, a low hard one is a clear error.
 source tests/system/lib.sh
-need_kvm
+need_tracepoints
 
 ncpu=$(nproc)
 fds() {
@@ -24,3 +25,13 @@ one=$n
 [ "$one" = "$ncpu" ] || fail "-f '^kvm_pio\$' holds $one perf fds, want $ncpu"
 [ "$all" -ge $((nall * ncpu)) ] || fail "all fields hold only $all fds"
 echo "ok: all fields $nall -> $all perf fds; -f one field -> $one perf fds"
+
+# every field and child event as filtered perf events: hundreds of fds
+lines=$( (ulimit -Sn 64; "$KVMSTAT" -t -1 -s 0.1 -f . --no-bpf 2>"$TMP/err") | wc -l)
+[ "$lines" -gt 64 ] || fail "soft limit 64 not raised: $lines lines, $(cat "$TMP/err")"
+(ulimit -n 64; "$KVMSTAT" -t -1 -s 0.1 -f . --no-bpf >"$TMP/out" 2>"$TMP/err")
+rc=$?
+[ "$rc" = 1 ] && [ ! -s "$TMP/out" ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+	grep -q 'too many open files.*the limit is 64 file descriptors; raise it (ulimit -n) or select fewer fields with -f' "$TMP/err" ||
+	fail "hard limit 64: status $rc, $(cat "$TMP/err")"
+echo "ok: soft limit raised ($lines fields); hard limit: $(cat "$TMP/err")"
