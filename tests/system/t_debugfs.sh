@@ -22,7 +22,7 @@ printf '%-42s%10d%10d\n' exits 1000 0 halt_exits 70 0 pages_4k 512 0 >"$TMP/want
 cmp "$TMP/out" "$TMP/want" || fail "batch -i: got $(cat "$TMP/out")"
 
 # without -i totals start at kvmstat's start; a counter moving in between
-( sleep 0.3; echo 1100 >"$root/exits" ) &
+( sleep 0.3; echo 1100 1<>"$root/exits" ) &	# in place, one write
 "$KVMSTAT" -d --debugfs-root "$root" -1 -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
 	fail "status $?: $(cat "$TMP/err")"
 wait

@@ -65,8 +65,8 @@ echo "ok: /metrics has the fixture's exact values, QMP's VM filled in, promtool 
 
 prom_start
 prom_wait 'kvm_exits_total{pid=""}' 5000
-echo 3500 >"$D/4242-12/exits"
-echo 5500 >"$D/exits"
+echo 3500 1<>"$D/4242-12/exits"	# in place, one write
+echo 5500 1<>"$D/exits"
 prom_wait 'kvm_exits_total{pid=""}' 5500
 prom_wait 'kvm_exits_total{guest="alpha"}' 3500
 prom_wait 'kvm_halt_exits_total{pid=""}' 110

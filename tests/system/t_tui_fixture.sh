@@ -46,14 +46,16 @@ vm 4242 alpha 3
 vm 4343 beta 1
 # a process that is no VM
 mkdir -p "$P/555/fd"; ln -s /dev/null "$P/555/fd/0"; printf 'bash\0' >"$P/555/cmdline"
-# VM 4242 makes 50 exits a tick, 4343 makes 7 and one halt
+# VM 4242 makes 50 exits a tick, 4343 makes 7 and one halt. Each value is
+# written over the old one in one write, never truncated first: a reader
+# must not catch an empty file (the values only grow, so no digit stays).
 (
+	put() { printf '%d\n' "$2" 1<>"$D/$1"; }
 	a=0 b=0
 	while :; do
 		a=$((a + 50)) b=$((b + 7))
-		echo $a >"$D/4242-12/exits"; echo $b >"$D/4343-12/exits"
-		echo $((a + b)) >"$D/exits"
-		echo $((b / 7)) >"$D/4343-12/halt_exits"; echo $((b / 7)) >"$D/halt_exits"
+		put 4242-12/exits $a; put 4343-12/exits $b; put exits $((a + b))
+		put 4343-12/halt_exits $((b / 7)); put halt_exits $((b / 7))
 		sleep 0.1
 	done 2>/dev/null	# 4343's directory goes away below
 ) &
@@ -72,8 +74,11 @@ source tests/system/tui_lib.sh
 expect "kvm statistics - summary"
 expect "[debugfs qmp]"
 screen | grep -q 'Total  *%Total  *CurAvg/s' || fail "columns: $(screen)"
-sleep 1.2
-rate=$(row exits | awk '{ print $NF }')
+for _ in $(seq 30); do
+	rate=$(row exits | awk '{ print $NF }')
+	[ -n "$rate" ] && [ "$rate" -gt 0 ] && break
+	sleep 0.1
+done
 [ -n "$rate" ] && [ "$rate" -gt 100 ] || fail "exits rate is '$rate' while the counters move: $(screen)"
 # sorted by CurAvg/s: exits first
 [ "$(screen | sed -n 4p | awk '{ print $1 }')" = exits ] || fail "sort: $(screen)"
@@ -90,8 +95,11 @@ keys c; expect_not "filter halt_exits"
 
 keys p; expect "Show pid"; keys 555 Enter; expect "is not a KVM VM"; keys Escape
 keys p; keys 4343 Enter; expect "kvm statistics - pid 4343"
-sleep 1
-rate=$(row exits | awk '{ print $NF }')
+for _ in $(seq 30); do	# the first rate after the change
+	rate=$(row exits | awk '{ print $NF }')
+	[ -n "$rate" ] && [ "$rate" -gt 0 ] && break
+	sleep 0.1
+done
 [ -n "$rate" ] && [ "$rate" -gt 20 ] && [ "$rate" -lt 300 ] ||
 	fail "pid 4343 exits rate '$rate' (about 70/s): $(screen)"
 keys c; expect "kvm statistics - summary"
