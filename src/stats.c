@@ -155,7 +155,7 @@ static bool sample_is_owners(const struct stats *s, const struct sample *x)
 {
 	const char *owner = s->fields.v[x->field].provider;
 
-	return !x->src || !owner || !strcmp(x->src, owner);
+	return !x->src || !owner || x->src == owner || !strcmp(x->src, owner);
 }
 
 static void fold_sample(struct stats *s, const struct sample *x, bool initial)
@@ -224,24 +224,20 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 	sum->fresh = true;
 }
 
-void stats_update(struct stats *s, uint64_t now_ns)
+/* Whether every reading of this refresh is its field owner's (the usual
+ * case: nothing to arbitrate). */
+static bool owners_only(const struct stats *s)
 {
-	bool initial = s->refreshes == 0;
+	for (size_t i = 0; i < s->set.n; i++)
+		if (!sample_is_owners(s, &s->set.v[i]))
+			return false;
+	return true;
+}
 
-	if (s->nsum < s->fields.n) {
-		s->sum = xrealloc(s->sum, s->fields.n * sizeof(*s->sum));
-		memset(s->sum + s->nsum, 0,
-		       (s->fields.n - s->nsum) * sizeof(*s->sum));
-		s->nsum = s->fields.n;
-	}
-	for (size_t i = 0; i < s->nsum; i++) {
-		s->sum[i].fresh = false;
-		s->sum[i].delta = 0;
-	}
-	for (size_t i = 0; i < s->nkeys; i++) {
-		s->cells[i].fresh = false;
-		s->cells[i].delta = 0;
-	}
+/* The owners' readings first, noting which VMs they served; then the
+ * others' fill in the rest. */
+static void fold_arbitrated(struct stats *s, bool initial)
+{
 	if (s->capbrk < s->nsum) {
 		s->capbrk = s->nsum;
 		s->brk = xrealloc(s->brk, s->capbrk);
@@ -276,6 +272,32 @@ void stats_update(struct stats *s, uint64_t now_ns)
 
 		if (!sample_is_owners(s, x))
 			fill_in(s, x, initial);
+	}
+}
+
+void stats_update(struct stats *s, uint64_t now_ns)
+{
+	bool initial = s->refreshes == 0;
+
+	if (s->nsum < s->fields.n) {
+		s->sum = xrealloc(s->sum, s->fields.n * sizeof(*s->sum));
+		memset(s->sum + s->nsum, 0,
+		       (s->fields.n - s->nsum) * sizeof(*s->sum));
+		s->nsum = s->fields.n;
+	}
+	for (size_t i = 0; i < s->nsum; i++) {
+		s->sum[i].fresh = false;
+		s->sum[i].delta = 0;
+	}
+	for (size_t i = 0; i < s->nkeys; i++) {
+		s->cells[i].fresh = false;
+		s->cells[i].delta = 0;
+	}
+	if (owners_only(s)) {
+		for (size_t i = 0; i < s->set.n; i++)
+			fold_sample(s, &s->set.v[i], initial);
+	} else {
+		fold_arbitrated(s, initial);
 	}
 	sample_set_clear(&s->set);
 	s->interval_ns = initial ? 0 : now_ns - s->now_ns;
