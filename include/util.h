@@ -35,5 +35,8 @@ int util_slurp_fd(int fd, char **out, size_t *lenp);
 int util_parse_u64(const char *s, uint64_t *out);
 /* Strict decimal int in [min, max]. */
 int util_parse_int(const char *s, long min, long max, long *out);
+/* Orders field names as strcmp does, but for a number in parentheses (a
+ * histogram bucket "hist(10)"), which goes by its value: "(2)" < "(10)". */
+int util_name_cmp(const char *a, const char *b);
 
 #endif

@@ -100,14 +100,21 @@ static bool provider_asked(const struct options *o, const char *name)
 	       (o->nqmp && !strcmp(name, "qmp"));
 }
 
-/* Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
- * supports. When the monitor changed a setting (a pid, say), one asked for
- * that cannot serve it is left out, said at exit, rather than fatal. */
+/*
+ * Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
+ * supports. One asked for that cannot serve the VM chosen (by the monitor,
+ * or by -p/-g with other providers asked too: "-d -S -p PID" for a VM
+ * without stats fds) is left out and said, rather than fatal, as long as
+ * another one opens.
+ */
 static void open_providers(struct run *r, bool all_fields)
 {
 	const struct options *o = &r->opts;
 	bool explicit = o->use_tracepoints || o->use_debugfs ||
 			o->use_statsfd || o->nqmp;
+	int nasked = o->use_tracepoints + o->use_debugfs + o->use_statsfd +
+		     (o->nqmp > 0);
+	bool lenient = explicit && (r->reopening || (o->pid && nasked > 1));
 	char why[2048] = "";
 
 	for (size_t i = 0; provider_registry[i]; i++) {
@@ -134,7 +141,7 @@ static void open_providers(struct run *r, bool all_fields)
 		p->filter = &r->pfilter[r->nprovs];
 		p->want_vms = o->pid != 0 || r->want_vms;
 		rc = ops->open(p, o);
-		if (rc && explicit && r->reopening) {
+		if (rc && lenient) {
 			size_t len = strlen(r->skipped);
 
 			snprintf(r->skipped + len, sizeof(r->skipped) - len,
@@ -143,7 +150,7 @@ static void open_providers(struct run *r, bool all_fields)
 				 p->msg[0] ? p->msg : strerror(-rc));
 		}
 		if (rc) {
-			if (explicit && !r->reopening)
+			if (explicit && !lenient)
 				util_die("%s provider: %s", ops->name,
 					 p->msg[0] ? p->msg : strerror(-rc));
 			snprintf(why + strlen(why), sizeof(why) - strlen(why),
@@ -213,7 +220,12 @@ static void close_providers_fast(struct run *r)
 	pid_t pid;
 	char c;
 
-	if (!r->nprovs || pipe2(pfd, O_CLOEXEC)) {
+	bool perf = false;
+
+	/* only the tracepoint provider holds perf events (and BPF objects) */
+	for (size_t i = 0; i < r->nprovs; i++)
+		perf |= !strcmp(r->provs[i].ops->name, "tracepoint");
+	if (!perf || pipe2(pfd, O_CLOEXEC)) {
 		close_providers(r);
 		return;
 	}
@@ -732,8 +744,13 @@ int main(int argc, char **argv)
 		if (!r.exp)
 			util_die("%s", err);
 	}
-	if (r.opts.mode != MODE_TUI)
+	if (r.opts.mode != MODE_TUI) {
 		open_providers(&r, false);
+		/* said now, before any output; the monitor says it at exit */
+		if (r.skipped[0])
+			fprintf(stderr, "kvmstat: %s\n", r.skipped);
+		r.skipped[0] = '\0';
+	}
 
 	if (r.opts.mode == MODE_BATCH)
 		run_batch(&r);

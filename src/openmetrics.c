@@ -444,7 +444,7 @@ static bool om_is_bucket(const struct stats *s, const struct field_info *f)
 
 static int om_row_name_cmp(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct snap_row *)elem)->name);
+	return util_name_cmp(key, ((const struct snap_row *)elem)->name);
 }
 
 /* Whether the snapshot's rows (sorted by name) keep this field name. */

@@ -158,6 +158,7 @@ struct statsfd_priv {
 	uint64_t last_scan;		/* monotonic ns */
 	unsigned long reads;		/* completed refreshes */
 	bool vanished;			/* a VM or fd went this refresh */
+	bool fake_proc;			/* proc_root is not /proc (tests) */
 	bool emfile_noted, denied_noted, gone_noted;
 	size_t ndenied;			/* processes whose fds are hidden */
 	char note[PROVIDER_MSG_MAX];	/* notices gathered in this call */
@@ -501,16 +502,26 @@ static void vm_close(struct sfd_vm *vm)
 	vm->pidfd = -1;
 }
 
-/* Whether a copied fd is the stats file the link named: the VM process
- * may have closed and reused the number meanwhile. */
-static bool copy_is(int fd, const struct sfd_link *want)
+/*
+ * Whether a copied fd is the stats file the link named: the VM process
+ * may have closed and reused the number meanwhile. Under an injected proc
+ * root (tests without KVM), the copy is a stand-in file whose own link
+ * names no KVM file: the link there is read again instead.
+ */
+static bool copy_is(const struct statsfd_priv *d, pid_t pid, int fd,
+		    const struct sfd_link *want)
 {
-	char path[32], l[64];
+	char path[48], l[64];
 	ssize_t n;
 	int vcpu = -2;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, l, sizeof(l));
+	if (d->fake_proc) {
+		snprintf(path, sizeof(path), "%d/fd/%d", (int)pid, want->srcfd);
+		n = readlinkat(d->rootfd, path, l, sizeof(l));
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, l, sizeof(l));
+	}
 	if (n <= 0 || n == (ssize_t)sizeof(l))
 		return false;
 	return link_kind(l, (size_t)n, &vcpu) == LINK_STATS &&
@@ -546,7 +557,7 @@ static int file_open(struct provider *p, struct sfd_vm *vm,
 			note_emfile(d);
 		return rc;
 	}
-	if (!copy_is(fd, lk)) {
+	if (!copy_is(d, vm->pid, fd, lk)) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -1253,6 +1264,7 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 	p->msg[0] = '\0';
 	p->notice = false;
 	d->proc_root = xstrdup(root);
+	d->fake_proc = strcmp(root, "/proc") != 0;
 	d->pid = opts->pid;
 	d->include_past = opts->include_past;
 	d->self = getpid();

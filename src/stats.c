@@ -322,8 +322,8 @@ void stats_reset(struct stats *s)
 
 static int row_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct snap_row *)a)->name,
-		      ((const struct snap_row *)b)->name);
+	return util_name_cmp(((const struct snap_row *)a)->name,
+			     ((const struct snap_row *)b)->name);
 }
 
 /* The cell of a field in a scope, or NULL. */

@@ -69,6 +69,15 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 	}
 	if (f->unit == UNIT_NONE)
 		return;
+	if (f->unit == UNIT_BOOLEAN) {
+		/* summed over vCPUs (or VMs): how many say yes */
+		if (r->total > 1)
+			strbuf_addf(b, "  yes on %llu",
+				    (unsigned long long)r->total);
+		else
+			strbuf_addf(b, "  %s", r->total ? "yes" : "no");
+		return;
+	}
 	strbuf_addf(b, "  %s  %s%s", units_format(f, (double)r->total,
 						   UNITS_COUNT, x, sizeof(x)),
 		    r->delta < 0 ? "-" : "+",

@@ -388,8 +388,8 @@ static int tui_row_cmp(const void *a, const void *b)
 	/* text columns ascending, numbers descending (as top does) */
 	if (sort_tp->view == VIEW_EVENTS ? c == 0 : c == 4 ||
 	    (sort_tp->view == VIEW_VMS && c == 1)) {
-		int d = strcmp(x->text[c] ? x->text[c] : "",
-			       y->text[c] ? y->text[c] : "");
+		int d = util_name_cmp(x->text[c] ? x->text[c] : "",
+				      y->text[c] ? y->text[c] : "");
 		if (d)
 			return d;
 	} else if (sort_tp->view != VIEW_EVENTS && c == 0) {
@@ -402,7 +402,7 @@ static int tui_row_cmp(const void *a, const void *b)
 	c = sort_tp->view == VIEW_EVENTS ? 1 : 2;
 	if (x->key[c] != y->key[c])
 		return x->key[c] < y->key[c] ? 1 : -1;
-	return strcmp(x->text[0], y->text[0]);
+	return util_name_cmp(x->text[0], y->text[0]);
 }
 
 static int tui_bucket_cmp(const void *a, const void *b)

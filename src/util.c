@@ -199,3 +199,51 @@ int util_parse_int(const char *s, long min, long max, long *out)
 	*out = v;
 	return 0;
 }
+
+/* Length of the run of digits at s. */
+static size_t digit_run(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	return n;
+}
+
+static int name_cmp(const char *a, const char *b)
+{
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		i++;
+		if (a[i - 1] == '(') {
+			size_t na = digit_run(a + i), nb = digit_run(b + i);
+			const char *x = a + i, *y = b + i;
+			int d;
+
+			if (!na || !nb)
+				continue;
+			/* by value: skip leading zeros, then the longer run
+			 * is larger, then the digits decide */
+			while (na > 1 && *x == '0')
+				x++, na--;
+			while (nb > 1 && *y == '0')
+				y++, nb--;
+			if (na != nb)
+				return na < nb ? -1 : 1;
+			d = memcmp(x, y, na);
+			if (d)
+				return d;
+			return name_cmp(x + na, y + nb);
+		}
+	}
+	return (unsigned char)a[i] - (unsigned char)b[i];
+}
+
+int util_name_cmp(const char *a, const char *b)
+{
+	int d = name_cmp(a, b);
+
+	/* "(07)" and "(7)" have one value but stay two names */
+	return d ? d : strcmp(a, b);
+}

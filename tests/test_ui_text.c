@@ -216,7 +216,7 @@ START_TEST(test_batch_units_and_histograms)
 	struct strbuf b;
 	struct stats s;
 	struct field_info *fi;
-	int ns, h, b0, b1, b2, plain;
+	int ns, h, b0, b1, b2, plain, yes, no;
 
 	stats_init(&s, false);
 	plain = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE, "t");
@@ -240,7 +240,16 @@ START_TEST(test_batch_units_and_histograms)
 		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
 		fi->bucket_hi = i == 2 ? UINT64_MAX : 1ull << i;
 	}
+	yes = field_table_intern(&s.fields, "guest_mode", -1, FIELD_INSTANT, "t");
+	field_table_info(&s.fields, yes)->unit = UNIT_BOOLEAN;
+	no = field_table_intern(&s.fields, "guest_off", -1, FIELD_INSTANT, "t");
+	field_table_info(&s.fields, no)->unit = UNIT_BOOLEAN;
 	for (int round = 0; round < 2; round++) {
+		/* two vCPUs in guest mode, one not; the total is theirs */
+		for (int c = 0; c < 3; c++)
+			sample_set_push(&s.set, yes, 7, c, 0, c < 2, 0);
+		sample_set_push(&s.set, yes, 0, -1, 0, 2, 0);
+		sample_set_push(&s.set, no, 0, -1, 0, 0, 0);
 		sample_set_push(&s.set, plain, 0, -1, 0, 10 + 5 * round, 0);
 		sample_set_push(&s.set, ns, 0, -1, 0, 500000000ull * round, 0);
 		sample_set_push(&s.set, b0, 0, -1, 0, 0, 0);
@@ -257,6 +266,8 @@ START_TEST(test_batch_units_and_histograms)
 	ck_assert_msg(strstr(b.s, "halt_wait_hist                                   100       100  p50 < "), "%s", b.s);
 	ck_assert_msg(strstr(b.s, "p99 >= "), "%s", b.s);
 	ck_assert_msg(strstr(b.s, "halt_wait_hist(1)                                 98        98  [1 ns, 2 ns)\n"), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "guest_mode                                         2         0  yes on 2\n"), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "guest_off                                          0         0  no\n"), "%s", b.s);
 	strbuf_free(&b);
 	snapshot_free(&snap);
 	stats_free(&s);
