@@ -18,9 +18,17 @@ stdout once the stats file holds the new value:
   add VCPU FIELD N     adds N to a counter (VCPU: an index or "vm")
   set VCPU FIELD N     sets it
   hist VCPU BUCKET N   adds N to bucket BUCKET of halt_wait_hist
+  rename VCPU N        vCPU thread VCPU renames itself N times (each a
+                       task:task_rename event in that thread, which tests
+                       count as a stand-in for KVM tracepoints)
+  oom N                sets the process's oom_score_adj (the field a fake
+                       tracefs reads as the exit reason)
+  thread               starts one more vCPU thread (no stats file), shown
+                       in ROOT at once; answered "vcpu N TID" before "ok"
   quit                 (or end of input) leaves ROOT and exits
 Prints "pid PID", "vcpu N TID" for each vCPU, then "ready"."""
 import os
+import queue
 import shutil
 import struct
 import sys
@@ -82,6 +90,40 @@ class StatsFile:
         os.pwrite(self.fd, struct.pack("<Q", value), off + 8 * index)
 
 
+class VcpuThread(threading.Thread):
+    """A vCPU thread: idle until asked to rename itself."""
+
+    def __init__(self, index):
+        super().__init__(daemon=True)
+        self.index = index
+        self.jobs = queue.Queue()
+
+    def run(self):
+        while True:
+            n, done = self.jobs.get()
+            fd = os.open("/proc/thread-self/comm", os.O_WRONLY)
+            try:
+                for _ in range(n):
+                    os.write(fd, b"CPU %d/KVM" % self.index)
+            finally:
+                os.close(fd)
+            done.set()
+
+    def rename(self, n):
+        done = threading.Event()
+        self.jobs.put((n, done))
+        done.wait()
+
+
+def add_task(root, tid, comm):
+    """ROOT/task/TID/comm, moved in whole."""
+    tmp = os.path.join(root, ".t%d" % tid)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, "comm"), "w") as out:
+        out.write(comm + "\n")
+    os.rename(tmp, os.path.join(root, "task", str(tid)))
+
+
 def main():
     root, name, nvcpu, past = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
                                int(sys.argv[4]))
@@ -95,9 +137,7 @@ def main():
         f.put("halt_exits", past * (n + 1))
         vcpus.append(f)
     vmfd = os.open("/dev/null", os.O_RDONLY)
-    stop = threading.Event()
-    threads = [threading.Thread(target=stop.wait, daemon=True)
-               for _ in range(nvcpu)]
+    threads = [VcpuThread(n) for n in range(nvcpu)]
     for t in threads:
         t.start()
 
@@ -114,14 +154,10 @@ def main():
         out.write(b"qemu-system-x86_64\0-name\0guest=%s,debug-threads=on\0"
                   % name.encode())
     shutil.copyfile("/proc/self/stat", os.path.join(tmp, "stat"))
-    os.makedirs(os.path.join(tmp, "task", str(pid)))
-    with open(os.path.join(tmp, "task", str(pid), "comm"), "w") as out:
-        out.write("qemu-system-x86\n")
+    os.makedirs(os.path.join(tmp, "task"))
+    add_task(tmp, pid, "qemu-system-x86")
     for n, t in enumerate(threads):
-        d = os.path.join(tmp, "task", str(t.native_id))
-        os.makedirs(d)
-        with open(os.path.join(d, "comm"), "w") as out:
-            out.write("CPU %d/KVM\n" % n)
+        add_task(tmp, t.native_id, "CPU %d/KVM" % n)
     os.rename(tmp, final)
 
     print("pid %d" % pid)
@@ -135,6 +171,23 @@ def main():
                 continue
             if w[0] == "quit":
                 break
+            if w[0] == "rename":
+                threads[int(w[1])].rename(int(w[2]))
+                print("ok", flush=True)
+                continue
+            if w[0] == "oom":
+                with open("/proc/self/oom_score_adj", "w") as out:
+                    out.write(w[1])
+                print("ok", flush=True)
+                continue
+            if w[0] == "thread":
+                t = VcpuThread(len(threads))
+                t.start()
+                threads.append(t)
+                add_task(final, t.native_id, "CPU %d/KVM" % t.index)
+                print("vcpu %d %d" % (t.index, t.native_id))
+                print("ok", flush=True)
+                continue
             f = vm if w[1] == "vm" else vcpus[int(w[1])]
             if w[0] == "add":
                 f.put(w[2], f.get(w[2]) + int(w[3]))

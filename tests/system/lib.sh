@@ -32,6 +32,29 @@ need_tracepoints() {
 	fi
 }
 
+# fake_tracefs DIR: a tracefs tree whose kvm:kvm_userspace_exit is the real
+# tracepoint task:task_rename (fired by each write to a thread's comm), its
+# "reason" the renamer's oom_score_adj (2 is IO, 5 HLT): exits on demand,
+# counted exactly, where no guest can run. Skips without that tracepoint.
+fake_tracefs() {
+	local id t=$1/events/kvm/kvm_userspace_exit
+	id=$(cat /sys/kernel/tracing/events/task/task_rename/id 2>/dev/null) ||
+		skip "no task:task_rename tracepoint"
+	mkdir -p "$t"
+	echo "$id" >"$t/id"
+	printf '%s\n' "name: kvm_userspace_exit" "ID: $id" "format:" \
+		"	field:unsigned short common_type;	offset:0;	size:2;	signed:0;" \
+		"	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;" \
+		"	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;" \
+		"	field:int common_pid;	offset:4;	size:4;	signed:1;" \
+		"" \
+		"	field:pid_t pid;	offset:8;	size:4;	signed:1;" \
+		"	field:short reason;	offset:44;	size:2;	signed:1;" \
+		"" \
+		'print fmt: "reason %s", __print_symbolic(REC->reason, { 2, "KVM_EXIT_" "IO" }, { 5, "KVM_EXIT_" "HLT" })' \
+		>"$t/format"
+}
+
 # Skips unless this host can run real guests and count tracepoints.
 need_kvm() {
 	[ "$(id -u)" = 0 ] || skip "needs root"

@@ -9,24 +9,8 @@
 # and not 2N, over the intervals that follow.
 source tests/system/lib.sh
 need_tracepoints
-id=$(cat /sys/kernel/tracing/events/task/task_rename/id 2>/dev/null) ||
-	skip "no task:task_rename tracepoint"
-
+fake_tracefs "$TMP/tracefs"
 N=1000
-T=$TMP/tracefs/events/kvm/kvm_userspace_exit
-mkdir -p "$T"
-echo "$id" >"$T/id"
-printf '%s\n' "name: kvm_userspace_exit" "ID: $id" "format:" \
-	"	field:unsigned short common_type;	offset:0;	size:2;	signed:0;" \
-	"	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;" \
-	"	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;" \
-	"	field:int common_pid;	offset:4;	size:4;	signed:1;" \
-	"" \
-	"	field:pid_t pid;	offset:8;	size:4;	signed:1;" \
-	"	field:short reason;	offset:44;	size:2;	signed:1;" \
-	"" \
-	'print fmt: "reason %s", __print_symbolic(REC->reason, { 2, "KVM_EXIT_" "IO" }, { 5, "KVM_EXIT_" "HLT" })' \
-	>"$T/format"
 
 start_kvmstat k -t --tracefs-root "$TMP/tracefs" -l -s 0.3 -f '^kvm_userspace_exit'
 wait_lines "$TMP/k.out" 2 || fail "no log: $(cat "$TMP/k.err")"
