@@ -277,15 +277,23 @@ static bool tp_table_applies(const struct tp_table *t, int64_t isa)
 	return t->negated ? isa != t->guard : isa == t->guard;
 }
 
-/* Child field name: prefix + name with the source's strip prefix removed. */
+/*
+ * Child field name: prefix + name with the source's strip prefix removed.
+ * Blanks, commas, quotes and parentheses in a reason (SVM's "DE excp",
+ * s390's "host interruption") become '_': log and batch lines are split
+ * on blanks, CSV on commas, and the parent is what precedes the '('.
+ */
 static void tp_child_name(char *out, size_t len, const struct tp_source *s,
 			  const char *strip, const char *name)
 {
-	size_t n = strip ? strlen(strip) : 0;
+	size_t n = strip ? strlen(strip) : 0, pre = strlen(s->prefix);
 
 	if (n && !strncmp(name, strip, n) && name[n])
 		name += n;
 	snprintf(out, len, "%s%s)", s->prefix, name);
+	for (char *c = out + pre; *c && c[1]; c++)
+		if (*c <= ' ' || *c == 0x7f || strchr(",\"'()", *c))
+			*c = '_';
 }
 
 /* Adds one table's reasons, interning the children the filter keeps. */

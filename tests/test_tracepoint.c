@@ -42,6 +42,22 @@ static bool host_can_run(void)
 	return false;
 }
 
+/* Root and the kvm tracepoints: enough to parse the kernel's formats. */
+static bool host_has_tracepoints(void)
+{
+	const char *why = NULL;
+
+	if (geteuid())
+		why = "not root";
+	else if (access("/sys/kernel/tracing/events/kvm", R_OK) &&
+		 access("/sys/kernel/debug/tracing/events/kvm", R_OK))
+		why = "no kvm tracepoints (mount tracefs)";
+	if (!why)
+		return true;
+	printf("SKIP tracepoint format tests: %s\n", why);
+	return false;
+}
+
 struct tp_fixture {
 	struct options o;
 	struct provider p;
@@ -100,7 +116,7 @@ START_TEST(test_reason_names_from_kernel)
 	struct tp_fixture f;
 	int parent, child;
 
-	if (!host_can_run())
+	if (!host_has_tracepoints())
 		return;
 	tp_setup(&f, "^kvm_userspace_exit", false, 0);
 	parent = field_table_find(&f.s.fields, "kvm_userspace_exit");
@@ -113,6 +129,21 @@ START_TEST(test_reason_names_from_kernel)
 	/* the filter keeps other events closed */
 	ck_assert_int_lt(field_table_find(&f.s.fields, "kvm_pio"), 0);
 	tp_teardown(&f);
+
+#if defined(__x86_64__) || defined(__i386__)
+	/* x86: both tables behind the isa guard; SVM's "DE excp" loses its
+	 * blank, as output lines are split on blanks */
+	if (access("/sys/kernel/tracing/events/kvm/kvm_exit/format", R_OK))
+		return;
+	tp_setup(&f, "^kvm_exit", false, 0);
+	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(HLT)"), 0);
+	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(hlt)"), 0);
+	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(DE_excp)"), 0);
+	for (size_t i = 0; i < f.s.fields.n; i++)
+		ck_assert_msg(!strchr(f.s.fields.v[i].name, ' '), "field \"%s\"",
+			      f.s.fields.v[i].name);
+	tp_teardown(&f);
+#endif
 }
 END_TEST
 
