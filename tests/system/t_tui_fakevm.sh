@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The monitor's per-guest and per-vCPU views fed by the tracepoint and
+# stats-fd providers with no KVM: a fake VM process (fakevm.py) behind a
+# fake /proc, and a fake tracefs whose kvm_userspace_exit is the real
+# task:task_rename. While vCPU 1's thread renames itself (an "exit") and
+# its stats file counts halts, the guests view lists the VM by pid and
+# name with a rate; Enter lists both vCPUs with their thread ids, vCPU 1
+# busy with both events and vCPU 0 idle; Escape goes back; q exits 0.
+source tests/system/lib.sh
+source tests/system/fakevm_lib.sh
+need_tracepoints
+command -v tmux >/dev/null || skip "tmux not installed"
+command -v python3 >/dev/null || skip "no python3 for the fake VM"
+fake_tracefs "$TMP/tracefs"
+fake_proc
+
+S=kvmstat-v-$$
+trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
+fakevm alpha 2 0
+vmcmd alpha oom 5	# HLT
+tid0=$(awk '$1 == "vcpu" && $2 == 0 { print $3 }' "$TMP/alpha.out")
+tid1=$(awk '$1 == "vcpu" && $2 == 1 { print $3 }' "$TMP/alpha.out")
+
+tmux new-session -d -s "$S" -x 120 -y 30 \
+	"$KVMSTAT -S -t --tracefs-root $TMP/tracefs -s 0.5 -f '^(kvm_userspace_exit|halt_exits)'; echo EXIT=\$? >$TMP/exit; sleep 60"
+source tests/system/tui_lib.sh
+expect "kvm statistics - summary"
+expect "[tracepoint statsfd]"
+
+# vCPU 1 works for about 8 s: 50 renames and 10 halts every 0.1 s
+( for _ in $(seq 80); do
+	vmcmd alpha rename 1 50
+	vmcmd alpha add 1 halt_exits 10
+	sleep 0.1
+  done ) &
+PIDS+=($!)
+
+keys b; expect "kvm statistics - guests"
+expect "alpha"
+[ "$(row "$alpha_VM" | awk '{ print $2 }')" = alpha ] || fail "guests: $(screen)"
+for _ in $(seq 30); do
+	rate=$(row "$alpha_VM" | awk '{ print $4 }')
+	[ -n "$rate" ] && [ "$rate" != 0 ] && break
+	sleep 0.1
+done
+[ -n "$rate" ] && [ "$rate" != 0 ] || fail "no rate for the busy VM: $(screen)"
+keys Home Enter; expect "vCPUs of pid $alpha_VM"
+expect "$tid0"; expect "$tid1"
+sleep 1
+r0=$(screen | awk -v t="$tid0" '$1 == 0 && $2 == t')
+r1=$(screen | awk -v t="$tid1" '$1 == 1 && $2 == t')
+[ -n "$r0" ] && [ -n "$r1" ] || fail "vCPU rows: $(screen)"
+[ "$(awk '{ print $3 }' <<<"$r0")" = 0 ] || fail "vCPU 0 is idle: $r0"
+[ "$(awk '{ print $3 }' <<<"$r1")" != 0 ] && [ "$(awk '{ print $4 }' <<<"$r1")" != 0 ] ||
+	fail "vCPU 1 has no total or rate: $r1"
+grep -q 'kvm_userspace_exit' <<<"$r1" && grep -q 'halt_exits' <<<"$r1" ||
+	fail "vCPU 1's busiest events lack a provider's: $r1"
+keys Escape; expect "kvm statistics - guests"
+keys b; expect "kvm statistics - summary"
+resize_and_quit
+echo "ok: guests view and vCPU drill-down from tracepoints and stats fds: $r1"
