@@ -397,6 +397,53 @@ START_TEST(test_scope_and_groups)
 }
 END_TEST
 
+/* Busiest events: a child stands for its parent ("kvm_exit(HLT)", not
+ * "kvm_exit" beside it); a parent whose children are not kept stays;
+ * histogram buckets are not events. */
+START_TEST(test_groups_busiest_children)
+{
+	struct field_filter only_parent = { 0 };
+	struct snap_group *g;
+	struct stats s;
+	int ex, hlt, io, pio, h, b;
+	char err[128];
+	size_t n;
+
+	stats_init(&s, true);
+	ex = fid(&s, "kvm_exit", -1, FIELD_CUMULATIVE);
+	hlt = fid(&s, "kvm_exit(HLT)", ex, FIELD_CUMULATIVE);
+	io = fid(&s, "kvm_exit(IO)", ex, FIELD_CUMULATIVE);
+	pio = fid(&s, "kvm_pio", -1, FIELD_CUMULATIVE);
+	h = fid(&s, "halt_wait_hist", -1, FIELD_CUMULATIVE);
+	s.fields.v[h].hist = HIST_LOG2;
+	b = fid(&s, "halt_wait_hist(3)", h, FIELD_CUMULATIVE);
+	s.fields.v[b].bucket = 3;
+	for (int round = 1; round <= 2; round++) {
+		push(&s, ex, 10, -1, 1000 * round, 0);
+		push(&s, hlt, 10, -1, 900 * round, 0);
+		push(&s, io, 10, -1, 100 * round, 0);
+		push(&s, pio, 10, -1, 100 * round, 0);
+		push(&s, h, 10, -1, 950 * round, 0);
+		push(&s, b, 10, -1, 950 * round, 0);
+		stats_update(&s, round * 1000000000ull);
+	}
+	n = stats_groups(&s, NULL, 0, &g);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(g[0].top[0], h);
+	ck_assert_int_eq(g[0].top[1], hlt);
+	ck_assert(g[0].top[2] == io || g[0].top[2] == pio);
+	free(g);
+	ck_assert_int_eq(filter_set(&only_parent, "^kvm_exit$", err, sizeof(err)), 0);
+	n = stats_groups(&s, &only_parent, 0, &g);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(g[0].top[0], ex);
+	ck_assert_int_eq(g[0].top[1], -1);
+	free(g);
+	filter_free(&only_parent);
+	stats_free(&s);
+}
+END_TEST
+
 /* Snapshot rows go by name as kvm_stat sorts them, except histogram
  * buckets, which go by their number: (2) before (10). */
 START_TEST(test_row_order)
@@ -447,6 +494,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_fill_in_include_past_and_late_vm);
 	tcase_add_test(tc, test_fill_in_owner_total_only);
 	tcase_add_test(tc, test_row_order);
+	tcase_add_test(tc, test_groups_busiest_children);
 	suite_add_tcase(s, tc);
 	return s;
 }
