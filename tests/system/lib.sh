@@ -6,6 +6,9 @@ KVMSTAT=${KVMSTAT:-./kvmstat}
 GUEST=${GUEST:-tests/guest/kvmguest}
 TMP=$(mktemp -d /tmp/kvmstat-test.XXXXXX)
 PIDS=()
+# a tmux server of this test's own: tests (or two suites) never share one
+export TMUX_TMPDIR=$TMP
+unset TMUX
 
 cleanup() {
 	local p
@@ -15,6 +18,9 @@ cleanup() {
 	for p in "${PIDS[@]}"; do
 		wait "$p" 2>/dev/null
 	done
+	if [ -S "$TMP/tmux-$(id -u)/default" ]; then
+		tmux kill-server 2>/dev/null
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -117,7 +117,10 @@ expect "4242    alpha"; expect "4343    beta"; expect "$qpid "
 # a VM that starts is picked up; one that exits is marked gone
 vm 4444 gamma 2
 expect "4444    gamma"
-rm -rf "$D/4343-12" "$P/4343"
+# moved away in one step: an rm -rf racing the writer's next put could
+# leave the directory with a new file in it
+mv "$D/4343-12" "$TMP/4343-gone"
+rm -rf "$TMP/4343-gone" "$P/4343"
 expect "(gone)" 40
 # the list goes by pid: 4242 is first unless the fake QEMU monitor's real
 # pid is lower (pids wrap)
