@@ -30,12 +30,6 @@ struct provider_ops {
 
 #define PROVIDER_MSG_MAX 512
 
-/* A VM's field that a provider read earlier in the same refresh served. */
-struct served_key {
-	int field;
-	pid_t pid;
-};
-
 struct provider {
 	const struct provider_ops *ops;
 	void *priv;				/* the provider's own state */
@@ -57,8 +51,6 @@ extern const struct provider_ops *const provider_registry[];
 const struct provider_ops *provider_find(const char *name);
 /* Whether (field, pid) is in p->served. */
 bool provider_served(const struct provider *p, int field, pid_t pid);
-/* Sorts and deduplicates served keys in place; returns the new count. */
-size_t served_normalize(struct served_key *v, size_t n);
 /* Sets p->msg (and marks a notice when notice is true). */
 void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -95,6 +95,26 @@ int field_table_find(const struct field_table *t, const char *name);
  * after interning. */
 struct field_info *field_table_info(struct field_table *t, int id);
 
+/* A field of one VM; a sorted set of them says which VMs' fields some
+ * readings served (providers before another in a refresh, or a field's
+ * owner). */
+struct served_key {
+	int field;
+	pid_t pid;
+};
+
+struct served_set {
+	struct served_key *v;
+	size_t n, cap;
+};
+
+void served_add(struct served_set *s, int field, pid_t pid);
+/* Sorts and drops repeats: ready for served_has(). */
+void served_sort(struct served_set *s);
+/* Whether (field, pid) is among the n sorted keys v. */
+bool served_has(const struct served_key *v, size_t n, int field, pid_t pid);
+void served_free(struct served_set *s);
+
 void sample_set_init(struct sample_set *s, struct field_table *fields);
 void sample_set_free(struct sample_set *s);
 void sample_set_clear(struct sample_set *s);

@@ -45,8 +45,7 @@ struct stats {
 	size_t cap_slot;
 	/* arbitration scratch: (field, pid) the owners served this refresh,
 	 * and per field what its owner reported (a total, VMs) */
-	struct stats_key *owned;
-	size_t nowned, capowned;
+	struct served_set owned;
 	unsigned char *brk;
 	size_t capbrk;
 	bool include_past;		/* -i: totals include the past */

@@ -44,8 +44,7 @@ struct run {
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
 	struct exporter *exp;		/* --listen, or NULL */
-	struct served_key *served;	/* (field, VM) read so far this refresh */
-	size_t nserved, capserved;
+	struct served_set served;	/* (field, VM) read so far this refresh */
 	bool reopening;			/* the monitor changed a setting */
 	char guest[128];		/* a guest chosen in the monitor */
 	char skipped[1024];		/* providers it had to leave out */
@@ -171,6 +170,14 @@ static void open_providers(struct run *r, bool all_fields)
 	r->fe.providers = r->providers;
 }
 
+/* Says which providers were left out, once. */
+static void say_skipped(struct run *r)
+{
+	if (r->skipped[0])
+		fprintf(stderr, "kvmstat: %s\n", r->skipped);
+	r->skipped[0] = '\0';
+}
+
 static void close_providers(struct run *r)
 {
 	for (size_t i = 0; i < r->nprovs; i++)
@@ -261,30 +268,23 @@ static void note_served(struct run *r, size_t from)
 	for (size_t i = from; i < set->n; i++) {
 		const struct sample *x = &set->v[i];
 
-		if (!x->pid || x->vcpu != SAMPLE_ALL_VCPUS)
-			continue;
-		if (r->nserved == r->capserved) {
-			r->capserved = r->capserved ? r->capserved * 2 : 256;
-			r->served = xrealloc(r->served, r->capserved *
-							sizeof(*r->served));
-		}
-		r->served[r->nserved++] = (struct served_key){ x->field,
-							       x->pid };
+		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
+			served_add(&r->served, x->field, x->pid);
 	}
-	r->nserved = served_normalize(r->served, r->nserved);
+	served_sort(&r->served);
 }
 
 /* One refresh: every provider reads, each told which VMs' fields the ones
  * before it served, then the stats layer folds it all in. */
 static void sample_all(struct run *r)
 {
-	r->nserved = 0;
+	r->served.n = 0;
 	for (size_t i = 0; i < r->nprovs; i++) {
 		struct provider *p = &r->provs[i];
 		size_t from = r->stats.set.n;
 
-		p->served = r->served;
-		p->nserved = r->nserved;
+		p->served = r->served.v;
+		p->nserved = r->served.n;
 		r->stats.set.src = p->ops->name;
 		if (p->ops->read(p, &r->stats.set) && p->msg[0])
 			p->notice = true;
@@ -706,7 +706,7 @@ int main(int argc, char **argv)
 		list_fields(&r);
 		close_providers_fast(&r);
 		stats_free(&r.stats);
-		free(r.served);
+		served_free(&r.served);
 		return 0;
 	}
 
@@ -746,10 +746,7 @@ int main(int argc, char **argv)
 	}
 	if (r.opts.mode != MODE_TUI) {
 		open_providers(&r, false);
-		/* said now, before any output; the monitor says it at exit */
-		if (r.skipped[0])
-			fprintf(stderr, "kvmstat: %s\n", r.skipped);
-		r.skipped[0] = '\0';
+		say_skipped(&r);	/* before any output */
 	}
 
 	if (r.opts.mode == MODE_BATCH)
@@ -763,15 +760,14 @@ int main(int argc, char **argv)
 	if (r.fe_open)
 		r.fe.ops->close(&r.fe);
 	report_notices(&r);
-	if (r.skipped[0])
-		fprintf(stderr, "kvmstat: %s\n", r.skipped);
+	say_skipped(&r);	/* the monitor's, after its screen */
 	close_providers_fast(&r);
 	for (size_t i = 0; i < r.nnames; i++)
 		free(r.names[i].name);
 	free(r.names);
 	free(r.fields);
 	stats_free(&r.stats);
-	free(r.served);
+	served_free(&r.served);
 	options_free(&r.opts);
 	return 0;
 }

@@ -5,7 +5,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "provider.h"
@@ -45,31 +44,7 @@ void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	p->notice = notice;
 }
 
-static int served_cmp(const void *a, const void *b)
-{
-	const struct served_key *x = a, *y = b;
-
-	if (x->field != y->field)
-		return x->field < y->field ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-size_t served_normalize(struct served_key *v, size_t n)
-{
-	size_t m = 0;
-
-	if (n > 1)
-		qsort(v, n, sizeof(*v), served_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (!m || served_cmp(&v[m - 1], &v[i]))
-			v[m++] = v[i];
-	return m;
-}
-
 bool provider_served(const struct provider *p, int field, pid_t pid)
 {
-	struct served_key k = { field, pid };
-
-	return p->nserved &&
-	       bsearch(&k, p->served, p->nserved, sizeof(k), served_cmp);
+	return served_has(p->served, p->nserved, field, pid);
 }

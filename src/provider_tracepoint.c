@@ -1080,7 +1080,6 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 
 		if (ev >= tp->nev || tp->ev[ev].field < 0 || !tp->want_vms)
 			return;
-		vm = tp_vm_get(tp, (pid_t)k->tgid);
 		if (!vm->is_vm || !tp_vm_alive(tp, vm))
 			return;
 		field = tp->ev[ev].field;
@@ -1097,7 +1096,6 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 	tp->acc[field] += count;
 	if (!tp->want_vms)
 		return;
-	vm = tp_vm_get(tp, (pid_t)k->tgid);
 	if (!vm->is_vm || !tp_vm_alive(tp, vm))
 		return;
 	if (!tp->pid)

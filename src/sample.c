@@ -137,3 +137,46 @@ void sample_set_push(struct sample_set *s, int field, pid_t pid, int vcpu,
 	x->flags = flags;
 	x->src = s->src;
 }
+
+void served_add(struct served_set *s, int field, pid_t pid)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = (struct served_key){ field, pid };
+}
+
+static int served_cmp(const void *a, const void *b)
+{
+	const struct served_key *x = a, *y = b;
+
+	if (x->field != y->field)
+		return x->field < y->field ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void served_sort(struct served_set *s)
+{
+	size_t m = 0;
+
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), served_cmp);
+	for (size_t i = 0; i < s->n; i++)
+		if (!m || served_cmp(&s->v[m - 1], &s->v[i]))
+			s->v[m++] = s->v[i];
+	s->n = m;
+}
+
+bool served_has(const struct served_key *v, size_t n, int field, pid_t pid)
+{
+	struct served_key k = { field, pid };
+
+	return n && bsearch(&k, v, n, sizeof(k), served_cmp);
+}
+
+void served_free(struct served_set *s)
+{
+	free(s->v);
+	*s = (struct served_set){ 0 };
+}

@@ -28,7 +28,7 @@ void stats_free(struct stats *s)
 	free(s->keys);
 	free(s->cells);
 	free(s->slot);
-	free(s->owned);
+	served_free(&s->owned);
 	free(s->brk);
 	memset(s, 0, sizeof(*s));
 }
@@ -158,27 +158,23 @@ static bool sample_is_owners(const struct stats *s, const struct sample *x)
 	return !x->src || !owner || x->src == owner || !strcmp(x->src, owner);
 }
 
-static void fold_sample(struct stats *s, const struct sample *x, bool initial)
+/* Folds x into c, the cell of its scope. */
+static void fold_into(struct stats *s, struct stat_cell *c,
+		      const struct sample *x, bool initial)
 {
-	enum field_type type = s->fields.v[x->field].type;
-	struct stat_cell *c;
-
-	if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
-		c = &s->sum[x->field];
-	else
-		c = stats_breakdown(s, x->field, x->pid, x->vcpu);
-	cell_update(c, type, x->value, x->flags, initial, s->include_past);
+	cell_update(c, s->fields.v[x->field].type, x->value, x->flags,
+		    initial, s->include_past);
 	if (x->tid)
 		c->tid = x->tid;
 }
 
-static int owned_cmp(const void *a, const void *b)
+static void fold_sample(struct stats *s, const struct sample *x, bool initial)
 {
-	const struct stats_key *x = a, *y = b;
-
-	if (x->field != y->field)
-		return x->field < y->field ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
+		fold_into(s, &s->sum[x->field], x, initial);
+	else
+		fold_into(s, stats_breakdown(s, x->field, x->pid, x->vcpu), x,
+			  initial);
 }
 
 /*
@@ -188,7 +184,6 @@ static int owned_cmp(const void *a, const void *b)
  */
 static void fill_in(struct stats *s, const struct sample *x, bool initial)
 {
-	struct stats_key k = { x->field, x->pid, SAMPLE_ALL_VCPUS };
 	enum field_type type = s->fields.v[x->field].type;
 	struct stat_cell *c, *sum = &s->sum[x->field];
 	uint64_t before;
@@ -197,14 +192,11 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 		return;		/* the owner's total stands */
 	if (s->brk[x->field] == OWNER_TOTAL)
 		return;		/* a total without breakdown sees every VM */
-	if (s->nowned && bsearch(&k, s->owned, s->nowned, sizeof(k),
-				 owned_cmp))
+	if (served_has(s->owned.v, s->owned.n, x->field, x->pid))
 		return;		/* the owner served this VM */
 	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
 	before = c->seen ? c->total : 0;
-	cell_update(c, type, x->value, x->flags, initial, s->include_past);
-	if (x->tid)
-		c->tid = x->tid;
+	fold_into(s, c, x, initial);
 	if (x->vcpu != SAMPLE_ALL_VCPUS)
 		return;
 	if (type == FIELD_CUMULATIVE) {
@@ -244,29 +236,21 @@ static void fold_arbitrated(struct stats *s, bool initial)
 	}
 	if (s->nsum)
 		memset(s->brk, 0, s->nsum);
-	s->nowned = 0;
+	s->owned.n = 0;
 	for (size_t i = 0; i < s->set.n; i++) {
 		const struct sample *x = &s->set.v[i];
 
 		if (!sample_is_owners(s, x))
 			continue;
 		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
-			if (s->nowned == s->capowned) {
-				s->capowned = s->capowned ? s->capowned * 2 :
-							    256;
-				s->owned = xrealloc(s->owned, s->capowned *
-							      sizeof(*s->owned));
-			}
-			s->owned[s->nowned++] = (struct stats_key){
-				x->field, x->pid, SAMPLE_ALL_VCPUS };
+			served_add(&s->owned, x->field, x->pid);
 			s->brk[x->field] |= OWNER_BY_VM;
 		} else if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
 			s->brk[x->field] |= OWNER_TOTAL;
 		}
 		fold_sample(s, x, initial);
 	}
-	if (s->nowned > 1)
-		qsort(s->owned, s->nowned, sizeof(*s->owned), owned_cmp);
+	served_sort(&s->owned);
 	for (size_t i = 0; i < s->set.n; i++) {
 		const struct sample *x = &s->set.v[i];
 
