@@ -62,6 +62,22 @@ prom_wait() {
 	fail "Prometheus has $1 = '$got', want $2; targets: $(curl -s "http://127.0.0.1:$PPORT/api/v1/targets")"
 }
 
+# prom_median_wait: MEDIAN, the median halt wait Prometheus computes from
+# kvm_halt_wait_hist_seconds: it ingested a histogram, not loose series
+prom_median_wait() {
+	MEDIAN=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket{pid=""}))')
+	[ -n "$MEDIAN" ] || fail "Prometheus has no kvm_halt_wait_hist_seconds histogram"
+}
+
+# stop_headless: kvmstat $k_PID ends with status 0 on SIGTERM, having
+# printed nothing (its output in $TMP/k.out)
+stop_headless() {
+	stop k
+	[ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/k.err")"
+	[ ! -s "$TMP/k.out" ] || fail "headless kvmstat printed: $(head -3 "$TMP/k.out")"
+	echo "ok: headless, status 0 on SIGTERM"
+}
+
 # prom_stop: the target was healthy; stops the server
 prom_stop() {
 	local health

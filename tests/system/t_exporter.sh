@@ -82,14 +82,10 @@ done
 got=$(prom_value 'kvm_halt_exits_total{pid=""}')
 [ "$got" = $((V * N)) ] || fail "Prometheus: kvm_halt_exits_total = '$got'"
 # histograms ingested as histograms: a quantile can be computed
-got=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket{pid=""}))')
-[ -n "$got" ] || fail "Prometheus has no kvm_halt_wait_hist_seconds histogram"
+prom_median_wait
 prom_stop
 echo "ok: Prometheus reads kvm_userspace_exit_total{reason=\"HLT\"} = $((V * N)), per vCPU $N"
 
 http_checks
 
-stop k
-[ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/k.err")"
-[ ! -s "$TMP/k.out" ] || fail "headless kvmstat printed: $(head -3 "$TMP/k.out")"
-echo "ok: headless, status 0 on SIGTERM"
+stop_headless
