@@ -35,10 +35,12 @@ override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLA
 LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -pthread
 override LDFLAGS += $(SANITIZE)
 
-LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(ARCHDIR)/arch.c
+# src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
+LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
+	$(ARCHDIR)/arch.c
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
-TEST_SRCS := $(wildcard tests/test_*.c) tests/check_main.c
+TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/check_main.c
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
@@ -123,7 +125,8 @@ demo: all
 # libFuzzer harness of the binary stats parser (clang); CI runs it briefly.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/statsfd.c src/units.c src/util.c
+FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/sys/statsfd.c src/render/units.c \
+	src/lib/util.c
 $(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
 		include/sample.h include/util.h
 	@mkdir -p $(dir $@)

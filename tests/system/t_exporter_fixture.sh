@@ -31,7 +31,7 @@ vm 4343 beta 2000 40
 echo 5000 >"$D/exits"
 echo 70 >"$D/halt_exits"
 
-python3 tests/system/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
+python3 tests/fakes/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
 qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")

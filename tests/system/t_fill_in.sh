@@ -9,7 +9,7 @@ source tests/system/lib.sh
 command -v python3 >/dev/null || skip "no python3 for the fake QMP server"
 command -v jq >/dev/null || skip "jq missing: apt-get install jq"
 
-python3 tests/system/fakeqmp.py "$TMP/qmp.sock" 40 >"$TMP/srv.out" 2>&1 &
+python3 tests/fakes/fakeqmp.py "$TMP/qmp.sock" 40 >"$TMP/srv.out" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
 srv=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")

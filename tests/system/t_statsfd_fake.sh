@@ -12,7 +12,7 @@
 # series and histograms, checked by promtool.
 source tests/system/lib.sh
 source tests/system/exporter_lib.sh
-source tests/system/fakevm_lib.sh
+source tests/fakes/fakevm_lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
 command -v python3 >/dev/null || skip "no python3 for the fake VMs"
 command -v jq >/dev/null || skip "jq missing: apt-get install jq"

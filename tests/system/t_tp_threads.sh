@@ -8,7 +8,7 @@
 # itself 1000 times, and a vCPU thread that starts while kvmstat runs is
 # picked up and counted exactly too.
 source tests/system/lib.sh
-source tests/system/fakevm_lib.sh
+source tests/fakes/fakevm_lib.sh
 need_tracepoints
 command -v python3 >/dev/null || skip "no python3 for the fake VMs"
 fake_tracefs "$TMP/tracefs"

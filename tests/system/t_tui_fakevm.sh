@@ -9,7 +9,7 @@
 # busy with both events (the exit by its reason, not also its parent) and
 # vCPU 0 idle; Escape goes back; q exits 0.
 source tests/system/lib.sh
-source tests/system/fakevm_lib.sh
+source tests/fakes/fakevm_lib.sh
 need_tracepoints
 command -v tmux >/dev/null || skip "tmux not installed"
 command -v python3 >/dev/null || skip "no python3 for the fake VM"

@@ -60,7 +60,7 @@ mkdir -p "$P/555/fd"; ln -s /dev/null "$P/555/fd/0"; printf 'bash\0' >"$P/555/cm
 	done 2>/dev/null	# 4343's directory goes away below
 ) &
 PIDS+=($!)
-python3 tests/system/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
+python3 tests/fakes/fakeqmp.py "$TMP/qmp.sock" 40 hist >"$TMP/srv.out" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
 qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")

@@ -16,7 +16,7 @@ fake_proc() {
 fakevm() {
 	local name=$1 fd
 	mkfifo "$TMP/$name.in"
-	python3 tests/system/fakevm.py "$P" "$name" "$2" "$3" <"$TMP/$name.in" \
+	python3 tests/fakes/fakevm.py "$P" "$name" "$2" "$3" <"$TMP/$name.in" \
 		>"$TMP/$name.out" 2>"$TMP/$name.err" &
 	PIDS+=($!)
 	exec {fd}>"$TMP/$name.in"
