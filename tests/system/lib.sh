@@ -77,12 +77,15 @@ start_guest() {
 	"$GUEST" -w "$@" >"$out" 2>"$TMP/$name.err" &
 	local pid=$!
 	PIDS+=("$pid")
-	for _ in $(seq 1 200); do
+	# on a loaded nested host, starting the guest has once taken more
+	# than 10 s (cause unknown): allow 30 s, and say where it waited
+	for _ in $(seq 1 600); do
 		grep -q '^ready$' "$out" 2>/dev/null && break
 		kill -0 "$pid" 2>/dev/null || fail "guest $name died: $(cat "$TMP/$name.err")"
 		sleep 0.05
 	done
-	grep -q '^ready$' "$out" || fail "guest $name never got ready"
+	grep -q '^ready$' "$out" ||
+		fail "guest $name never got ready in 30 s; it printed: $(cat "$out" "$TMP/$name.err"); waiting in: $(cat /proc/"$pid"/wchan 2>/dev/null)"
 	printf -v "${name}_PID" '%s' "$pid"
 	printf -v "${name}_VMS" '%s' "$(awk '$1 == "vm" { print $2 }' "$out" | tr '\n' ' ')"
 }
