@@ -19,6 +19,8 @@ BUILD ?= build
 ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/i.86/x86/' \
 	-e 's/aarch64/arm64/' -e 's/ppc64.*/powerpc/' -e 's/s390x/s390/')
 ARCHDIR := $(if $(wildcard arch/$(ARCH)/arch.c),arch/$(ARCH),arch/generic)
+# the lookup, the generic descriptor and the host's; arch_host names the last
+ARCH_SRCS := $(sort arch/common.c arch/generic/arch.c $(ARCHDIR)/arch.c)
 
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
@@ -37,10 +39,12 @@ override LDFLAGS += $(SANITIZE)
 
 # src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
 LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
-	$(ARCHDIR)/arch.c
+	$(ARCH_SRCS)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
-TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/check_main.c
+# the runner also links the other architectures' descriptors to check them
+TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/check_main.c \
+	$(filter-out $(ARCH_SRCS),$(wildcard arch/*/arch.c))
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
@@ -61,6 +65,9 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%.o: override CFLAGS += $(CHECK_CFLAGS)
+
+$(BUILD)/arch/common.o: override CPPFLAGS += \
+	-DKVMSTAT_ARCH_HOST=arch_$(notdir $(ARCHDIR))_desc
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Exit-reason names for the architecture kvmstat was built for, written from
- * the architecture manuals. They are only a fallback for kernels whose
- * tracepoint format files carry no __print_symbolic() table for the exit
- * reason; the running kernel's own table always wins. The build compiles
- * exactly one arch/<arch>/arch.c, each defining every symbol below.
+ * What kvmstat knows about one architecture's KVM, as one const descriptor:
+ * the tracepoints whose exit reasons become child events, the field the
+ * kernel's kvm_exit uses to tell its ISAs apart and the value each ISA puts
+ * there, exit-reason names written from the architecture manuals, and how
+ * to tell which ISA the host runs. arch/<arch>/arch.c defines the
+ * descriptor of one architecture (arch_x86_desc, ...); the Makefile links
+ * the one it builds for plus arch/generic, and arch/common.c points
+ * arch_host at it and holds the one lookup over any descriptor.
+ *
+ * The exit-reason tables are only a fallback for kernels whose tracepoint
+ * format files carry no __print_symbolic() table for the reason field: the
+ * running kernel's own table always wins.
  */
 #ifndef KVMSTAT_ARCH_H
 #define KVMSTAT_ARCH_H
@@ -27,22 +34,75 @@ struct arch_exit_table {
 	const struct arch_exit_reason *reasons;	/* sorted by value, unique */
 };
 
-/* "x86", "arm64", "powerpc", "s390" or "generic". */
-extern const char *const arch_name;
+/* A tracepoint whose field's values become child events: kvm_exit(HLT). */
+struct arch_source {
+	const char *event;		/* "kvm_exit" */
+	const char *field;		/* "exit_reason" */
+	const char *strip;		/* prefix dropped from reason names
+					 * ("KVM_EXIT_"), or NULL */
+};
 
-/* Every table of this architecture, NULL-terminated (just NULL for generic). */
-const struct arch_exit_table *const *arch_exit_tables(void);
+/* The value one ISA puts in the kernel's guard field (KVM_ISA_VMX is 1). */
+struct arch_guard {
+	const char *isa;		/* "vmx"; NULL ends a list */
+	int64_t value;			/* 1 */
+};
 
-/* The table of the ISA called isa, or NULL (also for a NULL isa). */
-const struct arch_exit_table *arch_exit_table_for(const char *isa);
+struct arch_desc {
+	const char *name;		/* "x86", "arm64", "powerpc", "s390",
+					 * "generic" */
+	/* child sources, NULL-terminated: the architecture's own, then
+	 * arch_source_userspace_exit, which every architecture has */
+	const struct arch_source *const *sources;
+	/* the field a tracepoint's format tests to pick an ISA's table
+	 * ("REC->isa == 1 ?"), or NULL with no guards */
+	const char *guard_field;
+	const struct arch_guard *guards;	/* ended by isa NULL, or NULL */
+	const struct arch_exit_table *const *tables;	/* NULL-terminated */
+	/*
+	 * Which ISA the host runs, from sysfs_root ("/sys"), NULL when
+	 * unknown; NULL where the architecture has at most one ISA (that
+	 * of its tables, see arch_detect_isa()).
+	 */
+	const char *(*detect_isa)(const char *sysfs_root);
+};
+
+/* kvm_userspace_exit's reason (KVM_EXIT_HLT, ...): every architecture's. */
+extern const struct arch_source arch_source_userspace_exit;
+
+extern const struct arch_desc arch_x86_desc;
+extern const struct arch_desc arch_arm64_desc;
+extern const struct arch_desc arch_powerpc_desc;
+extern const struct arch_desc arch_s390_desc;
+extern const struct arch_desc arch_generic_desc;
+
+/* The descriptor of the architecture kvmstat was built for. */
+extern const struct arch_desc *const arch_host;
+
+/* How many child sources d lists. */
+size_t arch_nsources(const struct arch_desc *d);
+
+/* d's table for the ISA called isa, or NULL (also for a NULL isa). */
+const struct arch_exit_table *arch_table_for(const struct arch_desc *d,
+					     const char *isa);
+
+/* The name t gives value (masked by t->mask), or NULL. */
+const char *arch_reason_name(const struct arch_exit_table *t, uint64_t value);
 
 /*
- * Which ISA's table applies on this host, found without CPU flags (nested
- * and paravirtualised hosts show neither vmx nor svm): on x86 from the KVM
- * vendor module under sysfs_root ("/sys"; module/kvm_intel → "vmx",
- * module/kvm_amd → "svm"), NULL when that is unknown; on the other
- * architectures their one ISA; NULL for generic.
+ * The value a format's guard field holds on a host running isa, or -1 when
+ * that is unknown: no isa, no guard for it in d, or field (the guard field
+ * a format's table names, maybe NULL) is not d's guard field.
  */
-const char *arch_detect_isa(const char *sysfs_root);
+int64_t arch_guard_value(const struct arch_desc *d, const char *field,
+			 const char *isa);
+
+/*
+ * Which of d's ISAs the host runs, found without CPU flags (nested and
+ * paravirtualised hosts show neither vmx nor svm): d's detect_isa() given
+ * sysfs_root (x86 asks the loaded vendor module), else the one ISA of all
+ * d's tables; NULL when unknown, or where d has no table.
+ */
+const char *arch_detect_isa(const struct arch_desc *d, const char *sysfs_root);
 
 #endif

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * arm64 exit-reason names, the fallback for kernels whose kvm_exit format
- * has no table: the exception classes of ESR_ELx.EC (Arm ARM, "ESR_EL2,
- * Exception Syndrome Register"), which kvm_exit records as esr_ec. There is
- * one ISA, so detection needs nothing from the host.
+ * The arm64 descriptor: kvm_exit's esr_ec becomes child events. Its
+ * fallback names, for kernels whose kvm_exit format has no table, are the
+ * exception classes of ESR_ELx.EC (Arm ARM, "ESR_EL2, Exception Syndrome
+ * Register"). There is one ISA, so detection needs nothing from the host.
  */
 #include <stddef.h>
-#include <string.h>
 
 #include "arch.h"
 #include "util.h"
-
-const char *const arch_name = "arm64";
 
 static const struct arch_exit_reason arm64_ec_reasons[] = {
 	{ 0x00, "UNKNOWN" },
@@ -75,21 +72,20 @@ static const struct arch_exit_table *const arm64_tables[] = {
 	NULL,
 };
 
-const struct arch_exit_table *const *arch_exit_tables(void)
-{
-	return arm64_tables;
-}
+static const struct arch_source arm64_exit_source = {
+	.event = "kvm_exit",
+	.field = "esr_ec",
+};
 
-const struct arch_exit_table *arch_exit_table_for(const char *isa)
-{
-	for (size_t i = 0; isa && arm64_tables[i]; i++)
-		if (!strcmp(arm64_tables[i]->isa, isa))
-			return arm64_tables[i];
-	return NULL;
-}
+static const struct arch_source *const arm64_sources[] = {
+	&arm64_exit_source,
+	&arch_source_userspace_exit,
+	NULL,
+};
 
-const char *arch_detect_isa(const char *sysfs_root)
-{
-	(void)sysfs_root;
-	return "arm64";
-}
+/* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
+const struct arch_desc arch_arm64_desc = {
+	.name = "arm64",
+	.sources = arm64_sources,
+	.tables = arm64_tables,
+};

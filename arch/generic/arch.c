@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Architectures without exit-reason names of their own: no fallback tables
- * and no ISA, so only the kernel's own format tables name exit reasons.
+ * The generic descriptor, for architectures kvmstat has nothing specific
+ * for: no fallback tables and no ISA, so only the kernel's own format tables
+ * name exit reasons. Its one child source, kvm_userspace_exit's reason (why
+ * KVM_RUN returned to the VMM), is common to every architecture, so it lives
+ * here and every descriptor lists it. Always linked.
  */
 #include <stddef.h>
 
 #include "arch.h"
 
-const char *const arch_name = "generic";
+const struct arch_source arch_source_userspace_exit = {
+	.event = "kvm_userspace_exit",
+	.field = "reason",
+	.strip = "KVM_EXIT_",
+};
+
+static const struct arch_source *const generic_sources[] = {
+	&arch_source_userspace_exit,
+	NULL,
+};
 
 static const struct arch_exit_table *const generic_tables[] = {
 	NULL,
 };
 
-const struct arch_exit_table *const *arch_exit_tables(void)
-{
-	return generic_tables;
-}
-
-const struct arch_exit_table *arch_exit_table_for(const char *isa)
-{
-	(void)isa;
-	return NULL;
-}
-
-const char *arch_detect_isa(const char *sysfs_root)
-{
-	(void)sysfs_root;
-	return NULL;
-}
+const struct arch_desc arch_generic_desc = {
+	.name = "generic",
+	.sources = generic_sources,
+	.tables = generic_tables,
+};

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * powerpc exit-reason names, the fallback for kernels whose kvm_exit format
- * has no table: Book3S interrupt vector offsets (Power ISA Book III,
- * "Interrupt Vectors"), which kvm_exit records as exit_nr. One table serves
- * both KVM flavours (PR and HV), so detection needs nothing from the host.
+ * The powerpc descriptor: kvm_exit's exit_nr becomes child events. Its
+ * fallback names, for kernels whose kvm_exit format has no table, are the
+ * Book3S interrupt vector offsets (Power ISA Book III, "Interrupt
+ * Vectors"). One table serves both KVM flavours (PR and HV), so detection
+ * needs nothing from the host.
  */
 #include <stddef.h>
-#include <string.h>
 
 #include "arch.h"
 #include "util.h"
-
-const char *const arch_name = "powerpc";
 
 static const struct arch_exit_reason powerpc_vector_reasons[] = {
 	{ 0x100, "SYSTEM_RESET" },
@@ -56,21 +54,20 @@ static const struct arch_exit_table *const powerpc_tables[] = {
 	NULL,
 };
 
-const struct arch_exit_table *const *arch_exit_tables(void)
-{
-	return powerpc_tables;
-}
+static const struct arch_source powerpc_exit_source = {
+	.event = "kvm_exit",
+	.field = "exit_nr",
+};
 
-const struct arch_exit_table *arch_exit_table_for(const char *isa)
-{
-	for (size_t i = 0; isa && powerpc_tables[i]; i++)
-		if (!strcmp(powerpc_tables[i]->isa, isa))
-			return powerpc_tables[i];
-	return NULL;
-}
+static const struct arch_source *const powerpc_sources[] = {
+	&powerpc_exit_source,
+	&arch_source_userspace_exit,
+	NULL,
+};
 
-const char *arch_detect_isa(const char *sysfs_root)
-{
-	(void)sysfs_root;
-	return "powerpc";
-}
+/* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
+const struct arch_desc arch_powerpc_desc = {
+	.name = "powerpc",
+	.sources = powerpc_sources,
+	.tables = powerpc_tables,
+};

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * s390 exit-reason names, the fallback for kernels whose SIE exit format has
- * no table: the interception codes SIE stores when it gives control back to
- * the host, which kvm_s390_sie_exit records as icptcode. There is one ISA,
- * so detection needs nothing from the host.
+ * The s390 descriptor: kvm_s390_sie_exit's icptcode becomes child events.
+ * Its fallback names, for kernels whose SIE exit format has no table, are
+ * the interception codes SIE stores when it gives control back to the host.
+ * There is one ISA, so detection needs nothing from the host.
  */
 #include <stddef.h>
-#include <string.h>
 
 #include "arch.h"
 #include "util.h"
-
-const char *const arch_name = "s390";
 
 static const struct arch_exit_reason s390_icpt_reasons[] = {
 	{ 0x00, "host interruption" },
@@ -44,21 +41,20 @@ static const struct arch_exit_table *const s390_tables[] = {
 	NULL,
 };
 
-const struct arch_exit_table *const *arch_exit_tables(void)
-{
-	return s390_tables;
-}
+static const struct arch_source s390_exit_source = {
+	.event = "kvm_s390_sie_exit",
+	.field = "icptcode",
+};
 
-const struct arch_exit_table *arch_exit_table_for(const char *isa)
-{
-	for (size_t i = 0; isa && s390_tables[i]; i++)
-		if (!strcmp(s390_tables[i]->isa, isa))
-			return s390_tables[i];
-	return NULL;
-}
+static const struct arch_source *const s390_sources[] = {
+	&s390_exit_source,
+	&arch_source_userspace_exit,
+	NULL,
+};
 
-const char *arch_detect_isa(const char *sysfs_root)
-{
-	(void)sysfs_root;
-	return "s390";
-}
+/* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
+const struct arch_desc arch_s390_desc = {
+	.name = "s390",
+	.sources = s390_sources,
+	.tables = s390_tables,
+};

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * x86 exit-reason names, the fallback for kernels whose kvm_exit format has
- * no table: Intel VMX basic exit reasons (SDM Vol. 3, Appendix C) and AMD
- * SVM exit codes (APM Vol. 2, Appendix C, plus the GHCB software exit codes
- * of SEV-ES guests), named the way KVM's own tracepoints name them. The ISA
- * is told by the loaded vendor module, not by CPU flags, which nested and
- * paravirtualised hosts do not show.
+ * The x86 descriptor. kvm_exit's exit_reason is decoded by one of two
+ * tables, picked by its isa field (1 VMX, 2 SVM). The fallback names, for
+ * kernels whose kvm_exit format has no table: Intel VMX basic exit reasons
+ * (SDM Vol. 3, Appendix C) and AMD SVM exit codes (APM Vol. 2, Appendix C,
+ * plus the GHCB software exit codes of SEV-ES guests), named the way KVM's
+ * own tracepoints name them. The ISA is told by the loaded vendor module,
+ * not by CPU flags, which nested and paravirtualised hosts do not show.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -17,8 +18,6 @@
 
 #include "arch.h"
 #include "util.h"
-
-const char *const arch_name = "x86";
 
 /* VMX basic exit reasons: bits 15:0 of the exit reason. */
 static const struct arch_exit_reason x86_vmx_reasons[] = {
@@ -308,18 +307,23 @@ static const struct arch_exit_table *const x86_tables[] = {
 	NULL,
 };
 
-const struct arch_exit_table *const *arch_exit_tables(void)
-{
-	return x86_tables;
-}
+static const struct arch_source x86_exit_source = {
+	.event = "kvm_exit",
+	.field = "exit_reason",
+};
 
-const struct arch_exit_table *arch_exit_table_for(const char *isa)
-{
-	for (size_t i = 0; isa && x86_tables[i]; i++)
-		if (!strcmp(x86_tables[i]->isa, isa))
-			return x86_tables[i];
-	return NULL;
-}
+static const struct arch_source *const x86_sources[] = {
+	&x86_exit_source,
+	&arch_source_userspace_exit,
+	NULL,
+};
+
+/* kvm_exit's isa field: KVM_ISA_VMX and KVM_ISA_SVM of the kernel's trace.h */
+static const struct arch_guard x86_guards[] = {
+	{ "vmx", 1 },
+	{ "svm", 2 },
+	{ NULL, 0 },
+};
 
 /* Whether sysfs_root/module/<name> is a directory: the module is known. */
 static bool x86_module_present(const char *sysfs_root, const char *name)
@@ -362,7 +366,7 @@ static bool x86_module_live(const char *sysfs_root, const char *name)
  * should both be there (both built in, say), the one whose initstate is
  * "live" decides, else the answer is unknown.
  */
-const char *arch_detect_isa(const char *sysfs_root)
+static const char *x86_detect_isa(const char *sysfs_root)
 {
 	const char *root = sysfs_root ? sysfs_root : "/sys";
 	bool intel = x86_module_present(root, "kvm_intel");
@@ -376,3 +380,12 @@ const char *arch_detect_isa(const char *sysfs_root)
 		return intel ? "vmx" : "svm";
 	return NULL;
 }
+
+const struct arch_desc arch_x86_desc = {
+	.name = "x86",
+	.sources = x86_sources,
+	.guard_field = "isa",
+	.guards = x86_guards,
+	.tables = x86_tables,
+	.detect_isa = x86_detect_isa,
+};

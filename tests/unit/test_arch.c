@@ -1,99 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The exit-reason fallback tables. The build links one arch/<arch>/arch.c;
- * this file also compiles every arch file itself, each under its own names
- * (arch_x86_name, arch_arm64_exit_tables, ...), so every architecture's
- * tables are checked on any build host: sorted unique values, unique
- * non-empty names, masks that keep every value. The x86 tables are checked
- * value by value and against the real kvm_exit format fixture, and x86 ISA
- * detection runs on fake sysfs trees made in a temporary directory.
+ * The architecture descriptors and the lookup over them. The library holds
+ * the host's descriptor and the generic one; the runner links the other
+ * architectures' too (each has its own name, arch_x86_desc, ...), so every
+ * descriptor is checked on any build host: child sources, guards, tables
+ * with sorted unique values, unique non-empty names, masks that keep every
+ * value. The x86 tables and guard values are checked value by value and
+ * against the real kvm_exit format fixture, the arm64 table against its
+ * fixture, the lookup on made-up descriptors too, and x86 ISA detection on
+ * fake sysfs trees made in a temporary directory.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "arch.h"
 #include "suites.h"
 #include "tpformat.h"
 
-#define arch_name arch_x86_name
-#define arch_exit_tables arch_x86_exit_tables
-#define arch_exit_table_for arch_x86_exit_table_for
-#define arch_detect_isa arch_x86_detect_isa
-#include "../arch/x86/arch.c"
-#undef arch_name
-#undef arch_exit_tables
-#undef arch_exit_table_for
-#undef arch_detect_isa
-
-#define arch_name arch_arm64_name
-#define arch_exit_tables arch_arm64_exit_tables
-#define arch_exit_table_for arch_arm64_exit_table_for
-#define arch_detect_isa arch_arm64_detect_isa
-#include "../arch/arm64/arch.c"
-#undef arch_name
-#undef arch_exit_tables
-#undef arch_exit_table_for
-#undef arch_detect_isa
-
-#define arch_name arch_powerpc_name
-#define arch_exit_tables arch_powerpc_exit_tables
-#define arch_exit_table_for arch_powerpc_exit_table_for
-#define arch_detect_isa arch_powerpc_detect_isa
-#include "../arch/powerpc/arch.c"
-#undef arch_name
-#undef arch_exit_tables
-#undef arch_exit_table_for
-#undef arch_detect_isa
-
-#define arch_name arch_s390_name
-#define arch_exit_tables arch_s390_exit_tables
-#define arch_exit_table_for arch_s390_exit_table_for
-#define arch_detect_isa arch_s390_detect_isa
-#include "../arch/s390/arch.c"
-#undef arch_name
-#undef arch_exit_tables
-#undef arch_exit_table_for
-#undef arch_detect_isa
-
-#define arch_name arch_generic_name
-#define arch_exit_tables arch_generic_exit_tables
-#define arch_exit_table_for arch_generic_exit_table_for
-#define arch_detect_isa arch_generic_detect_isa
-#include "../arch/generic/arch.c"
-#undef arch_name
-#undef arch_exit_tables
-#undef arch_exit_table_for
-#undef arch_detect_isa
-
-/* One architecture as compiled into this test. */
-struct arch_copy {
-	const char *const *name;
-	const struct arch_exit_table *const *(*tables)(void);
-	const struct arch_exit_table *(*table_for)(const char *isa);
-	const char *(*detect)(const char *sysfs_root);
-	size_t ntables;
+/* Every descriptor: the runner links the other architectures' too. */
+static const struct arch_desc *const all_descs[] = {
+	&arch_x86_desc, &arch_arm64_desc, &arch_powerpc_desc, &arch_s390_desc,
+	&arch_generic_desc,
 };
 
-static const struct arch_copy arch_copies[] = {
-	{ &arch_x86_name, arch_x86_exit_tables, arch_x86_exit_table_for, arch_x86_detect_isa, 2 },
-	{ &arch_arm64_name, arch_arm64_exit_tables, arch_arm64_exit_table_for,
-	  arch_arm64_detect_isa, 1 },
-	{ &arch_powerpc_name, arch_powerpc_exit_tables, arch_powerpc_exit_table_for,
-	  arch_powerpc_detect_isa, 1 },
-	{ &arch_s390_name, arch_s390_exit_tables, arch_s390_exit_table_for,
-	  arch_s390_detect_isa, 1 },
-	{ &arch_generic_name, arch_generic_exit_tables, arch_generic_exit_table_for,
-	  arch_generic_detect_isa, 0 },
-};
+/* How many tables each of all_descs has. */
+static const size_t all_ntables[] = { 2, 1, 1, 1, 0 };
 
-#define NCOPIES (sizeof(arch_copies) / sizeof(arch_copies[0]))
+#define NDESCS (sizeof(all_descs) / sizeof(all_descs[0]))
 
 /* The value called name in t; fails the test if there is none. */
 static uint64_t reason_value(const struct arch_exit_table *t, const char *name)
@@ -144,24 +86,131 @@ static void check_table(const struct arch_exit_table *t)
 
 START_TEST(test_all_arch_tables)
 {
-	for (size_t k = 0; k < NCOPIES; k++) {
-		const struct arch_copy *a = &arch_copies[k];
-		const struct arch_exit_table *const *tabs = a->tables();
+	for (size_t k = 0; k < NDESCS; k++) {
+		const struct arch_desc *d = all_descs[k];
+		const struct arch_exit_table *const *tabs = d->tables;
 		size_t n = 0;
 
-		ck_assert_ptr_nonnull(*a->name);
+		ck_assert_ptr_nonnull(d->name);
 		ck_assert_ptr_nonnull(tabs);
 		for (; tabs[n]; n++) {
 			check_table(tabs[n]);
-			ck_assert_ptr_eq(a->table_for(tabs[n]->isa), tabs[n]);
+			ck_assert_ptr_eq(arch_table_for(d, tabs[n]->isa), tabs[n]);
 			for (size_t j = 0; j < n; j++)
 				ck_assert_str_ne(tabs[j]->isa, tabs[n]->isa);
 		}
-		ck_assert_uint_eq(n, a->ntables);
-		ck_assert_ptr_null(a->table_for(NULL));
-		ck_assert_ptr_null(a->table_for("nope"));
-		ck_assert_ptr_null(a->table_for(""));
+		ck_assert_uint_eq(n, all_ntables[k]);
+		ck_assert_ptr_null(arch_table_for(d, NULL));
+		ck_assert_ptr_null(arch_table_for(d, "nope"));
+		ck_assert_ptr_null(arch_table_for(d, ""));
 	}
+}
+END_TEST
+
+/* Whether event.field is among the child sources of d. */
+static bool desc_has_source(const struct arch_desc *d, const char *event, const char *field)
+{
+	for (size_t i = 0; d->sources[i]; i++)
+		if (!strcmp(d->sources[i]->event, event) && !strcmp(d->sources[i]->field, field))
+			return true;
+	return false;
+}
+
+/*
+ * Each descriptor is well-formed: a unique name; child sources that name an
+ * event and a field, none twice, ending in the common kvm_userspace_exit
+ * one; every table decoding one of them; guards only with a guard field,
+ * each for an ISA that has a table, values distinct; and an ISA the
+ * generic detection can name where there is no detector.
+ */
+START_TEST(test_descriptors_well_formed)
+{
+	for (size_t k = 0; k < NDESCS; k++) {
+		const struct arch_desc *d = all_descs[k];
+		size_t n = arch_nsources(d), ng = 0;
+
+		ck_assert_uint_gt(strlen(d->name), 0);
+		for (size_t j = 0; j < k; j++)
+			ck_assert_str_ne(all_descs[j]->name, d->name);
+
+		ck_assert_ptr_nonnull(d->sources);
+		ck_assert_uint_ge(n, 1);
+		ck_assert_msg(d->sources[n - 1] == &arch_source_userspace_exit,
+			      "%s: the common source is not last", d->name);
+		for (size_t i = 0; i < n; i++) {
+			const struct arch_source *src = d->sources[i];
+
+			ck_assert_ptr_nonnull(src->event);
+			ck_assert_ptr_nonnull(src->field);
+			ck_assert_uint_gt(strlen(src->event), 0);
+			ck_assert_uint_gt(strlen(src->field), 0);
+			ck_assert(!src->strip || src->strip[0]);
+			for (size_t j = 0; j < i; j++)
+				ck_assert_msg(strcmp(d->sources[j]->event, src->event) ||
+					      strcmp(d->sources[j]->field, src->field),
+					      "%s: source %s.%s twice", d->name, src->event,
+					      src->field);
+		}
+		for (size_t i = 0; d->tables[i]; i++)
+			ck_assert_msg(desc_has_source(d, d->tables[i]->event, d->tables[i]->field),
+				      "%s: table %s decodes %s.%s, not a source", d->name,
+				      d->tables[i]->isa, d->tables[i]->event, d->tables[i]->field);
+
+		if (!d->guard_field)
+			ck_assert_ptr_null(d->guards);
+		else
+			ck_assert_uint_gt(strlen(d->guard_field), 0);
+		for (const struct arch_guard *g = d->guards; g && g->isa; g++, ng++) {
+			ck_assert_msg(arch_table_for(d, g->isa) != NULL,
+				      "%s: guard for %s, no table", d->name, g->isa);
+			ck_assert_int_ge(g->value, 0);
+			for (const struct arch_guard *h = d->guards; h < g; h++) {
+				ck_assert_str_ne(h->isa, g->isa);
+				ck_assert_int_ne(h->value, g->value);
+			}
+			ck_assert_int_eq(arch_guard_value(d, d->guard_field, g->isa), g->value);
+		}
+		if (d->guard_field)
+			ck_assert_uint_gt(ng, 0);
+
+		if (!d->detect_isa && d->tables[0])
+			ck_assert_ptr_eq(arch_detect_isa(d, "/nonexistent"), d->tables[0]->isa);
+	}
+}
+END_TEST
+
+/* Each architecture's own child sources, then the common one. */
+START_TEST(test_sources)
+{
+	const struct arch_source *const *s;
+
+	s = arch_x86_desc.sources;
+	ck_assert_uint_eq(arch_nsources(&arch_x86_desc), 2);
+	ck_assert_str_eq(s[0]->event, "kvm_exit");
+	ck_assert_str_eq(s[0]->field, "exit_reason");
+	ck_assert_ptr_null(s[0]->strip);
+	ck_assert_ptr_eq(s[1], &arch_source_userspace_exit);
+
+	s = arch_arm64_desc.sources;
+	ck_assert_uint_eq(arch_nsources(&arch_arm64_desc), 2);
+	ck_assert_str_eq(s[0]->event, "kvm_exit");
+	ck_assert_str_eq(s[0]->field, "esr_ec");
+
+	s = arch_powerpc_desc.sources;
+	ck_assert_uint_eq(arch_nsources(&arch_powerpc_desc), 2);
+	ck_assert_str_eq(s[0]->event, "kvm_exit");
+	ck_assert_str_eq(s[0]->field, "exit_nr");
+
+	s = arch_s390_desc.sources;
+	ck_assert_uint_eq(arch_nsources(&arch_s390_desc), 2);
+	ck_assert_str_eq(s[0]->event, "kvm_s390_sie_exit");
+	ck_assert_str_eq(s[0]->field, "icptcode");
+
+	ck_assert_uint_eq(arch_nsources(&arch_generic_desc), 1);
+	ck_assert_ptr_eq(arch_generic_desc.sources[0], &arch_source_userspace_exit);
+	ck_assert_str_eq(arch_source_userspace_exit.event, "kvm_userspace_exit");
+	ck_assert_str_eq(arch_source_userspace_exit.field, "reason");
+	ck_assert_str_eq(arch_source_userspace_exit.strip, "KVM_EXIT_");
 }
 END_TEST
 
@@ -169,8 +218,8 @@ START_TEST(test_other_arches)
 {
 	const struct arch_exit_table *t;
 
-	ck_assert_str_eq(arch_arm64_name, "arm64");
-	t = arch_arm64_exit_table_for("arm64");
+	ck_assert_str_eq(arch_arm64_desc.name, "arm64");
+	t = arch_table_for(&arch_arm64_desc, "arm64");
 	ck_assert_str_eq(t->event, "kvm_exit");
 	ck_assert_str_eq(t->field, "esr_ec");
 	ck_assert_uint_eq(reason_value(t, "UNKNOWN"), 0x00);
@@ -182,41 +231,47 @@ START_TEST(test_other_arches)
 	ck_assert_uint_eq(reason_value(t, "IABT_LOW"), 0x20);
 	ck_assert_uint_eq(reason_value(t, "DABT_LOW"), 0x24);
 	ck_assert_uint_eq(reason_value(t, "BRK64"), 0x3c);
-	ck_assert_str_eq(arch_arm64_detect_isa("/nonexistent"), "arm64");
+	ck_assert_str_eq(arch_detect_isa(&arch_arm64_desc, "/nonexistent"), "arm64");
 
-	ck_assert_str_eq(arch_powerpc_name, "powerpc");
-	t = arch_powerpc_exit_table_for("powerpc");
+	ck_assert_str_eq(arch_powerpc_desc.name, "powerpc");
+	t = arch_table_for(&arch_powerpc_desc, "powerpc");
 	ck_assert_str_eq(t->field, "exit_nr");
 	ck_assert_uint_eq(reason_value(t, "SYSTEM_RESET"), 0x100);
 	ck_assert_uint_eq(reason_value(t, "MACHINE_CHECK"), 0x200);
 	ck_assert_uint_eq(reason_value(t, "DATA_STORAGE"), 0x300);
 	ck_assert_uint_eq(reason_value(t, "HV_DECREMENTER"), 0x980);
 	ck_assert_uint_eq(reason_value(t, "SYSCALL"), 0xc00);
-	ck_assert_str_eq(arch_powerpc_detect_isa(NULL), "powerpc");
+	ck_assert_str_eq(arch_detect_isa(&arch_powerpc_desc, NULL), "powerpc");
 
-	ck_assert_str_eq(arch_s390_name, "s390");
-	t = arch_s390_exit_table_for("s390");
+	ck_assert_str_eq(arch_s390_desc.name, "s390");
+	t = arch_table_for(&arch_s390_desc, "s390");
 	ck_assert_str_eq(t->event, "kvm_s390_sie_exit");
 	ck_assert_str_eq(t->field, "icptcode");
 	ck_assert_uint_eq(reason_value(t, "instruction"), 0x04);
 	ck_assert_uint_eq(reason_value(t, "program interruption"), 0x08);
 	ck_assert_uint_eq(reason_value(t, "validity"), 0x20);
-	ck_assert_str_eq(arch_s390_detect_isa("/sys"), "s390");
+	ck_assert_str_eq(arch_detect_isa(&arch_s390_desc, "/sys"), "s390");
 
-	ck_assert_str_eq(arch_generic_name, "generic");
-	ck_assert_ptr_null(arch_generic_exit_tables()[0]);
-	ck_assert_ptr_null(arch_generic_detect_isa("/sys"));
+	ck_assert_str_eq(arch_generic_desc.name, "generic");
+	ck_assert_ptr_null(arch_generic_desc.tables[0]);
+	ck_assert_ptr_null(arch_detect_isa(&arch_generic_desc, "/sys"));
+
+	/* only x86 tells its ISAs apart by a guard field */
+	for (size_t k = 1; k < NDESCS; k++) {
+		ck_assert_ptr_null(all_descs[k]->guard_field);
+		ck_assert_int_eq(arch_guard_value(all_descs[k], "isa", all_descs[k]->name), -1);
+	}
 }
 END_TEST
 
 START_TEST(test_x86_tables)
 {
-	const struct arch_exit_table *vmx = arch_x86_exit_table_for("vmx");
-	const struct arch_exit_table *svm = arch_x86_exit_table_for("svm");
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
 
-	ck_assert_str_eq(arch_x86_name, "x86");
-	ck_assert_ptr_eq(arch_x86_exit_tables()[0], vmx);
-	ck_assert_ptr_eq(arch_x86_exit_tables()[1], svm);
+	ck_assert_str_eq(arch_x86_desc.name, "x86");
+	ck_assert_ptr_eq(arch_x86_desc.tables[0], vmx);
+	ck_assert_ptr_eq(arch_x86_desc.tables[1], svm);
 
 	ck_assert_str_eq(vmx->event, "kvm_exit");
 	ck_assert_str_eq(vmx->field, "exit_reason");
@@ -251,18 +306,28 @@ START_TEST(test_x86_tables)
 	ck_assert_uint_eq(reason_value(svm, "vmgexit"), 0x403);
 	ck_assert_uint_eq(reason_value(svm, "vmgexit_mmio_read"), 0x80000001);
 	ck_assert_uint_eq(reason_value(svm, "invalid_guest_state"), 0xffffffff);
+
+	/* kvm_exit's isa field: KVM_ISA_VMX 1, KVM_ISA_SVM 2 */
+	ck_assert_str_eq(arch_x86_desc.guard_field, "isa");
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "vmx"), 1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "svm"), 2);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", NULL), -1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "arm64"), -1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, NULL, "vmx"), -1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "exit_reason", "vmx"), -1);
 }
 END_TEST
 
 /*
  * The x86 fallback knows every reason the kernel fixture's tables name, and
  * names VMX reasons as the kernel does (SVM names may differ where the
- * manual's register name is used, e.g. read_tr).
+ * manual's register name is used, e.g. read_tr). The fixture's tables are
+ * picked with the descriptor's guard values, so those are the kernel's too.
  */
 START_TEST(test_x86_covers_kernel_tables)
 {
-	const struct arch_exit_table *vmx = arch_x86_exit_table_for("vmx");
-	const struct arch_exit_table *svm = arch_x86_exit_table_for("svm");
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
 	const char *dir = getenv("KVMSTAT_TEST_DATA");
 	struct tp_format *f = NULL;
 	const struct tp_symtab *kv, *ks;
@@ -270,10 +335,16 @@ START_TEST(test_x86_covers_kernel_tables)
 
 	snprintf(path, sizeof(path), "%s/formats/kvm_exit", dir && *dir ? dir : "tests/data");
 	ck_assert_int_eq(tp_format_load(path, &f), 0);
-	kv = tp_format_symtab_for(f, "exit_reason", 1);
-	ks = tp_format_symtab_for(f, "exit_reason", 2);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "vmx"), 1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "svm"), 2);
+	kv = tp_format_symtab_for(f, "exit_reason",
+				  arch_guard_value(&arch_x86_desc, "isa", "vmx"));
+	ks = tp_format_symtab_for(f, "exit_reason",
+				  arch_guard_value(&arch_x86_desc, "isa", "svm"));
 	ck_assert_ptr_nonnull(kv);
 	ck_assert_ptr_nonnull(ks);
+	ck_assert_str_eq(kv->guard_field, arch_x86_desc.guard_field);
+	ck_assert_str_eq(ks->guard_field, arch_x86_desc.guard_field);
 	ck_assert_uint_eq(kv->mask, vmx->mask);
 	for (size_t i = 0; i < kv->nsyms; i++) {
 		const char *mine = reason_name(vmx, kv->syms[i].value);
@@ -290,33 +361,155 @@ START_TEST(test_x86_covers_kernel_tables)
 }
 END_TEST
 
-/* The linked architecture is one of the copies above, table for table. */
-START_TEST(test_linked_arch)
+/* The arm64 fallback names every exception class the arm64 fixture names. */
+START_TEST(test_arm64_covers_kernel_table)
 {
-	const struct arch_copy *a = NULL;
-	const struct arch_exit_table *const *mine = arch_exit_tables();
+	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc, "arm64");
+	const char *dir = getenv("KVMSTAT_TEST_DATA");
+	struct tp_format *f = NULL;
+	const struct tp_symtab *k;
+	char path[PATH_MAX];
 
-	for (size_t k = 0; k < NCOPIES; k++)
-		if (!strcmp(*arch_copies[k].name, arch_name))
-			a = &arch_copies[k];
-	ck_assert_msg(a != NULL, "unknown arch_name %s", arch_name);
-	for (size_t i = 0; i <= a->ntables; i++) {
-		const struct arch_exit_table *t = a->tables()[i];
+	snprintf(path, sizeof(path), "%s/formats/arm64_kvm_exit",
+		 dir && *dir ? dir : "tests/data");
+	ck_assert_int_eq(tp_format_load(path, &f), 0);
+	ck_assert_str_eq(f->name, arch_arm64_desc.sources[0]->event);
+	k = tp_format_symtab(f, arch_arm64_desc.sources[0]->field);
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_gt(k->nsyms, 0);
+	for (size_t i = 0; i < k->nsyms; i++) {
+		const char *mine = arch_reason_name(ec, k->syms[i].value);
 
-		if (!t) {
-			ck_assert_ptr_null(mine[i]);
-			break;
-		}
-		ck_assert_ptr_nonnull(mine[i]);
-		ck_assert_str_eq(mine[i]->isa, t->isa);
-		ck_assert_uint_eq(mine[i]->n, t->n);
-		ck_assert_ptr_eq(arch_exit_table_for(t->isa), mine[i]);
-		for (size_t j = 0; j < t->n; j++) {
-			ck_assert_uint_eq(mine[i]->reasons[j].value, t->reasons[j].value);
-			ck_assert_str_eq(mine[i]->reasons[j].name, t->reasons[j].name);
+		ck_assert_msg(mine && !strcmp(mine, k->syms[i].name),
+			      "EC %#llx: kernel %s, ours %s",
+			      (unsigned long long)k->syms[i].value, k->syms[i].name,
+			      mine ? mine : "(none)");
+	}
+	tp_format_free(f);
+}
+END_TEST
+
+/* arch_reason_name() finds what a plain search finds, after the mask. */
+START_TEST(test_reason_lookup)
+{
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
+	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc, "arm64");
+
+	for (size_t k = 0; k < NDESCS; k++) {
+		for (size_t i = 0; all_descs[k]->tables[i]; i++) {
+			const struct arch_exit_table *t = all_descs[k]->tables[i];
+
+			for (size_t j = 0; j < t->n; j++) {
+				uint64_t v = t->reasons[j].value;
+
+				ck_assert_ptr_eq(arch_reason_name(t, v), t->reasons[j].name);
+				if (!reason_name(t, (v + 1) & t->mask))
+					ck_assert_ptr_null(arch_reason_name(t, v + 1));
+			}
 		}
 	}
-	ck_assert_ptr_null(arch_exit_table_for(NULL));
+	ck_assert_str_eq(arch_reason_name(vmx, 12), "HLT");
+	ck_assert_str_eq(arch_reason_name(vmx, 0x8000000c), "HLT");	/* failed entry */
+	ck_assert_ptr_null(arch_reason_name(vmx, 35));
+	ck_assert_ptr_null(arch_reason_name(vmx, 0xffff));
+	ck_assert_str_eq(arch_reason_name(svm, 0x78), "hlt");
+	ck_assert_str_eq(arch_reason_name(svm, 0xffffffff), "invalid_guest_state");
+	ck_assert_ptr_null(arch_reason_name(svm, 0x10078));
+	ck_assert_str_eq(arch_reason_name(ec, 0x41), "WFx");	/* EC is six bits */
+	ck_assert_ptr_null(arch_reason_name(ec, 0x02));
+}
+END_TEST
+
+static const char *fake_sysfs_seen;
+
+/* A detector that remembers its root and names an ISA. */
+static const char *fake_detect(const char *sysfs_root)
+{
+	fake_sysfs_seen = sysfs_root;
+	return "b";
+}
+
+/* The generic lookups on made-up descriptors, not only the real five. */
+START_TEST(test_generic_lookup)
+{
+	static const struct arch_exit_reason one[] = { { 1, "ONE" } };
+	static const struct arch_exit_table ta = {
+		"a", "ev", "f", ~0ULL, 1, one,
+	};
+	static const struct arch_exit_table ta2 = {
+		"a", "ev2", "f", ~0ULL, 1, one,
+	};
+	static const struct arch_exit_table tb = {
+		"b", "ev", "f", ~0ULL, 1, one,
+	};
+	static const struct arch_exit_table *const tabs_a[] = { &ta, NULL };
+	static const struct arch_exit_table *const tabs_aa[] = { &ta, &ta2, NULL };
+	static const struct arch_exit_table *const tabs_ab[] = { &ta, &tb, NULL };
+	static const struct arch_exit_table *const none[] = { NULL };
+	static const struct arch_guard guards[] = { { "a", 0 }, { "b", 7 }, { NULL, 0 } };
+	struct arch_desc d = { .name = "fake", .tables = tabs_a };
+	const char root[] = "/fake/sys";
+
+	/* no detector: the ISA all tables share, if any */
+	ck_assert_str_eq(arch_detect_isa(&d, root), "a");
+	d.tables = tabs_aa;
+	ck_assert_str_eq(arch_detect_isa(&d, root), "a");
+	ck_assert_ptr_eq(arch_table_for(&d, "a"), &ta);
+	d.tables = tabs_ab;
+	ck_assert_ptr_null(arch_detect_isa(&d, root));
+	ck_assert_ptr_eq(arch_table_for(&d, "b"), &tb);
+	d.tables = none;
+	ck_assert_ptr_null(arch_detect_isa(&d, root));
+	ck_assert_ptr_null(arch_table_for(&d, "a"));
+	d.tables = NULL;
+	ck_assert_ptr_null(arch_detect_isa(&d, root));
+	ck_assert_ptr_null(arch_table_for(&d, "a"));
+
+	/* a detector decides, given the root */
+	d.tables = tabs_ab;
+	d.detect_isa = fake_detect;
+	ck_assert_str_eq(arch_detect_isa(&d, root), "b");
+	ck_assert_ptr_eq(fake_sysfs_seen, root);
+
+	/* guards: only for the descriptor's guard field */
+	ck_assert_uint_eq(arch_nsources(&d), 0);
+	ck_assert_int_eq(arch_guard_value(&d, "g", "b"), -1);
+	d.guard_field = "g";
+	ck_assert_int_eq(arch_guard_value(&d, "g", "b"), -1);
+	d.guards = guards;
+	ck_assert_int_eq(arch_guard_value(&d, "g", "a"), 0);
+	ck_assert_int_eq(arch_guard_value(&d, "g", "b"), 7);
+	ck_assert_int_eq(arch_guard_value(&d, "g", "c"), -1);
+	ck_assert_int_eq(arch_guard_value(&d, "h", "b"), -1);
+	ck_assert_int_eq(arch_guard_value(&d, NULL, "b"), -1);
+}
+END_TEST
+
+/*
+ * arch_host is one of the five, the one the Makefile picks for this
+ * machine (uname's machine, as the Makefile maps it).
+ */
+START_TEST(test_linked_arch)
+{
+	struct utsname u;
+	const char *want = "generic";
+	bool found = false;
+
+	for (size_t k = 0; k < NDESCS; k++)
+		found |= arch_host == all_descs[k];
+	ck_assert_msg(found, "arch_host is not one of the descriptors");
+	ck_assert_int_eq(uname(&u), 0);
+	if (!strcmp(u.machine, "x86_64") ||
+	    (u.machine[0] == 'i' && !strcmp(u.machine + 2, "86")))
+		want = "x86";
+	else if (!strcmp(u.machine, "aarch64"))
+		want = "arm64";
+	else if (!strncmp(u.machine, "ppc64", 5))
+		want = "powerpc";
+	else if (!strcmp(u.machine, "s390x"))
+		want = "s390";
+	ck_assert_str_eq(arch_host->name, want);
 }
 END_TEST
 
@@ -378,10 +571,13 @@ static void sysfs_teardown(void)
 
 START_TEST(test_detect_intel)
 {
+	const char *isa;
+
 	make_dir("module/kvm_intel");
-	ck_assert_str_eq(arch_x86_detect_isa(sysfs_root), "vmx");
-	ck_assert_ptr_eq(arch_x86_exit_table_for(arch_x86_detect_isa(sysfs_root)),
-			 arch_x86_exit_table_for("vmx"));
+	isa = arch_detect_isa(&arch_x86_desc, sysfs_root);
+	ck_assert_str_eq(isa, "vmx");
+	ck_assert_ptr_eq(arch_table_for(&arch_x86_desc, isa),
+			 arch_table_for(&arch_x86_desc, "vmx"));
 }
 END_TEST
 
@@ -389,18 +585,18 @@ START_TEST(test_detect_amd)
 {
 	make_dir("module/kvm_amd");
 	write_file("module/kvm_amd/initstate", "live\n");
-	ck_assert_str_eq(arch_x86_detect_isa(sysfs_root), "svm");
+	ck_assert_str_eq(arch_detect_isa(&arch_x86_desc, sysfs_root), "svm");
 }
 END_TEST
 
 START_TEST(test_detect_neither)
 {
 	/* kvm alone (or nothing at all) does not say which vendor. */
-	ck_assert_ptr_null(arch_x86_detect_isa(sysfs_root));
-	ck_assert_ptr_null(arch_x86_detect_isa("/nonexistent/kvmstat"));
+	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));
+	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, "/nonexistent/kvmstat"));
 	/* A file where the module directory should be is not a module. */
 	write_file("module/kvm_intel", "");
-	ck_assert_ptr_null(arch_x86_detect_isa(sysfs_root));
+	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));
 }
 END_TEST
 
@@ -409,16 +605,16 @@ START_TEST(test_detect_both)
 	make_dir("module/kvm_intel");
 	make_dir("module/kvm_amd");
 	/* Both built in: no initstate, no answer. */
-	ck_assert_ptr_null(arch_x86_detect_isa(sysfs_root));
+	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));
 	/* The one that is live decides. */
 	write_file("module/kvm_intel/initstate", "live\n");
 	write_file("module/kvm_amd/initstate", "coming\n");
-	ck_assert_str_eq(arch_x86_detect_isa(sysfs_root), "vmx");
+	ck_assert_str_eq(arch_detect_isa(&arch_x86_desc, sysfs_root), "vmx");
 	write_file("module/kvm_intel/initstate", "going\n");
 	write_file("module/kvm_amd/initstate", "live");
-	ck_assert_str_eq(arch_x86_detect_isa(sysfs_root), "svm");
+	ck_assert_str_eq(arch_detect_isa(&arch_x86_desc, sysfs_root), "svm");
 	write_file("module/kvm_intel/initstate", "live\n");
-	ck_assert_ptr_null(arch_x86_detect_isa(sysfs_root));
+	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));
 }
 END_TEST
 
@@ -429,9 +625,14 @@ Suite *arch_suite(void)
 	TCase *td = tcase_create("detect");
 
 	tcase_add_test(tc, test_all_arch_tables);
+	tcase_add_test(tc, test_descriptors_well_formed);
+	tcase_add_test(tc, test_sources);
 	tcase_add_test(tc, test_other_arches);
 	tcase_add_test(tc, test_x86_tables);
 	tcase_add_test(tc, test_x86_covers_kernel_tables);
+	tcase_add_test(tc, test_arm64_covers_kernel_table);
+	tcase_add_test(tc, test_reason_lookup);
+	tcase_add_test(tc, test_generic_lookup);
 	tcase_add_test(tc, test_linked_arch);
 	suite_add_tcase(s, tc);
 

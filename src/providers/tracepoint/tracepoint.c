@@ -3,9 +3,10 @@
  * The tracepoint provider: counts every kvm:* tracepoint with perf events
  * in counting mode, one group per CPU system-wide (or per thread of the VM
  * with -p/-g, picking up threads that appear later), read with one read()
- * per group. Child events such as kvm_exit(HLT) come from the exit-reason
- * tables in the running kernel's format files (arch/ tables as fallback)
- * and are counted by one small BPF program per tracepoint, which costs the
+ * per group. Child events such as kvm_exit(HLT), of the tracepoints the
+ * arch/ descriptor names, come from the exit-reason tables in the running
+ * kernel's format files (the descriptor's tables as fallback) and are
+ * counted by one small BPF program per tracepoint, which costs the
  * guest one map update per exit whatever the number of reasons; without BPF
  * (or with --no-bpf) they are kvm_stat's filtered perf events, one per
  * reason and CPU.
@@ -33,19 +34,6 @@
 
 #define TP_BPF_MAX_ENTRIES 65536
 #define TP_BPF_EVENT_BASE 256	/* BPF event index of plain event i */
-
-/* Tracepoints whose child events name a reason field. */
-static const struct {
-	const char *event;
-	const char *field;
-	const char *strip;	/* prefix dropped from names, if any */
-} tp_child_sources[] = {
-	{ "kvm_exit", "exit_reason", NULL },
-	{ "kvm_exit", "esr_ec", NULL },
-	{ "kvm_exit", "exit_nr", NULL },
-	{ "kvm_s390_sie_exit", "icptcode", NULL },
-	{ "kvm_userspace_exit", "reason", "KVM_EXIT_" },
-};
 
 /* One reason of one table: raw value → field id. */
 struct tp_reason {
@@ -118,7 +106,8 @@ struct tp_priv {
 	pid_t pid;			/* -p, or 0 */
 	struct tp_event *ev;
 	size_t nev;
-	struct tp_source src[ARRAY_SIZE(tp_child_sources)];
+	struct tp_source *src;		/* one per child source of the arch
+					 * descriptor at most */
 	size_t nsrc;
 	struct tp_member *mem;
 	size_t nmem;
@@ -258,18 +247,10 @@ static int reason_cmp(const void *a, const void *b)
 	return x->value < y->value ? -1 : x->value > y->value;
 }
 
-/* The guard value that names the host's ISA in a guarded table. */
-static int64_t tp_isa_guard(const char *isa)
-{
-	if (!isa)
-		return -1;
-	if (!strcmp(isa, "vmx"))
-		return 1;
-	if (!strcmp(isa, "svm"))
-		return 2;
-	return -1;
-}
-
+/*
+ * Whether t decodes a record whose guard field holds isa (a guard value);
+ * with isa unknown (negative), every table does.
+ */
 static bool tp_table_applies(const struct tp_table *t, int64_t isa)
 {
 	if (!t->guarded || isa < 0)
@@ -327,15 +308,16 @@ static const char *tp_strip_for(const struct tp_symtab *t, const char *strip)
 }
 
 /*
- * Sets up the children of one source from the kernel's format file, or
- * from the arch/ table when the format names no reasons.
+ * Sets up the children of one source of the arch descriptor from the
+ * kernel's format file, or from the descriptor's table for the host's ISA
+ * when the format names no reasons.
  */
-static int tp_setup_source(struct tp_priv *tp, size_t which, const char *isa)
+static int tp_setup_source(struct tp_priv *tp, const struct arch_desc *arch,
+			   const struct arch_source *src, const char *isa)
 {
-	const char *ev_name = tp_child_sources[which].event;
-	const char *fname = tp_child_sources[which].field;
-	const char *strip = tp_child_sources[which].strip;
-	int64_t guard = tp_isa_guard(isa);
+	const char *ev_name = src->event;
+	const char *fname = src->field;
+	const char *strip = src->strip;
 	struct tp_source *s = &tp->src[tp->nsrc];
 	const struct tp_field *f, *g;
 	char path[PATH_MAX + 256];
@@ -368,6 +350,7 @@ static int tp_setup_source(struct tp_priv *tp, size_t which, const char *isa)
 		struct tp_table probe = { .guarded = t->guard_field != NULL,
 					  .negated = t->guard_negated,
 					  .guard = t->guard_value };
+		int64_t guard = arch_guard_value(arch, t->guard_field, isa);
 
 		if (strcmp(t->field, fname) || !tp_table_applies(&probe, guard))
 			continue;
@@ -393,7 +376,7 @@ static int tp_setup_source(struct tp_priv *tp, size_t which, const char *isa)
 		free(names);
 	}
 	if (!s->ntabs) {
-		const struct arch_exit_table *at = arch_exit_table_for(isa);
+		const struct arch_exit_table *at = arch_table_for(arch, isa);
 
 		if (at && !strcmp(at->event, ev_name) &&
 		    !strcmp(at->field, fname)) {
@@ -782,6 +765,7 @@ static void tp_free_priv(struct tp_priv *tp)
 			free(tp->src[i].tabs[j].r);
 		tp_format_free(tp->src[i].fmt);
 	}
+	free(tp->src);
 	for (size_t i = 0; i < tp->nmem; i++)
 		free(tp->mem[i].filter);
 	free(tp->mem);
@@ -859,9 +843,10 @@ static int tp_open(struct provider *p, const struct options *o)
 			     tp->events_dir, strerror(-rc));
 		goto out_free;
 	}
-	isa = arch_detect_isa("/sys");
-	for (size_t i = 0; i < ARRAY_SIZE(tp_child_sources); i++)
-		tp_setup_source(tp, i, isa);
+	isa = arch_detect_isa(arch_host, "/sys");
+	tp->src = xcalloc(arch_nsources(arch_host) + 1, sizeof(*tp->src));
+	for (size_t i = 0; arch_host->sources[i]; i++)
+		tp_setup_source(tp, arch_host, arch_host->sources[i], isa);
 
 	/* Parents the filter keeps; a source's parent is counted when its
 	 * own name is wanted. */
