@@ -2,8 +2,9 @@
 /*
  * The metrics exporter (--listen): an HTTP server (libmicrohttpd, one
  * internal epoll thread) that answers GET /metrics with the exposition of
- * the last sample. The main loop renders each sample into text and hands
- * it over with exporter_publish(); scrapes only ever see those finished
+ * the last sample. The loop renders each sample into text and hands it
+ * over with exporter_publish() (exporter_frontend_ops in frontend.h wraps
+ * start, publish and stop); scrapes only ever see those finished
  * texts, swapped under a mutex, so HTTP threads never touch the stats.
  *
  * Bounds, so that a slow or hostile client can neither block other

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Front-ends: what renders snapshots (batch, log, CSV, the monitor), behind
- * one const ops table like the providers. Front-ends may print; they never
+ * Front-ends: what renders snapshots (batch, log, CSV, JSON, the monitor,
+ * the metrics exporter), behind one const ops table like the providers,
+ * listed in one registry. Each says when the options select it and what
+ * it needs from the run (a const view), so the loop runs every selected
+ * one without knowing which is which. Front-ends may print; they never
  * call providers.
  */
 #ifndef KVMSTAT_FRONTEND_H
@@ -14,7 +17,7 @@
 struct options;
 struct frontend;
 
-/* What a key press asks main to do. */
+/* What a key press asks the loop to do. */
 enum ui_action {
 	UI_NONE,	/* nothing (the front-end handled it) */
 	UI_QUIT,
@@ -38,17 +41,45 @@ struct ui_request {
 	bool on;
 };
 
-/* Guest names main looked up for the VMs in the stats. */
+/* Guest names the loop looked up for the VMs in the stats. */
 struct ui_name {
 	pid_t pid;
 	char *name;	/* NULL when the VM has none */
 };
 
+/* How a front-end paces the run; with several, the highest wins. */
+enum frontend_pace {
+	FRONTEND_EVERY,		/* a render every interval until stopped */
+	FRONTEND_ONCE,		/* one interval, one render, then the end */
+	FRONTEND_INTERACTIVE,	/* renders at once, then on its input too */
+};
+
+/* What a front-end needs from the run: the loop builds the providers and
+ * each snapshot from this, never from the front-end's name. */
+struct frontend_view {
+	enum frontend_pace pace;
+	bool at_once;		/* also gets the first sample at once, not
+				 * only after one interval */
+	bool owns_terminal;	/* opens once the providers are up; what the
+				 * run has to say waits until it closes */
+	bool vms;		/* per-VM and per-vCPU breakdowns, guest names */
+	bool children;		/* child events: the providers count them,
+				 * its snapshots keep them (others do not) */
+	bool past;		/* totals since each VM started, as -i */
+	bool whole;		/* the whole selection, not the rows
+				 * --vcpu/--per-vcpu pick */
+};
+
 struct frontend_ops {
 	const char *name;
-	/* 0, or -errno with a one-line reason in fe->msg (usage problems). */
+	/* The view the options select this front-end with (a static const
+	 * one), or NULL when they do not select it. */
+	const struct frontend_view *(*select)(const struct options *opts);
+	/* 0, or -errno with a one-line reason in fe->msg: a usage problem,
+	 * unless the op sets fe->runtime. */
 	int (*open)(struct frontend *fe, const struct options *opts);
-	/* 0; -EPIPE when the reader went away (a quiet, successful end). */
+	/* 0; -EPIPE when the reader went away (a quiet, successful end);
+	 * another -errno with a one-line reason in fe->msg. */
 	int (*render)(struct frontend *fe, const struct snapshot *snap);
 	/* SIGHUP: reopen the output file (NULL when not applicable). */
 	int (*reopen)(struct frontend *fe);
@@ -61,10 +92,13 @@ struct frontend_ops {
 
 struct frontend {
 	const struct frontend_ops *ops;
+	const struct frontend_view *view;	/* what select() returned */
 	void *priv;
 	char msg[512];
+	bool runtime;			/* open failed, but not on a bad option
+					 * value (exit status 1, not 2) */
 	struct ui_request req;		/* the last request of input() */
-	const struct ui_name *names;	/* set by main before render */
+	const struct ui_name *names;	/* set by the loop before render */
 	size_t nnames;
 	const char *providers;		/* "tracepoint debugfs", for headers */
 };
@@ -73,5 +107,24 @@ extern const struct frontend_ops batch_frontend_ops;
 extern const struct frontend_ops log_frontend_ops;
 extern const struct frontend_ops json_frontend_ops;
 extern const struct frontend_ops tui_frontend_ops;
+extern const struct frontend_ops exporter_frontend_ops;
+
+/* NULL-terminated, in the order they open and render. */
+extern const struct frontend_ops *const frontend_registry[];
+
+/*
+ * The front-ends the options select, in registry order: up to max of them
+ * into out[], each with its ops and view set (the rest zeroed). Returns
+ * how many.
+ */
+size_t frontend_select(const struct options *opts, struct frontend *out,
+		       size_t max);
+/* What n front-ends need together: the highest pace, each flag set when
+ * one of them sets it. */
+void frontend_needs(const struct frontend *fes, size_t n,
+		    struct frontend_view *out);
+/* For render ops that write a log: rc as given, and for a failure other
+ * than -EPIPE "cannot write the log: REASON" in fe->msg. */
+int frontend_write_result(struct frontend *fe, int rc);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * Command-line options, kvm_stat compatible, parsed with getopt_long.
  * Parsing checks syntax and ranges only; whether a pid is a VM or a guest
- * name exists is checked by main against the running system.
+ * name exists is checked by the loop (loop_open) against the running system.
  */
 #ifndef KVMSTAT_OPTIONS_H
 #define KVMSTAT_OPTIONS_H

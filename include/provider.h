@@ -19,6 +19,9 @@ struct provider;
 
 struct provider_ops {
 	const char *name;
+	/* Do the options name this provider (-t, -d, -S, --qmp)? When any
+	 * provider is named, only the named ones open. */
+	bool (*asked)(const struct options *opts);
 	/* Usable on this host with these options? (cheap, no side effects) */
 	bool (*probe)(const struct options *opts);
 	/* Opens the events p->filter selects and interns their names. */
@@ -26,6 +29,12 @@ struct provider_ops {
 	/* Pushes one raw reading per field (pid 0) and breakdowns. */
 	int (*read)(struct provider *p, struct sample_set *out);
 	void (*close)(struct provider *p);
+	/* Holds perf events or BPF objects, whose last close is slow: the
+	 * loop hands their last references to a detached process. */
+	bool holds_kernel_fds;
+	/* Checks -p itself (QMP: by a socket's peer), so it may serve a pid
+	 * /proc does not show as a KVM VM (its fds may be unreadable). */
+	bool own_pid_check;
 };
 
 #define PROVIDER_MSG_MAX 512
@@ -49,6 +58,9 @@ struct provider {
 extern const struct provider_ops *const provider_registry[];
 
 const struct provider_ops *provider_find(const char *name);
+/* Whether the options name this provider (ops->asked says so). */
+bool provider_asked(const struct provider_ops *ops,
+		    const struct options *opts);
 /* Whether (field, pid) is in p->served. */
 bool provider_served(const struct provider *p, int field, pid_t pid);
 /* Sets p->msg (and marks a notice when notice is true). */

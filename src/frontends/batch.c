@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Batch front-end (-1): prints one snapshot as NAME TOTAL DELTA lines and
- * lets main end the run.
+ * lets the loop end the run.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,8 +37,19 @@ static void batch_close(struct frontend *fe)
 	(void)fe;
 }
 
+/* One interval, then the rows. */
+static const struct frontend_view batch_view = {
+	.pace = FRONTEND_ONCE,
+};
+
+static const struct frontend_view *batch_select(const struct options *opts)
+{
+	return opts->mode == MODE_BATCH && !opts->json ? &batch_view : NULL;
+}
+
 const struct frontend_ops batch_frontend_ops = {
 	.name = "batch",
+	.select = batch_select,
 	.open = batch_open,
 	.render = batch_render,
 	.close = batch_close,

@@ -6,7 +6,9 @@
  * Responses are built once per sample by the main loop and shared by
  * every scrape (libmicrohttpd counts their references), so a scrape costs
  * a lookup and a send, and memory does not grow with the number of
- * clients beyond the per-connection pool.
+ * clients beyond the per-connection pool. As a front-end (--listen, alone
+ * or with -l/-L), it starts the server on open, publishes on render and
+ * stops on close.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 
 #include "exporter.h"
 #include "openmetrics.h"
+#include "options.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -413,3 +416,57 @@ void exporter_stop(struct exporter *e)
 	MHD_stop_daemon(e->daemon);
 	exp_free(e);
 }
+
+/* Counters a scraper can rate(): totals since each VM started where the
+ * source knows them, child events as reason labels, every VM and vCPU of
+ * the selection; scrapes get the first sample at once. */
+static const struct frontend_view exporter_view = {
+	.pace = FRONTEND_EVERY,
+	.at_once = true,
+	.vms = true,
+	.children = true,
+	.past = true,
+	.whole = true,
+};
+
+static const struct frontend_view *exporter_select(const struct options *opts)
+{
+	return opts->listen ? &exporter_view : NULL;
+}
+
+/* Open it after signals are blocked: the server's thread inherits the
+ * mask, so they all reach the loop's signalfd. */
+static int exporter_fe_open(struct frontend *fe, const struct options *opts)
+{
+	struct exporter_addr addr;
+
+	if (exporter_parse_listen(opts->listen, &addr, fe->msg,
+				  sizeof(fe->msg)))
+		return -EINVAL;
+	fe->priv = exporter_start(&addr, fe->msg, sizeof(fe->msg));
+	if (!fe->priv) {
+		fe->runtime = true;
+		return -EIO;
+	}
+	return 0;
+}
+
+static int exporter_fe_render(struct frontend *fe, const struct snapshot *snap)
+{
+	exporter_publish(fe->priv, snap, fe->names, fe->nnames);
+	return 0;
+}
+
+static void exporter_fe_close(struct frontend *fe)
+{
+	exporter_stop(fe->priv);
+	fe->priv = NULL;
+}
+
+const struct frontend_ops exporter_frontend_ops = {
+	.name = "exporter",
+	.select = exporter_select,
+	.open = exporter_fe_open,
+	.render = exporter_fe_render,
+	.close = exporter_fe_close,
+};

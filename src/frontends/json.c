@@ -78,8 +78,9 @@ static int json_render(struct frontend *fe, const struct snapshot *snap)
 	rc = json_out_render(&jp->b, snap, fe->names, fe->nnames,
 			     fe->providers, !jp->lines);
 	if (rc)
-		return rc;
-	return writer_all(jp->fd, jp->b.s, jp->b.len);
+		return frontend_write_result(fe, rc);
+	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s,
+						    jp->b.len));
 }
 
 static int json_reopen(struct frontend *fe)
@@ -109,8 +110,29 @@ static void json_close(struct frontend *fe)
 	fe->priv = NULL;
 }
 
+/* Both carry the per-VM and per-vCPU breakdowns. */
+static const struct frontend_view json_document_view = {
+	.pace = FRONTEND_ONCE,
+	.vms = true,
+};
+
+static const struct frontend_view json_lines_view = {
+	.pace = FRONTEND_EVERY,
+	.vms = true,
+};
+
+/* --json: a document with -1, JSON Lines with -l/-L. */
+static const struct frontend_view *json_select(const struct options *opts)
+{
+	if (!opts->json)
+		return NULL;
+	return opts->mode == MODE_BATCH ? &json_document_view :
+					  &json_lines_view;
+}
+
 const struct frontend_ops json_frontend_ops = {
 	.name = "json",
+	.select = json_select,
 	.open = json_open,
 	.render = json_render,
 	.reopen = json_reopen,

@@ -138,7 +138,8 @@ static int log_render(struct frontend *fe, const struct snapshot *snap)
 	else
 		ui_text_log_line(&lp->b, snap);
 	lp->lines++;
-	return writer_all(lp->fd, lp->b.s, lp->b.len);
+	return frontend_write_result(fe, writer_all(lp->fd, lp->b.s,
+						    lp->b.len));
 }
 
 static int log_reopen(struct frontend *fe)
@@ -171,8 +172,19 @@ static void log_close(struct frontend *fe)
 	fe->priv = NULL;
 }
 
+/* A line every interval until stopped. */
+static const struct frontend_view log_view = {
+	.pace = FRONTEND_EVERY,
+};
+
+static const struct frontend_view *log_select(const struct options *opts)
+{
+	return opts->mode == MODE_LOG && !opts->json ? &log_view : NULL;
+}
+
 const struct frontend_ops log_frontend_ops = {
 	.name = "log",
+	.select = log_select,
 	.open = log_open,
 	.render = log_render,
 	.reopen = log_reopen,

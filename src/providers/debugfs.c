@@ -1179,8 +1179,14 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	return 0;
 }
 
+static bool debugfs_asked(const struct options *o)
+{
+	return o->use_debugfs;
+}
+
 const struct provider_ops debugfs_provider_ops = {
 	.name = "debugfs",
+	.asked = debugfs_asked,
 	.probe = debugfs_probe,
 	.open = debugfs_open,
 	.read = debugfs_read,

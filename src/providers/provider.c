@@ -44,6 +44,12 @@ void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	p->notice = notice;
 }
 
+bool provider_asked(const struct provider_ops *ops,
+		    const struct options *opts)
+{
+	return ops->asked && ops->asked(opts);
+}
+
 bool provider_served(const struct provider *p, int field, pid_t pid)
 {
 	return served_has(p->served, p->nserved, field, pid);

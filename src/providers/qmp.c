@@ -1092,10 +1092,17 @@ out_close:
 	return rc;
 }
 
+static bool qmp_asked(const struct options *o)
+{
+	return o->nqmp > 0;
+}
+
 const struct provider_ops qmp_provider_ops = {
 	.name = QMP_PROVIDER,
+	.asked = qmp_asked,
 	.probe = qmp_probe,
 	.open = qmp_provider_open,
 	.read = qmp_read,
 	.close = qmp_provider_close,
+	.own_pid_check = true,
 };

@@ -1290,8 +1290,14 @@ out_close:
 	return rc;
 }
 
+static bool statsfd_asked(const struct options *o)
+{
+	return o->use_statsfd;
+}
+
 const struct provider_ops statsfd_provider_ops = {
 	.name = "statsfd",
+	.asked = statsfd_asked,
 	.probe = statsfd_probe,
 	.open = statsfd_open,
 	.read = statsfd_read,

@@ -26,6 +26,12 @@ int main(void)
 	srunner_add_suite(sr, openmetrics_suite());
 	srunner_add_suite(sr, json_suite());
 	srunner_add_suite(sr, bpf_count_suite());
+	srunner_add_suite(sr, provider_suite());
+	srunner_add_suite(sr, frontend_suite());
+	srunner_add_suite(sr, exporter_suite());
+	srunner_add_suite(sr, loop_suite());
+	srunner_add_suite(sr, handoff_suite());
+	srunner_add_suite(sr, vcpu_check_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -19,5 +19,11 @@ Suite *qmp_suite(void);
 Suite *openmetrics_suite(void);
 Suite *json_suite(void);
 Suite *bpf_count_suite(void);
+Suite *provider_suite(void);
+Suite *frontend_suite(void);
+Suite *exporter_suite(void);
+Suite *loop_suite(void);
+Suite *handoff_suite(void);
+Suite *vcpu_check_suite(void);
 
 #endif

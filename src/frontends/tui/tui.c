@@ -4,7 +4,7 @@
  * and views per VM and per vCPU. The only file that includes curses. At
  * each render it turns the const snapshot into a display model (strings
  * and numbers it owns), so a resize or a key redraws without touching the
- * stats; it never calls providers, and asks main for anything that needs
+ * stats; it never calls providers, and asks the loop for anything that needs
  * them (filters, pid, delay, child events, per-VM data) through
  * struct ui_request. The terminal is restored on every way out.
  */
@@ -995,8 +995,21 @@ static void tui_close(struct frontend *fe)
 	fe->priv = NULL;
 }
 
+/* The default mode: the terminal is the monitor's until it ends. */
+static const struct frontend_view tui_view = {
+	.pace = FRONTEND_INTERACTIVE,
+	.at_once = true,
+	.owns_terminal = true,
+};
+
+static const struct frontend_view *tui_select(const struct options *opts)
+{
+	return opts->mode == MODE_TUI ? &tui_view : NULL;
+}
+
 const struct frontend_ops tui_frontend_ops = {
 	.name = "tui",
+	.select = tui_select,
 	.open = tui_open,
 	.render = tui_render,
 	.input_fd = tui_input_fd,

@@ -1179,10 +1179,17 @@ static void tp_close(struct provider *p)
 	p->priv = NULL;
 }
 
+static bool tp_asked(const struct options *o)
+{
+	return o->use_tracepoints;
+}
+
 const struct provider_ops tracepoint_provider_ops = {
 	.name = "tracepoint",
+	.asked = tp_asked,
 	.probe = tp_probe,
 	.open = tp_open,
 	.read = tp_read,
 	.close = tp_close,
+	.holds_kernel_fds = true,
 };

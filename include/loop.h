@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The run: the front-ends the options select, the providers, and one
+ * loop that samples, aggregates, renders a snapshot to every open
+ * front-end and waits on a timer, the signals and the monitor's input.
+ * It names no provider and no front-end: their registries and views say
+ * what opens and what each snapshot holds. It prints nothing and never
+ * exits: failures come back as -errno with a line in loop.msg, and what
+ * the user should read along the way goes to loop.say.
+ */
+#ifndef KVMSTAT_LOOP_H
+#define KVMSTAT_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "frontend.h"
+#include "options.h"
+#include "provider.h"
+#include "stats.h"
+
+#define LOOP_MAX_PROVIDERS 8
+#define LOOP_MAX_FRONTENDS 4
+
+struct loop {
+	struct options *opts;		/* the caller's; the monitor's
+					 * requests change them */
+	void (*say)(const char *msg);	/* a line for the user, or NULL */
+	struct stats stats;
+	struct provider provs[LOOP_MAX_PROVIDERS];
+	struct field_filter pfilter[LOOP_MAX_PROVIDERS]; /* each provider's
+							  * view of -f */
+	size_t nprovs;
+	struct frontend fes[LOOP_MAX_FRONTENDS];	/* the selected ones */
+	bool fe_open[LOOP_MAX_FRONTENDS];
+	size_t nfes;
+	struct frontend_view need;	/* what they need together */
+	bool children;			/* child events where no front-end
+					 * asks for them (the monitor's 'x') */
+	int sigfd;
+	bool want_vms;			/* the per-guest view is shown */
+	struct ui_name *names;		/* guest names of the VMs seen */
+	size_t nnames;
+	char providers[128];		/* names of the open providers */
+	char *fields;			/* -f set in the monitor, owned */
+	struct served_set served;	/* (field, VM) read so far this refresh */
+	bool reopening;			/* the monitor changed a setting */
+	char guest[128];		/* a guest chosen in the monitor */
+	char skipped[1024];		/* providers it had to leave out */
+	char msg[2560];			/* why the last action failed */
+	bool usage;			/* ... and it is a usage error */
+};
+
+/*
+ * Builds the run: checks -p/-g against the system, blocks the signals,
+ * picks the front-ends and folds their needs into opts, then opens the
+ * front-ends and providers in the order that keeps usage errors first
+ * and the terminal free until the providers are up (none with -f help:
+ * see loop_list_fields). opts must outlive the loop. 0, or -errno with
+ * l->msg and l->usage set; after a failure only exiting is left.
+ */
+int loop_open(struct loop *l, struct options *opts,
+	      void (*say)(const char *msg));
+/* Runs until the end the front-ends' pace sets, a stop signal or the
+ * monitor's quit. 0 (also when the reader went away), or -errno with
+ * l->msg and l->usage set. */
+int loop_run(struct loop *l);
+/* -f help: opens the providers for every field, samples once and fills
+ * snap with every field seen (caller frees it before loop_close). 0, or
+ * -errno with l->msg. */
+int loop_list_fields(struct loop *l, struct snapshot *snap);
+/* Closes the front-ends (then says what waited for the terminal) and the
+ * providers, quickly, and frees the run. opts stay the caller's. */
+void loop_close(struct loop *l);
+
+/*
+ * Renders the stats to every open front-end, each snapshot as its view
+ * asks (with at_once_only, only to those that get the first sample at
+ * once). 0, or the first failure with its line in l->msg; the others
+ * still render.
+ */
+int loop_render(struct loop *l, bool at_once_only);
+
+/* What ended a wait. */
+enum loop_wake {
+	LOOP_TIMEOUT,	/* the deadline passed */
+	LOOP_STOP,	/* SIGINT or SIGTERM, or the terminal went away */
+	LOOP_INPUT,	/* a front-end asks for something: see *from */
+};
+
+/*
+ * Waits until deadline (monotonic ns), a stop signal or a request from an
+ * interactive front-end (*from, with the request in (*from)->req). SIGHUP
+ * asks every open front-end to reopen its output. 0 with *wake set, or
+ * -errno with l->msg when polling fails.
+ */
+int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
+	      struct frontend **from);
+
+#endif

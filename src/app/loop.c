@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The run, from the options to the end: open the front-ends the options
+ * select and the providers they ask for, then one loop (sample, aggregate,
+ * render a const snapshot to every open front-end, poll on a timer, the
+ * signals and the monitor's input), then close it all quickly. Which
+ * providers open and what each snapshot holds come from the provider
+ * ops and the front-ends' views; this file names neither.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "handoff.h"
+#include "loop.h"
+#include "signals.h"
+#include "util.h"
+#include "vcpu_check.h"
+#include "vm.h"
+
+/* The monitor's next screen after a key changed something. */
+#define LOOP_SOON_NS 250000000ull
+
+static void loop_say(struct loop *l, const char *msg)
+{
+	if (l->say)
+		l->say(msg);
+}
+
+/* Says why the run cannot go on: rc, with the line in l->msg. */
+__attribute__((format(printf, 4, 5)))
+static int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->msg, sizeof(l->msg), fmt, ap);
+	va_end(ap);
+	l->usage = usage;
+	return rc;
+}
+
+static void report_notices(struct loop *l)
+{
+	for (size_t i = 0; i < l->nprovs; i++) {
+		struct provider *p = &l->provs[i];
+
+		if (p->notice && p->msg[0]) {
+			loop_say(l, p->msg);
+			p->notice = false;
+			p->msg[0] = '\0';
+		}
+	}
+}
+
+/*
+ * Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
+ * supports. One asked for that cannot serve the VM chosen (by the monitor,
+ * or by -p/-g with other providers asked too: "-d -S -p PID" for a VM
+ * without stats fds) is left out and said, rather than fatal, as long as
+ * another one opens.
+ */
+static int open_providers(struct loop *l, bool all_fields)
+{
+	const struct options *o = l->opts;
+	int nasked = 0;
+	bool explicit, lenient;
+	char why[2048] = "";
+
+	for (size_t i = 0; provider_registry[i]; i++)
+		nasked += provider_asked(provider_registry[i], o);
+	explicit = nasked > 0;
+	lenient = explicit && (l->reopening || (o->pid && nasked > 1));
+	for (size_t i = 0; provider_registry[i]; i++) {
+		const struct provider_ops *ops = provider_registry[i];
+		struct provider *p;
+		int rc;
+
+		if (explicit && !provider_asked(ops, o))
+			continue;
+		if (!explicit && ops->probe && !ops->probe(o))
+			continue;
+		if (l->nprovs == ARRAY_SIZE(l->provs))
+			break;
+		p = &l->provs[l->nprovs];
+		memset(p, 0, sizeof(*p));
+		p->ops = ops;
+		p->fields = &l->stats.fields;
+		/* -f, minus the names an earlier provider counts already */
+		l->pfilter[l->nprovs] = o->filter;
+		l->pfilter[l->nprovs].claimed = &l->stats.fields;
+		l->pfilter[l->nprovs].owner = ops->name;
+		if (all_fields)
+			l->pfilter[l->nprovs].compiled = false;
+		p->filter = &l->pfilter[l->nprovs];
+		p->want_vms = o->pid != 0 || l->want_vms;
+		rc = ops->open(p, o);
+		if (rc && lenient) {
+			size_t len = strlen(l->skipped);
+
+			snprintf(l->skipped + len, sizeof(l->skipped) - len,
+				 "%s%s provider left out: %s", len ? "; " : "",
+				 ops->name,
+				 p->msg[0] ? p->msg : strerror(-rc));
+		}
+		if (rc) {
+			if (explicit && !lenient)
+				return loop_fail(l, rc, false, "%s provider: %s",
+						 ops->name, p->msg[0] ? p->msg :
+						 strerror(-rc));
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 "%s%s: %s", why[0] ? "; " : "", ops->name,
+				 p->msg[0] ? p->msg : strerror(-rc));
+			continue;
+		}
+		l->nprovs++;
+	}
+	if (!l->nprovs)
+		return loop_fail(l, -ENODEV, false,
+				 "no statistics source could be opened (%s)",
+				 why[0] ? why : "no provider supports this host");
+	l->providers[0] = '\0';
+	for (size_t i = 0; i < l->nprovs; i++)
+		snprintf(l->providers + strlen(l->providers),
+			 sizeof(l->providers) - strlen(l->providers), "%s%s",
+			 i ? " " : "", l->provs[i].ops->name);
+	return 0;
+}
+
+/* Says which providers were left out, once. */
+static void say_skipped(struct loop *l)
+{
+	if (l->skipped[0])
+		loop_say(l, l->skipped);
+	l->skipped[0] = '\0';
+}
+
+static void close_providers(struct loop *l)
+{
+	for (size_t i = 0; i < l->nprovs; i++)
+		l->provs[i].ops->close(&l->provs[i]);
+	l->nprovs = 0;
+}
+
+/* Closes the providers at once, handing the last references of perf
+ * events and BPF objects to a detached process (see handoff.h). */
+static void close_providers_fast(struct loop *l)
+{
+	struct handoff h;
+	bool kernel_fds = false;
+
+	for (size_t i = 0; i < l->nprovs; i++)
+		kernel_fds |= l->provs[i].ops->holds_kernel_fds;
+	if (!kernel_fds || handoff_start(&h)) {
+		close_providers(l);
+		return;
+	}
+	close_providers(l);
+	handoff_finish(&h);
+}
+
+/* Adds the (field, VM) pairs of set->v[from..] to what was served. */
+static void note_served(struct loop *l, size_t from)
+{
+	const struct sample_set *set = &l->stats.set;
+
+	for (size_t i = from; i < set->n; i++) {
+		const struct sample *x = &set->v[i];
+
+		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
+			served_add(&l->served, x->field, x->pid);
+	}
+	served_sort(&l->served);
+}
+
+/* One refresh: every provider reads, each told which VMs' fields the ones
+ * before it served, then the stats layer folds it all in. */
+static void sample_all(struct loop *l)
+{
+	l->served.n = 0;
+	for (size_t i = 0; i < l->nprovs; i++) {
+		struct provider *p = &l->provs[i];
+		size_t from = l->stats.set.n;
+
+		p->served = l->served.v;
+		p->nserved = l->served.n;
+		l->stats.set.src = p->ops->name;
+		if (p->ops->read(p, &l->stats.set) && p->msg[0])
+			p->notice = true;
+		note_served(l, from);
+	}
+	l->stats.set.src = NULL;
+	stats_update(&l->stats, util_now_ns());
+	if (!l->need.owns_terminal)
+		report_notices(l);
+}
+
+/* The rows fe's view asks for: the whole selection, or everything, one
+ * vCPU or per vCPU as the options say; child events where the view or
+ * the monitor's 'x' wants them. */
+static void take_snapshot(struct loop *l, const struct frontend *fe,
+			  struct snapshot *snap)
+{
+	const struct options *o = l->opts;
+	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
+	struct field_filter shown = o->filter;
+
+	/* the providers may count child events for another front-end: this
+	 * one shows what -f (and 'x') alone keep */
+	shown.children = fe->view->children || l->children;
+	if (!fe->view->whole && o->vcpu >= 0) {
+		scope.pid = o->pid;
+		scope.vcpu = o->vcpu;
+	} else if (!fe->view->whole && o->per_vcpu) {
+		scope.pid = o->pid;
+		scope.per_vcpu = true;
+	}
+	stats_snapshot_scope(&l->stats, &shown, &scope, snap);
+}
+
+/* Guest names for every VM the stats know, looked up once per pid. */
+static void update_names(struct loop *l)
+{
+	const struct stats *s = &l->stats;
+
+	for (size_t i = 0; i < s->nkeys; i++) {
+		pid_t pid = s->keys[i].pid;
+		bool known = false;
+
+		if (!pid)
+			continue;
+		for (size_t j = 0; j < l->nnames && !known; j++)
+			known = l->names[j].pid == pid;
+		if (known)
+			continue;
+		l->names = xrealloc(l->names, (l->nnames + 1) *
+				    sizeof(*l->names));
+		l->names[l->nnames].pid = pid;
+		l->names[l->nnames].name = vm_guest_name(l->opts->proc_root,
+							 pid);
+		l->nnames++;
+	}
+	for (size_t i = 0; i < l->nfes; i++) {
+		l->fes[i].names = l->names;
+		l->fes[i].nnames = l->nnames;
+	}
+}
+
+int loop_render(struct loop *l, bool at_once_only)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+		struct snapshot snap;
+		int rc;
+
+		if (!l->fe_open[i] || (at_once_only && !fe->view->at_once))
+			continue;
+		if (l->want_vms || fe->view->vms)
+			update_names(l);
+		take_snapshot(l, fe, &snap);
+		rc = fe->ops->render(fe, &snap);
+		snapshot_free(&snap);
+		if (rc && !first) {
+			first = rc;
+			loop_fail(l, rc, false, "%s", fe->msg);
+		}
+	}
+	return first;
+}
+
+/* SIGHUP: every open front-end reopens its output; a failure is said and
+ * the old output kept. */
+static void reopen_frontends(struct loop *l)
+{
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+
+		if (l->fe_open[i] && fe->ops->reopen && fe->ops->reopen(fe) < 0)
+			loop_say(l, fe->msg);
+	}
+}
+
+int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
+	      struct frontend **from)
+{
+	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS];
+	struct frontend *in[LOOP_MAX_FRONTENDS];
+	size_t nin = 0;
+
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+		int fd;
+
+		if (!l->fe_open[i] || !fe->ops->input_fd || !fe->ops->input)
+			continue;
+		fd = fe->ops->input_fd(fe);
+		if (fd < 0)
+			continue;
+		in[nin] = fe;
+		pfd[1 + nin].fd = fd;
+		pfd[1 + nin].events = POLLIN;
+		nin++;
+	}
+	pfd[0].fd = l->sigfd;
+	pfd[0].events = POLLIN;
+	for (;;) {
+		uint64_t now = util_now_ns();
+		enum signals_event ev;
+		int timeout, n;
+
+		if (now >= deadline) {
+			*wake = LOOP_TIMEOUT;
+			return 0;
+		}
+		timeout = (int)((deadline - now + 999999) / 1000000);
+		n = poll(pfd, 1 + nin, timeout);
+		if (n < 0 && errno != EINTR)
+			return loop_fail(l, -errno, false, "poll: %s",
+					 strerror(errno));
+		if (n <= 0)
+			continue;
+		while ((ev = signals_next(l->sigfd)) != SIGNALS_NONE) {
+			if (ev == SIGNALS_HUP) {
+				reopen_frontends(l);
+				continue;
+			}
+			*wake = LOOP_STOP;
+			return 0;
+		}
+		for (size_t i = 0; i < nin; i++) {
+			/* the terminal went away (its window closed): end,
+			 * do not spin on a descriptor that is always ready */
+			if (pfd[1 + i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+				*wake = LOOP_STOP;
+				return 0;
+			}
+			if ((pfd[1 + i].revents & POLLIN) &&
+			    in[i]->ops->input(in[i]) != UI_NONE) {
+				*wake = LOOP_INPUT;
+				*from = in[i];
+				return 0;
+			}
+		}
+	}
+}
+
+static uint64_t delay_ns(const struct loop *l)
+{
+	return (uint64_t)(l->opts->delay * 1e9 + 0.5);
+}
+
+/* The first sample, then --vcpu checked against what it found. */
+static int first_sample(struct loop *l)
+{
+	sample_all(l);
+	if (vcpu_check(&l->stats, l->opts, l->msg, sizeof(l->msg))) {
+		l->usage = true;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One interval, then one render; as -1 always did, a write that fails
+ * ends the run quietly. */
+static int run_once(struct loop *l)
+{
+	struct frontend *from;
+	enum loop_wake wake;
+	int rc;
+
+	rc = first_sample(l);
+	if (!rc)
+		rc = loop_wait(l, util_now_ns() + delay_ns(l), &wake, &from);
+	if (rc || wake == LOOP_STOP)
+		return rc;
+	sample_all(l);
+	loop_render(l, false);
+	return 0;
+}
+
+/* A render every interval until stopped; the reader going away is a
+ * quiet end, another write failure the run's. */
+static int run_every(struct loop *l)
+{
+	struct frontend *from;
+	enum loop_wake wake;
+	uint64_t deadline;
+	bool more = true;
+	int rc;
+
+	rc = first_sample(l);
+	if (rc)
+		return rc;
+	/* scrapes get the first sample at once, not after a delay */
+	rc = loop_render(l, true);
+	deadline = util_now_ns() + delay_ns(l);
+	while (!rc && more) {
+		uint64_t now;
+
+		rc = loop_wait(l, deadline, &wake, &from);
+		if (rc)
+			return rc;
+		/* a stop request still renders the partial interval: no
+		 * count is lost between the last line and the end */
+		more = wake != LOOP_STOP;
+		sample_all(l);
+		rc = loop_render(l, false);
+		now = util_now_ns();
+		deadline += delay_ns(l);
+		if (deadline <= now)
+			deadline = now + delay_ns(l);
+	}
+	return rc == -EPIPE ? 0 : rc;
+}
+
+/* Providers again after the monitor changed what they must count; the
+ * counts restart from zero, as in kvm_stat. */
+static int reopen_providers(struct loop *l)
+{
+	int rc;
+
+	close_providers_fast(l);
+	stats_free(&l->stats);
+	stats_init(&l->stats, l->opts->include_past);
+	l->skipped[0] = '\0';
+	l->reopening = true;
+	rc = open_providers(l, false);
+	l->reopening = false;
+	if (rc)
+		return rc;
+	sample_all(l);
+	return 0;
+}
+
+/* Carries out what a key asked for; *quit when it asks for the end. */
+static int handle_request(struct loop *l, const struct ui_request *req,
+			  bool *quit)
+{
+	struct options *o = l->opts;
+	char err[256];
+
+	*quit = false;
+	switch (req->action) {
+	case UI_QUIT:
+		*quit = true;
+		break;
+	case UI_RESET:
+		stats_reset(&l->stats);
+		break;
+	case UI_SET_DELAY:
+		o->delay = req->delay;
+		break;
+	case UI_CLEAR:
+		o->pid = 0;
+		o->guest = NULL;
+		/* fall through */
+	case UI_SET_FILTER:
+		free(l->fields);
+		l->fields = req->action == UI_SET_FILTER && req->filter[0] ?
+			xstrdup(req->filter) : NULL;
+		o->fields = l->fields;
+		if (filter_set(&o->filter, o->fields ? o->fields :
+			       FILTER_DEFAULT, err, sizeof(err)))
+			break;
+		return reopen_providers(l);
+	case UI_SET_PID:
+		o->pid = req->pid;
+		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
+		o->guest = l->guest[0] ? l->guest : NULL;
+		return reopen_providers(l);
+	case UI_SET_CHILDREN:
+		l->children = req->on;
+		o->filter.children = req->on || l->need.children;
+		return reopen_providers(l);
+	case UI_SET_VMS:
+		l->want_vms = req->on || l->need.vms;
+		return reopen_providers(l);
+	case UI_REFRESH:
+	case UI_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* The monitor: the first screen at once, the next after 0.25 s, then
+ * every delay; keys may ask for a refresh, a reset, other settings or the
+ * end. */
+static int run_interactive(struct loop *l)
+{
+	uint64_t deadline;
+	int rc;
+
+	rc = first_sample(l);
+	if (rc)
+		return rc;
+	loop_render(l, true);
+	deadline = util_now_ns() + LOOP_SOON_NS;
+	for (;;) {
+		struct frontend *from;
+		enum loop_wake wake;
+		enum ui_action act;
+		bool quit;
+
+		rc = loop_wait(l, deadline, &wake, &from);
+		if (rc || wake == LOOP_STOP)
+			return rc;
+		if (wake == LOOP_INPUT) {
+			act = from->req.action;
+			rc = handle_request(l, &from->req, &quit);
+			if (rc || quit)
+				return rc;
+			if (act != UI_REFRESH && act != UI_RESET) {
+				loop_render(l, false);
+				if (act != UI_SET_DELAY)
+					deadline = util_now_ns() + LOOP_SOON_NS;
+				else
+					deadline = util_now_ns() + delay_ns(l);
+				continue;
+			}
+			if (act == UI_RESET) {
+				loop_render(l, false);
+				continue;
+			}
+		}
+		sample_all(l);
+		loop_render(l, false);
+		deadline = util_now_ns() + delay_ns(l);
+	}
+}
+
+int loop_run(struct loop *l)
+{
+	switch (l->need.pace) {
+	case FRONTEND_ONCE:
+		return run_once(l);
+	case FRONTEND_INTERACTIVE:
+		return run_interactive(l);
+	case FRONTEND_EVERY:
+		break;
+	}
+	return run_every(l);
+}
+
+/* -p/-g against the running system: a usage error when they name no VM. */
+static int resolve_vm(struct loop *l)
+{
+	struct options *o = l->opts;
+	char err[512];
+	pid_t pid;
+	int rc;
+
+	if (o->guest) {
+		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, err,
+				      sizeof(err));
+		if (rc)
+			return loop_fail(l, rc, true, "%s", err);
+		o->pid = pid;
+	} else if (o->pid) {
+		/* a provider that checks -p itself needs no root (QMP
+		 * matches sockets to the pid by their peer), and
+		 * /proc/PID/fd may be unreadable: when only such providers
+		 * are asked for, they judge */
+		bool checked = false, others = false;
+
+		for (size_t i = 0; provider_registry[i]; i++) {
+			const struct provider_ops *ops = provider_registry[i];
+
+			if (!provider_asked(ops, o))
+				continue;
+			checked |= ops->own_pid_check;
+			others |= !ops->own_pid_check;
+		}
+		rc = vm_resolve_pid(o->proc_root, o->pid, err, sizeof(err));
+		if (rc && (others || !checked))
+			return loop_fail(l, rc, true, "%s", err);
+	}
+	return 0;
+}
+
+/* Opens the selected front-ends that own the terminal (late) or not. */
+static int open_frontends(struct loop *l, bool late)
+{
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+		int rc;
+
+		if (fe->view->owns_terminal != late)
+			continue;
+		rc = fe->ops->open(fe, l->opts);
+		if (rc)
+			return loop_fail(l, rc, !fe->runtime, "%s", fe->msg);
+		l->fe_open[i] = true;
+	}
+	return 0;
+}
+
+int loop_open(struct loop *l, struct options *opts,
+	      void (*say)(const char *msg))
+{
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	l->opts = opts;
+	l->say = say;
+	l->sigfd = -1;
+	rc = resolve_vm(l);
+	if (rc)
+		return rc;
+	rc = signals_open();
+	if (rc < 0)
+		return loop_fail(l, rc, false, "signalfd: %s", strerror(-rc));
+	l->sigfd = rc;
+	handoff_raise_nofile();
+	l->nfes = frontend_select(opts, l->fes, LOOP_MAX_FRONTENDS);
+	frontend_needs(l->fes, l->nfes, &l->need);
+	for (size_t i = 0; i < l->nfes; i++)
+		l->fes[i].providers = l->providers;
+	/* what the front-ends need the providers to count */
+	l->children = opts->filter.children;
+	if (l->need.past)
+		opts->include_past = true;
+	if (l->need.children)
+		opts->filter.children = true;
+	l->want_vms = l->need.vms;
+	stats_init(&l->stats, opts->include_past);
+	if (opts->fields_help)
+		return 0;
+
+	/* a bad -L file is a usage error before anything opens; the
+	 * monitor takes the terminal only once the providers are up */
+	rc = open_frontends(l, false);
+	if (!rc)
+		rc = open_providers(l, false);
+	if (rc)
+		return rc;
+	if (!l->need.owns_terminal)
+		say_skipped(l);		/* before any output */
+	return open_frontends(l, true);
+}
+
+int loop_list_fields(struct loop *l, struct snapshot *snap)
+{
+	int rc = open_providers(l, true);
+
+	if (rc)
+		return rc;
+	sample_all(l);
+	stats_snapshot(&l->stats, NULL, snap);
+	return 0;
+}
+
+void loop_close(struct loop *l)
+{
+	bool ran = false;
+
+	for (size_t i = l->nfes; i-- > 0;) {
+		if (!l->fe_open[i])
+			continue;
+		l->fes[i].ops->close(&l->fes[i]);
+		l->fe_open[i] = false;
+		ran = true;
+	}
+	if (ran) {
+		/* what waited for the terminal */
+		report_notices(l);
+		say_skipped(l);
+	}
+	close_providers_fast(l);
+	for (size_t i = 0; i < l->nnames; i++)
+		free(l->names[i].name);
+	free(l->names);
+	l->names = NULL;
+	l->nnames = 0;
+	free(l->fields);
+	l->fields = NULL;
+	stats_free(&l->stats);
+	served_free(&l->served);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	l->sigfd = -1;
+}

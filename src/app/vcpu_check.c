@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --vcpu N is checked once the providers have read: a usage error lists
+ * the vCPUs that exist, so the user can pick one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "vcpu_check.h"
+#include "vm.h"
+
+/* The vCPU indices of VM pid from its threads, else from debugfs; caller
+ * frees *out (never NULL). */
+static size_t vcpu_check_threads(const struct options *o, int **out)
+{
+	struct vm_info vi = { .pid = o->pid };
+	size_t n = 0;
+	int *v;
+
+	vm_load_vcpus(o->proc_root, &vi);
+	if (!vi.nvcpus)
+		vm_load_vcpus_debugfs(o->debugfs_root, &vi);
+	v = xcalloc(vi.nvcpus + 1, sizeof(*v));
+	for (size_t i = 0; i < vi.nvcpus; i++)
+		v[n++] = vi.vcpus[i].index;
+	vm_info_clear(&vi);
+	*out = v;
+	return n;
+}
+
+int vcpu_check(const struct stats *s, const struct options *o, char *err,
+	       size_t errlen)
+{
+	char list[256] = "";
+	int *v;
+	size_t n;
+
+	if (o->vcpu < 0)
+		return 0;
+	n = stats_vcpus_of(s, o->pid, &v);
+	if (!n) {
+		/* nothing counted yet: the VM's named threads tell */
+		free(v);
+		n = vcpu_check_threads(o, &v);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == o->vcpu) {
+			free(v);
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%d", i ? " " : "", v[i]);
+	}
+	free(v);
+	snprintf(err, errlen, "VM %d has no vCPU %d (%s%s)", o->pid, o->vcpu,
+		 n ? "its vCPUs: " : "no vCPU is known: ",
+		 n ? list : "name its threads or use debugfs");
+	return -EINVAL;
+}
