@@ -27,7 +27,8 @@ struct field_filter {
 	const char *owner;
 };
 
-/* 0, or -EINVAL with a readable reason in err. */
+/* 0, or -EINVAL with a readable reason in err when the pattern is bad (f
+ * is left as it was), or -ENOMEM (f is left unset). */
 int filter_set(struct field_filter *f, const char *pattern, char *err,
 	       size_t errlen);
 void filter_free(struct field_filter *f);

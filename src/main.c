@@ -44,6 +44,7 @@ struct run {
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
 	struct exporter *exp;		/* --listen, or NULL */
+	struct field_filter shown;	/* --listen: -f without child events */
 	struct served_set served;	/* (field, VM) read so far this refresh */
 	bool reopening;			/* the monitor changed a setting */
 	char guest[128];		/* a guest chosen in the monitor */
@@ -302,10 +303,8 @@ static void take_snapshot(struct run *r, struct snapshot *snap)
 	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
 	/* the exporter has the providers count child events for its reason
 	 * labels; the text and JSON output show what -f alone keeps */
-	struct field_filter shown = r->opts.filter;
+	const struct field_filter *shown = r->exp ? &r->shown : &r->opts.filter;
 
-	if (r->exp)
-		shown.children = false;
 	if (r->opts.vcpu >= 0) {
 		scope.pid = r->opts.pid;
 		scope.vcpu = r->opts.vcpu;
@@ -313,7 +312,7 @@ static void take_snapshot(struct run *r, struct snapshot *snap)
 		scope.pid = r->opts.pid;
 		scope.per_vcpu = true;
 	}
-	stats_snapshot_scope(&r->stats, &shown, &scope, snap);
+	stats_snapshot_scope(&r->stats, shown, &scope, snap);
 }
 
 /* --vcpu N must name a vCPU the providers know for the VM (after the
@@ -694,6 +693,9 @@ int main(int argc, char **argv)
 		/* counters a scraper can rate(): totals since each VM started
 		 * where the source knows them; child events as reasons */
 		r.opts.include_past = true;
+		if (filter_set(&r.shown, r.opts.filter.pattern, err,
+			       sizeof(err)))
+			util_die("%s", err);
 		r.opts.filter.children = true;
 	}
 	/* JSON and metrics carry the per-VM and per-vCPU breakdowns */
@@ -768,6 +770,7 @@ int main(int argc, char **argv)
 	free(r.fields);
 	stats_free(&r.stats);
 	served_free(&r.served);
+	filter_free(&r.shown);
 	options_free(&r.opts);
 	return 0;
 }

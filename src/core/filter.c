@@ -11,26 +11,37 @@
 #include "filter.h"
 #include "util.h"
 
+/*
+ * The regex is compiled where it lives (a regex_t is not promised to
+ * survive a copy); a trial compile first leaves f as it was when the
+ * pattern is bad.
+ */
 int filter_set(struct field_filter *f, const char *pattern, char *err,
 	       size_t errlen)
 {
-	struct field_filter n = { 0 };
+	regex_t trial;
+	char why[128];
 	int rc;
 
-	rc = regcomp(&n.re, pattern, REG_EXTENDED);
+	rc = regcomp(&trial, pattern, REG_EXTENDED);
 	if (rc) {
-		char why[128];
-
-		regerror(rc, &n.re, why, sizeof(why));
+		regerror(rc, &trial, why, sizeof(why));
 		snprintf(err, errlen, "invalid regular expression \"%s\": %s",
 			 pattern, why);
 		return -EINVAL;
 	}
-	n.compiled = true;
-	n.pattern = xstrdup(pattern);
-	n.children = f->children;
+	regfree(&trial);
 	filter_free(f);
-	*f = n;
+	rc = regcomp(&f->re, pattern, REG_EXTENDED);
+	if (rc) {
+		/* it compiled a moment ago: only memory can be short */
+		regerror(rc, &f->re, why, sizeof(why));
+		snprintf(err, errlen, "cannot compile \"%s\": %s", pattern,
+			 why);
+		return -ENOMEM;
+	}
+	f->compiled = true;
+	f->pattern = xstrdup(pattern);
 	return 0;
 }
 
