@@ -33,7 +33,6 @@ struct run {
 	struct options opts;
 	struct stats stats;
 	struct provider provs[8];
-	struct field_filter pfilter[8];	/* each provider's view of -f */
 	size_t nprovs;
 	struct frontend fe;
 	bool fe_open;
@@ -45,7 +44,6 @@ struct run {
 	char *fields;			/* -f set in the monitor, owned */
 	struct exporter *exp;		/* --listen, or NULL */
 	struct field_filter shown;	/* --listen: -f without child events */
-	struct served_set served;	/* (field, VM) read so far this refresh */
 	bool reopening;			/* the monitor changed a setting */
 	char guest[128];		/* a guest chosen in the monitor */
 	char skipped[1024];		/* providers it had to leave out */
@@ -132,13 +130,10 @@ static void open_providers(struct run *r, bool all_fields)
 		memset(p, 0, sizeof(*p));
 		p->ops = ops;
 		p->fields = &r->stats.fields;
-		/* -f, minus the names an earlier provider counts already */
-		r->pfilter[r->nprovs] = o->filter;
-		r->pfilter[r->nprovs].claimed = &r->stats.fields;
-		r->pfilter[r->nprovs].owner = ops->name;
-		if (all_fields)
-			r->pfilter[r->nprovs].compiled = false;
-		p->filter = &r->pfilter[r->nprovs];
+		/* -f (all_fields: every field); the names an earlier provider
+		 * declared are that one's (the arbiter says) */
+		p->filter = all_fields ? NULL : &o->filter;
+		p->arbiter = &r->stats.arbiter;
 		p->want_vms = o->pid != 0 || r->want_vms;
 		rc = ops->open(p, o);
 		if (rc && lenient) {
@@ -261,35 +256,17 @@ static void close_providers_fast(struct run *r)
 	close(pfd[1]);
 }
 
-/* Adds the (field, VM) pairs of set->v[from..] to what was served. */
-static void note_served(struct run *r, size_t from)
-{
-	const struct sample_set *set = &r->stats.set;
-
-	for (size_t i = from; i < set->n; i++) {
-		const struct sample *x = &set->v[i];
-
-		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
-			served_add(&r->served, x->field, x->pid);
-	}
-	served_sort(&r->served);
-}
-
-/* One refresh: every provider reads, each told which VMs' fields the ones
- * before it served, then the stats layer folds it all in. */
+/* One refresh: every provider reads, the arbiter noting after each what
+ * it served for the ones after it, then the stats layer folds it all in. */
 static void sample_all(struct run *r)
 {
-	r->served.n = 0;
 	for (size_t i = 0; i < r->nprovs; i++) {
 		struct provider *p = &r->provs[i];
-		size_t from = r->stats.set.n;
 
-		p->served = r->served.v;
-		p->nserved = r->served.n;
 		r->stats.set.src = p->ops->name;
 		if (p->ops->read(p, &r->stats.set) && p->msg[0])
 			p->notice = true;
-		note_served(r, from);
+		arbiter_note(&r->stats.arbiter, &r->stats.set);
 	}
 	r->stats.set.src = NULL;
 	stats_update(&r->stats, util_now_ns());
@@ -708,7 +685,6 @@ int main(int argc, char **argv)
 		list_fields(&r);
 		close_providers_fast(&r);
 		stats_free(&r.stats);
-		served_free(&r.served);
 		return 0;
 	}
 
@@ -769,7 +745,6 @@ int main(int argc, char **argv)
 	free(r.names);
 	free(r.fields);
 	stats_free(&r.stats);
-	served_free(&r.served);
 	filter_free(&r.shown);
 	options_free(&r.opts);
 	return 0;

@@ -40,18 +40,16 @@ int filter_set(struct field_filter *f, const char *pattern, char *err,
 			 why);
 		return -ENOMEM;
 	}
-	f->compiled = true;
 	f->pattern = xstrdup(pattern);
 	return 0;
 }
 
 void filter_free(struct field_filter *f)
 {
-	if (f->compiled)
+	if (f->pattern)
 		regfree(&f->re);
 	free(f->pattern);
 	f->pattern = NULL;
-	f->compiled = false;
 }
 
 static bool filter_match_start(const struct field_filter *f, const char *name)
@@ -64,30 +62,12 @@ static bool filter_match_start(const struct field_filter *f, const char *name)
 	return m.rm_so == 0;
 }
 
-bool filter_claimed(const struct field_filter *f, const char *name)
-{
-	int id;
-
-	if (!f || !f->claimed || !f->owner)
-		return false;
-	id = field_table_find(f->claimed, name);
-	return id >= 0 && f->claimed->v[id].provider &&
-	       strcmp(f->claimed->v[id].provider, f->owner);
-}
-
 bool filter_match(const struct field_filter *f, const char *name)
-{
-	return !filter_claimed(f, name) && filter_match_any(f, name);
-}
-
-bool filter_match_any(const struct field_filter *f, const char *name)
 {
 	const char *paren;
 	char parent[128];
 
-	if (!f)
-		return true;
-	if (!f->compiled)
+	if (!f || !f->pattern)
 		return true;
 	if (filter_match_start(f, name))
 		return true;
