@@ -30,8 +30,6 @@ struct loop {
 	void (*say)(const char *msg);	/* a line for the user, or NULL */
 	struct stats stats;
 	struct provider provs[LOOP_MAX_PROVIDERS];
-	struct field_filter pfilter[LOOP_MAX_PROVIDERS]; /* each provider's
-							  * view of -f */
 	size_t nprovs;
 	struct frontend fes[LOOP_MAX_FRONTENDS];	/* the selected ones */
 	bool fe_open[LOOP_MAX_FRONTENDS];
@@ -45,7 +43,6 @@ struct loop {
 	size_t nnames;
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
-	struct served_set served;	/* (field, VM) read so far this refresh */
 	bool reopening;			/* the monitor changed a setting */
 	char guest[128];		/* a guest chosen in the monitor */
 	char skipped[1024];		/* providers it had to leave out */

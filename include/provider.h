@@ -14,6 +14,7 @@
 #include "filter.h"
 #include "sample.h"
 
+struct arbiter;
 struct options;
 struct provider;
 
@@ -24,7 +25,7 @@ struct provider_ops {
 	bool (*asked)(const struct options *opts);
 	/* Usable on this host with these options? (cheap, no side effects) */
 	bool (*probe)(const struct options *opts);
-	/* Opens the events p->filter selects and interns their names. */
+	/* Opens the events it wants (provider_wants()), interning names. */
 	int (*open)(struct provider *p, const struct options *opts);
 	/* Pushes one raw reading per field (pid 0) and breakdowns. */
 	int (*read)(struct provider *p, struct sample_set *out);
@@ -43,13 +44,12 @@ struct provider {
 	const struct provider_ops *ops;
 	void *priv;				/* the provider's own state */
 	struct field_table *fields;		/* where open() interns names */
-	const struct field_filter *filter;	/* fields wanted */
+	/* -f, shared with the other providers (NULL: every field) */
+	const struct field_filter *filter;
+	/* who owns which field and what was served so far in this refresh
+	 * (NULL: this provider alone, owning what it declares) */
+	const struct arbiter *arbiter;
 	bool want_vms;				/* also report per-VM/vCPU */
-	/* Sorted (field, VM) pairs the providers read before this one in
-	 * this refresh served: a provider filling in claimed fields (see
-	 * filter_claimed()) need not read those. Set before each read(). */
-	const struct served_key *served;
-	size_t nserved;
 	char msg[PROVIDER_MSG_MAX];		/* error or notice text */
 	bool notice;				/* msg holds a notice to show once */
 };
@@ -61,7 +61,13 @@ const struct provider_ops *provider_find(const char *name);
 /* Whether the options name this provider (ops->asked says so). */
 bool provider_asked(const struct provider_ops *ops,
 		    const struct options *opts);
-/* Whether (field, pid) is in p->served. */
+/* Whether p is to count name: the filter keeps it and no other provider
+ * owns it. */
+bool provider_wants(const struct provider *p, const char *name);
+/* Whether another provider owns name: p may read it only to fill in the
+ * VMs that one does not serve (arbiter.h). */
+bool provider_claimed(const struct provider *p, const char *name);
+/* Whether a provider read before p in this refresh served (field, pid). */
 bool provider_served(const struct provider *p, int field, pid_t pid);
 /* Sets p->msg (and marks a notice when notice is true). */
 void provider_msg(struct provider *p, bool notice, const char *fmt, ...)

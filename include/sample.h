@@ -39,7 +39,8 @@ struct field_info {
 	char *name;		/* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
 	int parent;		/* field id of the parent event, or -1 */
 	enum field_type type;
-	const char *provider;	/* name of the provider that declared it */
+	const char *provider;	/* the provider that declared it: its owner
+				 * (see arbiter.h) */
 	/* Units, from providers that know them (0 = plain count). */
 	enum field_unit unit;
 	int exponent;		/* raw value x base^exponent is in unit */
@@ -94,26 +95,6 @@ int field_table_find(const struct field_table *t, const char *name);
 /* The info of an id, for providers to set units and histogram shape right
  * after interning. */
 struct field_info *field_table_info(struct field_table *t, int id);
-
-/* A field of one VM; a sorted set of them says which VMs' fields some
- * readings served (providers before another in a refresh, or a field's
- * owner). */
-struct served_key {
-	int field;
-	pid_t pid;
-};
-
-struct served_set {
-	struct served_key *v;
-	size_t n, cap;
-};
-
-void served_add(struct served_set *s, int field, pid_t pid);
-/* Sorts and drops repeats: ready for served_has(). */
-void served_sort(struct served_set *s);
-/* Whether (field, pid) is among the n sorted keys v. */
-bool served_has(const struct served_key *v, size_t n, int field, pid_t pid);
-void served_free(struct served_set *s);
 
 void sample_set_init(struct sample_set *s, struct field_table *fields);
 void sample_set_free(struct sample_set *s);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "arbiter.h"
 #include "filter.h"
 #include "sample.h"
 
@@ -43,11 +44,9 @@ struct stats {
 	size_t nkeys, cap;
 	uint32_t *slot;			/* index + 1, 0 = empty */
 	size_t cap_slot;
-	/* arbitration scratch: (field, pid) the owners served this refresh,
-	 * and per field what its owner reported (a total, VMs) */
-	struct served_set owned;
-	unsigned char *brk;
-	size_t capbrk;
+	/* which provider's readings count; providers ask it during a
+	 * refresh (provider.arbiter), stats_update() ends its refresh */
+	struct arbiter arbiter;
 	bool include_past;		/* -i: totals include the past */
 	unsigned long refreshes;	/* completed updates */
 	uint64_t now_ns, interval_ns;	/* monotonic time of the last update */
@@ -58,11 +57,10 @@ void stats_init(struct stats *s, bool include_past);
 void stats_free(struct stats *s);
 /*
  * Folds s->set (then clears it) into the cells; now_ns is CLOCK_MONOTONIC.
- * A field has one owner, the provider that declared it (field_info.
- * provider); samples another provider read (sample.src) only fill in the
- * VMs the owner did not serve in this refresh: they count per VM and vCPU
- * and add to the field's total. An owner that reports a total but no VM
- * breakdown sees every VM, and the others' readings of it are dropped.
+ * Only what s->arbiter keeps is folded: the owners' readings as they are,
+ * then the fill-ins, which count per VM and vCPU and add their VM-wide
+ * values to the field's total (a counter by what it counted, a gauge by
+ * its value, a peak by the largest). Ends the arbiter's refresh.
  */
 void stats_update(struct stats *s, uint64_t now_ns);
 /* Sets every shown total to zero from now ('r' in the monitor). */

@@ -90,13 +90,10 @@ static int open_providers(struct loop *l, bool all_fields)
 		memset(p, 0, sizeof(*p));
 		p->ops = ops;
 		p->fields = &l->stats.fields;
-		/* -f, minus the names an earlier provider counts already */
-		l->pfilter[l->nprovs] = o->filter;
-		l->pfilter[l->nprovs].claimed = &l->stats.fields;
-		l->pfilter[l->nprovs].owner = ops->name;
-		if (all_fields)
-			l->pfilter[l->nprovs].compiled = false;
-		p->filter = &l->pfilter[l->nprovs];
+		/* -f (all_fields: every field); the names an earlier provider
+		 * declared are that one's (the arbiter says) */
+		p->filter = all_fields ? NULL : &o->filter;
+		p->arbiter = &l->stats.arbiter;
 		p->want_vms = o->pid != 0 || l->want_vms;
 		rc = ops->open(p, o);
 		if (rc && lenient) {
@@ -163,35 +160,17 @@ static void close_providers_fast(struct loop *l)
 	handoff_finish(&h);
 }
 
-/* Adds the (field, VM) pairs of set->v[from..] to what was served. */
-static void note_served(struct loop *l, size_t from)
-{
-	const struct sample_set *set = &l->stats.set;
-
-	for (size_t i = from; i < set->n; i++) {
-		const struct sample *x = &set->v[i];
-
-		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
-			served_add(&l->served, x->field, x->pid);
-	}
-	served_sort(&l->served);
-}
-
-/* One refresh: every provider reads, each told which VMs' fields the ones
- * before it served, then the stats layer folds it all in. */
+/* One refresh: every provider reads, the arbiter noting after each what
+ * it served for the ones after it, then the stats layer folds it all in. */
 static void sample_all(struct loop *l)
 {
-	l->served.n = 0;
 	for (size_t i = 0; i < l->nprovs; i++) {
 		struct provider *p = &l->provs[i];
-		size_t from = l->stats.set.n;
 
-		p->served = l->served.v;
-		p->nserved = l->served.n;
 		l->stats.set.src = p->ops->name;
 		if (p->ops->read(p, &l->stats.set) && p->msg[0])
 			p->notice = true;
-		note_served(l, from);
+		arbiter_note(&l->stats.arbiter, &l->stats.set);
 	}
 	l->stats.set.src = NULL;
 	stats_update(&l->stats, util_now_ns());
@@ -680,7 +659,6 @@ void loop_close(struct loop *l)
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);
-	served_free(&l->served);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
 	l->sigfd = -1;

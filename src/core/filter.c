@@ -11,36 +11,45 @@
 #include "filter.h"
 #include "util.h"
 
+/*
+ * The regex is compiled where it lives (a regex_t is not promised to
+ * survive a copy); a trial compile first leaves f as it was when the
+ * pattern is bad.
+ */
 int filter_set(struct field_filter *f, const char *pattern, char *err,
 	       size_t errlen)
 {
-	struct field_filter n = { 0 };
+	regex_t trial;
+	char why[128];
 	int rc;
 
-	rc = regcomp(&n.re, pattern, REG_EXTENDED);
+	rc = regcomp(&trial, pattern, REG_EXTENDED);
 	if (rc) {
-		char why[128];
-
-		regerror(rc, &n.re, why, sizeof(why));
+		regerror(rc, &trial, why, sizeof(why));
 		snprintf(err, errlen, "invalid regular expression \"%s\": %s",
 			 pattern, why);
 		return -EINVAL;
 	}
-	n.compiled = true;
-	n.pattern = xstrdup(pattern);
-	n.children = f->children;
+	regfree(&trial);
 	filter_free(f);
-	*f = n;
+	rc = regcomp(&f->re, pattern, REG_EXTENDED);
+	if (rc) {
+		/* it compiled a moment ago: only memory can be short */
+		regerror(rc, &f->re, why, sizeof(why));
+		snprintf(err, errlen, "cannot compile \"%s\": %s", pattern,
+			 why);
+		return -ENOMEM;
+	}
+	f->pattern = xstrdup(pattern);
 	return 0;
 }
 
 void filter_free(struct field_filter *f)
 {
-	if (f->compiled)
+	if (f->pattern)
 		regfree(&f->re);
 	free(f->pattern);
 	f->pattern = NULL;
-	f->compiled = false;
 }
 
 static bool filter_match_start(const struct field_filter *f, const char *name)
@@ -53,30 +62,12 @@ static bool filter_match_start(const struct field_filter *f, const char *name)
 	return m.rm_so == 0;
 }
 
-bool filter_claimed(const struct field_filter *f, const char *name)
-{
-	int id;
-
-	if (!f || !f->claimed || !f->owner)
-		return false;
-	id = field_table_find(f->claimed, name);
-	return id >= 0 && f->claimed->v[id].provider &&
-	       strcmp(f->claimed->v[id].provider, f->owner);
-}
-
 bool filter_match(const struct field_filter *f, const char *name)
-{
-	return !filter_claimed(f, name) && filter_match_any(f, name);
-}
-
-bool filter_match_any(const struct field_filter *f, const char *name)
 {
 	const char *paren;
 	char parent[128];
 
-	if (!f)
-		return true;
-	if (!f->compiled)
+	if (!f || !f->pattern)
 		return true;
 	if (filter_match_start(f, name))
 		return true;

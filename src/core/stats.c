@@ -17,6 +17,7 @@ void stats_init(struct stats *s, bool include_past)
 	memset(s, 0, sizeof(*s));
 	field_table_init(&s->fields);
 	sample_set_init(&s->set, &s->fields);
+	arbiter_init(&s->arbiter, &s->fields);
 	s->include_past = include_past;
 }
 
@@ -28,8 +29,7 @@ void stats_free(struct stats *s)
 	free(s->keys);
 	free(s->cells);
 	free(s->slot);
-	served_free(&s->owned);
-	free(s->brk);
+	arbiter_free(&s->arbiter);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -147,17 +147,6 @@ static void cell_update(struct stat_cell *c, enum field_type type,
 	c->fresh = true;
 }
 
-/* What a field's owner reported in this refresh (stats.brk). */
-enum { OWNER_TOTAL = 1, OWNER_BY_VM = 2 };
-
-/* Whether x comes from its field's owner (or from an unnamed source). */
-static bool sample_is_owners(const struct stats *s, const struct sample *x)
-{
-	const char *owner = s->fields.v[x->field].provider;
-
-	return !x->src || !owner || x->src == owner || !strcmp(x->src, owner);
-}
-
 /* Folds x into c, the cell of its scope. */
 static void fold_into(struct stats *s, struct stat_cell *c,
 		      const struct sample *x, bool initial)
@@ -178,9 +167,10 @@ static void fold_sample(struct stats *s, const struct sample *x, bool initial)
 }
 
 /*
- * A reading of a claimed field by another provider than its owner: kept
- * for a VM the owner did not serve in this refresh, and then added to the
- * field's total (a counter by what it counted, a gauge by its value).
+ * A reading the arbiter lets fill in a VM the field's owner did not serve
+ * (x->pid != 0): folded into its VM's or vCPU's cell, and a VM-wide one
+ * is added to the field's total (a counter by what it counted, a gauge by
+ * its value, a peak by the largest). Comes after the owners' readings.
  */
 static void fill_in(struct stats *s, const struct sample *x, bool initial)
 {
@@ -188,12 +178,6 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 	struct stat_cell *c, *sum = &s->sum[x->field];
 	uint64_t before;
 
-	if (!x->pid)
-		return;		/* the owner's total stands */
-	if (s->brk[x->field] == OWNER_TOTAL)
-		return;		/* a total without breakdown sees every VM */
-	if (served_has(s->owned.v, s->owned.n, x->field, x->pid))
-		return;		/* the owner served this VM */
 	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
 	before = c->seen ? c->total : 0;
 	fold_into(s, c, x, initial);
@@ -216,47 +200,18 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 	sum->fresh = true;
 }
 
-/* Whether every reading of this refresh is its field owner's (the usual
- * case: nothing to arbitrate). */
-static bool owners_only(const struct stats *s)
-{
-	for (size_t i = 0; i < s->set.n; i++)
-		if (!sample_is_owners(s, &s->set.v[i]))
-			return false;
-	return true;
-}
-
-/* The owners' readings first, noting which VMs they served; then the
- * others' fill in the rest. */
+/* The readings the arbiter counts as they are, then the ones it lets fill
+ * in (they add to totals the owners' readings set). */
 static void fold_arbitrated(struct stats *s, bool initial)
 {
-	if (s->capbrk < s->nsum) {
-		s->capbrk = s->nsum;
-		s->brk = xrealloc(s->brk, s->capbrk);
-	}
-	if (s->nsum)
-		memset(s->brk, 0, s->nsum);
-	s->owned.n = 0;
-	for (size_t i = 0; i < s->set.n; i++) {
-		const struct sample *x = &s->set.v[i];
+	const struct arbiter *a = &s->arbiter;
 
-		if (!sample_is_owners(s, x))
-			continue;
-		if (x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
-			served_add(&s->owned, x->field, x->pid);
-			s->brk[x->field] |= OWNER_BY_VM;
-		} else if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS) {
-			s->brk[x->field] |= OWNER_TOTAL;
-		}
-		fold_sample(s, x, initial);
-	}
-	served_sort(&s->owned);
-	for (size_t i = 0; i < s->set.n; i++) {
-		const struct sample *x = &s->set.v[i];
-
-		if (!sample_is_owners(s, x))
-			fill_in(s, x, initial);
-	}
+	for (size_t i = 0; i < s->set.n; i++)
+		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_COUNT)
+			fold_sample(s, &s->set.v[i], initial);
+	for (size_t i = 0; i < s->set.n; i++)
+		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_FILL_IN)
+			fill_in(s, &s->set.v[i], initial);
 }
 
 void stats_update(struct stats *s, uint64_t now_ns)
@@ -277,12 +232,13 @@ void stats_update(struct stats *s, uint64_t now_ns)
 		s->cells[i].fresh = false;
 		s->cells[i].delta = 0;
 	}
-	if (owners_only(s)) {
+	if (arbiter_judge(&s->arbiter, &s->set)) {
+		fold_arbitrated(s, initial);
+	} else {
 		for (size_t i = 0; i < s->set.n; i++)
 			fold_sample(s, &s->set.v[i], initial);
-	} else {
-		fold_arbitrated(s, initial);
 	}
+	arbiter_end(&s->arbiter);
 	sample_set_clear(&s->set);
 	s->interval_ns = initial ? 0 : now_ns - s->now_ns;
 	s->now_ns = now_ns;

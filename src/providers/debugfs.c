@@ -16,8 +16,8 @@
  *
  * A name another provider owns (statsfd declared it first) gets no total
  * here: it is read per VM, for the processes that provider did not serve
- * in this refresh (provider.served), so that VMs without stats fds still
- * count (stats_update() folds them in).
+ * in this refresh (provider_served()), so that VMs without stats fds still
+ * count (the arbiter lets them fill in).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -393,7 +393,7 @@ static int debugfs_name_add(struct provider *p, const char *name,
 	d->names[d->nnames].name = xstrdup(name);
 	d->names[d->nnames].field =
 		field_table_intern(p->fields, name, -1, type, "debugfs");
-	d->names[d->nnames].claimed = filter_claimed(p->filter, name);
+	d->names[d->nnames].claimed = provider_claimed(p, name);
 	return (int)d->nnames++;
 }
 
@@ -556,7 +556,7 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			continue;
 		}
 		if (!first || type != DT_REG ||
-		    !filter_match_any(p->filter, e->d_name))
+		    !filter_match(p->filter, e->d_name))
 			continue;
 		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
@@ -805,7 +805,7 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 
 		if (debugfs_dtype(d->rootfd, e) != DT_REG)
 			continue;
-		if (!filter_match_any(p->filter, e->d_name)) {
+		if (!filter_match(p->filter, e->d_name)) {
 			(*filtered)++;
 			continue;
 		}
@@ -818,7 +818,7 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			return rc;
 		if (rc)
 			continue;
-		if (filter_claimed(p->filter, e->d_name)) {
+		if (provider_claimed(p, e->d_name)) {
 			debugfs_close_fd(&fd);
 			debugfs_name_add(p, e->d_name, type);
 			d->fallback = true;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The provider registry: the one place that lists every provider, in the
- * order they are tried, plus the message helper providers report with.
+ * order they are tried, plus the helpers providers report with and ask
+ * the filter and the arbiter through.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "arbiter.h"
 #include "provider.h"
 
 extern const struct provider_ops tracepoint_provider_ops;
@@ -17,7 +19,7 @@ extern const struct provider_ops qmp_provider_ops;
 /* In this order each provider declares the field names no earlier one has
  * (exact per-VM binary stats before debugfs, which lockdown may hide) and
  * owns them; a later one fills in, for a claimed name, the VMs its owner
- * does not see (stats_update() arbitrates). */
+ * does not see (the arbiter decides, see arbiter.h). */
 const struct provider_ops *const provider_registry[] = {
 	&tracepoint_provider_ops,
 	&statsfd_provider_ops,
@@ -50,7 +52,17 @@ bool provider_asked(const struct provider_ops *ops,
 	return ops->asked && ops->asked(opts);
 }
 
+bool provider_claimed(const struct provider *p, const char *name)
+{
+	return arbiter_claimed(p->arbiter, name, p->ops->name);
+}
+
+bool provider_wants(const struct provider *p, const char *name)
+{
+	return filter_match(p->filter, name) && !provider_claimed(p, name);
+}
+
 bool provider_served(const struct provider *p, int field, pid_t pid)
 {
-	return served_has(p->served, p->nserved, field, pid);
+	return arbiter_served(p->arbiter, field, pid);
 }

@@ -266,11 +266,11 @@ static bool qmp_wanted(const struct provider *p, const char *name,
 {
 	char bucket[QMP_NAME_MAX];
 
-	if (filter_match_any(p->filter, name))
+	if (filter_match(p->filter, name))
 		return true;
 	for (int i = 0; hist != HIST_NONE && i < QMP_BUCKETS_GUESS; i++) {
 		snprintf(bucket, sizeof(bucket), "%s(%d)", name, i);
-		if (filter_match_any(p->filter, bucket))
+		if (filter_match(p->filter, bucket))
 			return true;
 	}
 	return false;
@@ -293,7 +293,6 @@ static int qmp_stat_add(struct provider *p, enum qmp_target target,
 	struct field_info *f;
 	enum field_type type;
 	enum field_hist hist;
-	size_t before;
 
 	if (!name || !*name || strlen(name) >= QMP_NAME_MAX - 16 ||
 	    strchr(name, '(') ||
@@ -314,12 +313,11 @@ static int qmp_stat_add(struct provider *p, enum qmp_target target,
 				  (uint32_t)json_integer_value(bsize) : 1;
 	if (!qmp_wanted(p, name, hist))
 		return (int)d->nstats++;
-	before = p->fields->n;
 	st->field = field_table_intern(p->fields, name, -1, type,
 				       QMP_PROVIDER);
 	f = field_table_info(p->fields, st->field);
-	if (p->fields->n > before || (f->provider &&
-				      !strcmp(f->provider, QMP_PROVIDER))) {
+	/* the units are the owner's to say */
+	if (!provider_claimed(p, name)) {
 		f->unit = qmp_unit(json_string_value(
 			json_object_get(s, "unit")));
 		f->exponent = json_is_integer(exp) ?
@@ -364,7 +362,7 @@ static void qmp_hist_grow(struct provider *p, struct qmp_stat *st, size_t n)
 		struct field_info *f = field_table_info(
 			p->fields, d->slots[st->slots[i]].field);
 
-		if (!f->provider || strcmp(f->provider, QMP_PROVIDER))
+		if (provider_claimed(p, f->name))
 			continue;	/* another provider's */
 		f->unit = parent->unit;
 		f->exponent = parent->exponent;

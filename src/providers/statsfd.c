@@ -368,19 +368,20 @@ static void field_units(struct field_info *f, const struct statsfd_desc *dsc)
 	f->base = dsc->base;
 }
 
-/* Whether the filter keeps the stat or, for a histogram, one bucket. */
+/* Whether this provider counts the stat or, for a histogram, one bucket:
+ * the filter keeps it and no other provider owns it. */
 static bool desc_wanted(const struct provider *p,
 			const struct statsfd_desc *dsc)
 {
 	char name[STATSFD_NAME_SIZE_MAX + 16];
 
-	if (!p->filter || filter_match(p->filter, dsc->name))
+	if (provider_wants(p, dsc->name))
 		return true;
 	if (dsc->hist == HIST_NONE)
 		return false;
 	for (unsigned int k = 0; k < dsc->size; k++) {
 		snprintf(name, sizeof(name), "%s(%u)", dsc->name, k);
-		if (filter_match(p->filter, name))
+		if (provider_wants(p, name))
 			return true;
 	}
 	return false;

@@ -23,6 +23,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "arbiter.h"
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
@@ -39,6 +40,7 @@ struct dfx {
 	struct options o;
 	struct field_filter filter;
 	struct field_table fields;
+	struct arbiter arb;		/* who owns what, as main sets it up */
 	struct sample_set set;
 	struct provider p;
 	bool opened;
@@ -189,9 +191,11 @@ static void dfx_init(struct dfx *f, const char *root, const char *regex,
 		ck_assert_int_eq(filter_set(&f->filter, regex, err,
 					    sizeof(err)), 0);
 	field_table_init(&f->fields);
+	arbiter_init(&f->arb, &f->fields);
 	sample_set_init(&f->set, &f->fields);
 	f->p.ops = &debugfs_provider_ops;
 	f->p.fields = &f->fields;
+	f->p.arbiter = &f->arb;
 	f->p.filter = regex ? &f->filter : NULL;
 	f->p.want_vms = want_vms;
 }
@@ -214,6 +218,7 @@ static void dfx_free(struct dfx *f)
 		f->p.ops->close(&f->p);
 	f->opened = false;
 	sample_set_free(&f->set);
+	arbiter_free(&f->arb);
 	field_table_free(&f->fields);
 	filter_free(&f->filter);
 }
@@ -660,7 +665,7 @@ END_TEST
 START_TEST(test_fill_in_claimed)
 {
 	char root[PATH_MAX];
-	struct served_key served[1];
+	struct sample_set earlier;
 	struct dfx f;
 	int halt;
 
@@ -668,16 +673,17 @@ START_TEST(test_fill_in_claimed)
 	dfx_init(&f, root, NULL, 0, false);
 	halt = field_table_intern(&f.fields, "halt_exits", -1,
 				  FIELD_CUMULATIVE, "statsfd");
-	f.filter.claimed = &f.fields;
-	f.filter.owner = "debugfs";
 	f.p.filter = &f.filter;
 	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
 	f.opened = true;
 	ck_assert_str_eq(f.fields.v[halt].provider, "statsfd");
 
-	served[0] = (struct served_key){ halt, 1111 };
-	f.p.served = served;
-	f.p.nserved = 1;
+	/* statsfd, read before in this refresh, served VM 1111 */
+	sample_set_init(&earlier, &f.fields);
+	earlier.src = "statsfd";
+	sample_set_push(&earlier, halt, 1111, SAMPLE_ALL_VCPUS, 0, 5, 0);
+	arbiter_note(&f.arb, &earlier);
+	sample_set_free(&earlier);
 	dfx_read(&f);
 	ck_assert_uint_eq(dfx_value(&f, "exits", 0, SAMPLE_ALL_VCPUS), 100);
 	ck_assert_ptr_null(dfx_find(&f, "halt_exits", 0, SAMPLE_ALL_VCPUS));
@@ -690,7 +696,7 @@ START_TEST(test_fill_in_claimed)
 	ck_assert_uint_eq(dfx_count_pid(&f, 1111), 0);
 
 	/* the owner lost VM 1111 (its stats fds closed): filled in now */
-	f.p.nserved = 0;
+	arbiter_end(&f.arb);
 	fx_put(root, "2222-11/halt_exits", "9\n", 0644);
 	dfx_read(&f);
 	ck_assert_uint_eq(dfx_value(&f, "halt_exits", 1111, SAMPLE_ALL_VCPUS),
@@ -704,8 +710,6 @@ START_TEST(test_fill_in_claimed)
 	dfx_init(&f, root, "^halt_exits$", 0, false);
 	halt = field_table_intern(&f.fields, "halt_exits", -1,
 				  FIELD_CUMULATIVE, "statsfd");
-	f.filter.claimed = &f.fields;
-	f.filter.owner = "debugfs";
 	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
 	f.opened = true;
 	dfx_read(&f);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arbiter.h"
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
@@ -319,6 +320,7 @@ struct qfx {
 	struct options o;
 	struct field_filter filter;
 	struct field_table fields;
+	struct arbiter arb;		/* who owns what, as main sets it up */
 	struct sample_set set;
 	struct provider p;
 	bool opened;
@@ -339,6 +341,7 @@ static void setup(void)
 		fx.paths[i] = fx.srv[i].path;
 	}
 	field_table_init(&fx.fields);
+	arbiter_init(&fx.arb, &fx.fields);
 	sample_set_init(&fx.set, &fx.fields);
 	qmp_reply_timeout_ms = 300;
 	qmp_retry_ms = 200;
@@ -354,6 +357,7 @@ static void teardown(void)
 	}
 	rmdir(fx.dir);
 	sample_set_free(&fx.set);
+	arbiter_free(&fx.arb);
 	field_table_free(&fx.fields);
 	filter_free(&fx.filter);
 }
@@ -368,6 +372,7 @@ static int qfx_open(size_t n, const char *pattern)
 	fx.o.nqmp = n;
 	fx.p.ops = &qmp_provider_ops;
 	fx.p.fields = &fx.fields;
+	fx.p.arbiter = &fx.arb;
 	if (pattern) {
 		ck_assert_int_eq(filter_set(&fx.filter, pattern, err,
 					    sizeof(err)), 0);
@@ -585,8 +590,6 @@ START_TEST(test_claimed_name_read)
 				"statsfd");
 	ck_assert_int_eq(filter_set(&fx.filter, "^exits$", err, sizeof(err)),
 			 0);
-	fx.filter.claimed = &fx.fields;
-	fx.filter.owner = "qmp";
 	fx.p.filter = &fx.filter;
 	ck_assert_int_eq(qfx_open(1, NULL), 0);
 	qfx_read();
@@ -594,6 +597,40 @@ START_TEST(test_claimed_name_read)
 	ck_assert(qfx_val("exits", pid, SAMPLE_ALL_VCPUS) > 2010);
 	ck_assert_str_eq(fx.fields.v[id].provider, "statsfd");
 	ck_assert_int_lt(field_table_find(&fx.fields, "remote_tlb_flush"), 0);
+}
+END_TEST
+
+/* The units of a name another provider owns are that provider's to say:
+ * QMP leaves them, and the shape of a bucket it did not declare, alone. */
+START_TEST(test_claimed_units_left)
+{
+	struct fake_cfg cfg = { 0 };
+	const struct field_info *f;
+	int ns, hist, b1;
+
+	fake_start(&fx.srv[0], &cfg);
+	ns = field_table_intern(&fx.fields, "halt_wait_ns", -1,
+				FIELD_CUMULATIVE, "statsfd");
+	hist = field_table_intern(&fx.fields, "halt_wait_hist", -1,
+				  FIELD_CUMULATIVE, "statsfd");
+	b1 = field_table_intern(&fx.fields, "halt_wait_hist(1)", hist,
+				FIELD_CUMULATIVE, "statsfd");
+	ck_assert_int_eq(qfx_open(1, "^(halt_wait|test_bytes)"), 0);
+	qfx_read();
+	f = &fx.fields.v[ns];
+	ck_assert_int_eq(f->unit, UNIT_NONE);
+	ck_assert_int_eq(f->exponent, 0);
+	f = &fx.fields.v[hist];
+	ck_assert_int_eq(f->hist, HIST_NONE);
+	f = &fx.fields.v[b1];
+	ck_assert_int_eq(f->unit, UNIT_NONE);
+	ck_assert_int_eq(f->bucket, -1);
+	/* its own, beside them, get theirs */
+	ck_assert_int_eq(qfx_info("test_bytes")->unit, UNIT_BYTES);
+	f = qfx_info("halt_wait_hist(2)");	/* its parent's unit */
+	ck_assert_int_eq(f->unit, fx.fields.v[hist].unit);
+	ck_assert_int_eq(f->bucket, 2);
+	ck_assert_str_eq(f->provider, "qmp");
 }
 END_TEST
 
@@ -915,6 +952,7 @@ Suite *qmp_suite(void)
 	tcase_add_test(tc, test_session);
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_claimed_name_read);
+	tcase_add_test(tc, test_claimed_units_left);
 	tcase_add_test(tc, test_filter_bucket);
 	tcase_add_test(tc, test_filter_none);
 	tcase_add_test(tc, test_refused);

@@ -184,108 +184,6 @@ START_TEST(test_stale_and_reset_key)
 }
 END_TEST
 
-/* A reading by `src` (a provider that may not own the field). */
-static void push_from(struct stats *s, const char *src, int f, pid_t pid,
-		      int vcpu, uint64_t v)
-{
-	s->set.src = src;
-	sample_set_push(&s->set, f, pid, vcpu, 0, v, 0);
-	s->set.src = NULL;
-}
-
-/*
- * The owner ("test") serves VM 100; another provider reads VMs 100 and
- * 200: only VM 200 is taken from it, and the total is 100's (owner) plus
- * 200's (filled in); its own total (pid 0) is never used.
- */
-START_TEST(test_fill_in_unserved_vm)
-{
-	const struct stat_cell *c;
-	struct stats s;
-	int f;
-
-	stats_init(&s, false);
-	f = fid(&s, "halt_exits", -1, FIELD_CUMULATIVE);
-	for (int r = 0; r < 3; r++) {
-		/* the owner: VM 100 grows by 10 a refresh */
-		push_from(&s, "test", f, 0, -1, 1000 + 10 * r);
-		push_from(&s, "test", f, 100, -1, 1000 + 10 * r);
-		/* the other: its view of VM 100 is off (must be ignored),
-		 * VM 200 grows by 7, vCPU 1 of it by 7 too */
-		push_from(&s, "debugfs", f, 0, -1, 999999);
-		push_from(&s, "debugfs", f, 100, -1, 555555 * (r + 1));
-		push_from(&s, "debugfs", f, 200, -1, 50 + 7 * r);
-		push_from(&s, "debugfs", f, 200, 1, 20 + 7 * r);
-		stats_update(&s, (uint64_t)(r + 1) * 1000000000ull);
-	}
-	ck_assert_uint_eq(s.sum[f].total, 2 * 10 + 2 * 7);
-	ck_assert_int_eq(s.sum[f].delta, 10 + 7);
-	c = stats_cell(&s, f, 100, -1);
-	ck_assert_ptr_nonnull(c);
-	ck_assert_uint_eq(c->total, 20);
-	c = stats_cell(&s, f, 200, -1);
-	ck_assert_ptr_nonnull(c);
-	ck_assert_uint_eq(c->total, 14);
-	c = stats_cell(&s, f, 200, 1);
-	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(c->delta, 7);
-	stats_free(&s);
-}
-END_TEST
-
-/* With -i the filled-in VM brings its past into the total, as the owner's
- * VMs do; a VM that appears later counts all of its value. */
-START_TEST(test_fill_in_include_past_and_late_vm)
-{
-	struct stats s;
-	int f;
-
-	stats_init(&s, true);
-	f = fid(&s, "halt_exits", -1, FIELD_CUMULATIVE);
-	push_from(&s, "test", f, 0, -1, 300);
-	push_from(&s, "test", f, 100, -1, 300);
-	push_from(&s, "qmp", f, 200, -1, 40);
-	stats_update(&s, 1);
-	ck_assert_uint_eq(s.sum[f].total, 340);
-	push_from(&s, "test", f, 0, -1, 301);
-	push_from(&s, "test", f, 100, -1, 301);
-	push_from(&s, "qmp", f, 200, -1, 42);
-	push_from(&s, "qmp", f, 300, -1, 5);	/* started just now */
-	stats_update(&s, 2);
-	ck_assert_uint_eq(s.sum[f].total, 348);
-	ck_assert_int_eq(s.sum[f].delta, 8);
-	stats_free(&s);
-}
-END_TEST
-
-/* An owner that reports only a host total (debugfs's top-level files) sees
- * every VM: nobody else's readings add to it. With no owner reading at
- * all, the filled-in VMs make the total alone. */
-START_TEST(test_fill_in_owner_total_only)
-{
-	struct stats s;
-	int f, g;
-
-	stats_init(&s, false);
-	f = fid(&s, "halt_exits", -1, FIELD_CUMULATIVE);
-	g = fid(&s, "pages_4k", -1, FIELD_INSTANT);
-	for (int r = 0; r < 2; r++) {
-		push_from(&s, "test", f, 0, -1, 100 + r);
-		push_from(&s, "qmp", f, 200, -1, 40 + 5 * r);
-		/* the owner has no reading of the gauge this time */
-		push_from(&s, "qmp", g, 200, -1, 64 + r);
-		push_from(&s, "qmp", g, 300, -1, 32);
-		stats_update(&s, (uint64_t)r + 1);
-	}
-	ck_assert_uint_eq(s.sum[f].total, 1);
-	ck_assert_int_eq(s.sum[f].delta, 1);
-	ck_assert(s.sum[g].seen && s.sum[g].fresh);
-	ck_assert_uint_eq(s.sum[g].total, 65 + 32);
-	ck_assert_int_eq(s.sum[g].delta, 1);
-	stats_free(&s);
-}
-END_TEST
-
 START_TEST(test_snapshot_children)
 {
 	struct stats s;
@@ -490,9 +388,6 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_stale_and_reset_key);
 	tcase_add_test(tc, test_snapshot_children);
 	tcase_add_test(tc, test_scope_and_groups);
-	tcase_add_test(tc, test_fill_in_unserved_vm);
-	tcase_add_test(tc, test_fill_in_include_past_and_late_vm);
-	tcase_add_test(tc, test_fill_in_owner_total_only);
 	tcase_add_test(tc, test_row_order);
 	tcase_add_test(tc, test_groups_busiest_children);
 	suite_add_tcase(s, tc);

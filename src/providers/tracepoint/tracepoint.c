@@ -135,7 +135,6 @@ struct tp_priv {
 	int *rep;			/* field ids reported each refresh */
 	size_t nrep;
 	struct field_table *fields;
-	const struct field_filter *filter;
 	struct provider *p;
 };
 
@@ -294,7 +293,7 @@ static void tp_add_table(struct tp_priv *tp, struct tp_source *s,
 	for (size_t i = 0; i < n; i++) {
 		tp_child_name(name, sizeof(name), s, strip, names[i]);
 		t->r[t->n].value = values[i];
-		t->r[t->n].field = filter_match(tp->filter, name) ?
+		t->r[t->n].field = provider_wants(tp->p, name) ?
 			field_table_intern(tp->fields, name, s->parent,
 					   FIELD_CUMULATIVE, "tracepoint") : -1;
 		t->n++;
@@ -825,7 +824,6 @@ static int tp_open(struct provider *p, const struct options *o)
 
 	tp->p = p;
 	tp->fields = p->fields;
-	tp->filter = p->filter;
 	tp->pid = o->pid;
 	tp->proc_root = o->proc_root;
 	tp->debugfs_root = o->debugfs_root;
@@ -851,7 +849,7 @@ static int tp_open(struct provider *p, const struct options *o)
 	/* Parents the filter keeps; a source's parent is counted when its
 	 * own name is wanted. */
 	for (size_t i = 0; i < tp->nev; i++) {
-		if (!filter_match(p->filter, tp->ev[i].name))
+		if (!provider_wants(p, tp->ev[i].name))
 			continue;
 		tp->ev[i].field = field_table_intern(p->fields, tp->ev[i].name,
 						     -1, FIELD_CUMULATIVE,
@@ -1020,7 +1018,7 @@ static int tp_key_field(struct tp_priv *tp, const struct bpf_count_key *k)
 			return r->field;
 	}
 	snprintf(name, sizeof(name), "%s%u)", s->prefix, k->reason);
-	if (!filter_match(tp->filter, name))
+	if (!provider_wants(tp->p, name))
 		return -1;
 	field = field_table_find(tp->fields, name);
 	if (field < 0) {
