@@ -40,7 +40,8 @@ LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
 	$(ARCHDIR)/arch.c
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
-TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/check_main.c
+TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/testlib.c \
+	tests/unit/check_main.c
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest

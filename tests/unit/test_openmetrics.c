@@ -18,6 +18,7 @@
 
 #include "openmetrics.h"
 #include "suites.h"
+#include "testlib.h"
 #include "util.h"
 
 static const char *data_dir(void)
@@ -274,7 +275,6 @@ static int om_promtool(const char *text, char *out, size_t outlen)
 
 START_TEST(test_promtool)
 {
-	const char *req = getenv("KVMSTAT_REQUIRE_KVM");
 	struct strbuf b;
 	char out[4096];
 	int rc;
@@ -282,10 +282,10 @@ START_TEST(test_promtool)
 	om_render_fixture(&b, OPENMETRICS_PROMETHEUS);
 	rc = om_promtool(b.s, out, sizeof(out));
 	if (rc == 77) {
-		if (req && !strcmp(req, "1"))
-			ck_abort_msg("promtool missing (apt-get install prometheus)");
-		printf("SKIP test_promtool: promtool missing (apt-get install prometheus)\n");
+		/* not a KVM matter, but CI runs everything: it has prometheus */
 		strbuf_free(&b);
+		test_skip("test_promtool",
+			  "promtool missing (apt-get install prometheus)");
 		return;
 	}
 	ck_assert_msg(rc == 0, "promtool check metrics failed: %s", out);
