@@ -41,7 +41,7 @@ LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
 TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/testlib.c \
-	tests/unit/check_main.c
+	tests/unit/om_fixture.c tests/unit/check_main.c
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
@@ -53,7 +53,7 @@ DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
-	install-pkgs demo fuzz
+	install-pkgs demo fuzz openmetrics-fixtures
 
 all: $(BIN) $(GUEST)
 
@@ -103,6 +103,22 @@ run: deps
 
 unit: $(TEST_BIN)
 	KVMSTAT_TEST_DATA=tests/data CK_FORK=yes $(TEST_BIN)
+
+# The unit tests only read the OpenMetrics golden files in
+# tests/data/openmetrics/. After a change meant to alter the exposition,
+# this writes the new renderings to $(BUILD)/openmetrics/ to review (diff)
+# and copy over by hand.
+OM_FIXTURE_WRITE := $(BUILD)/tests/om_fixture_write
+$(OM_FIXTURE_WRITE): $(BUILD)/tests/unit/om_fixture_write.o \
+		$(BUILD)/tests/unit/om_fixture.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+openmetrics-fixtures: $(OM_FIXTURE_WRITE)
+	@mkdir -p $(BUILD)/openmetrics
+	$(OM_FIXTURE_WRITE) $(BUILD)/openmetrics
+	@diff -u tests/data/openmetrics $(BUILD)/openmetrics && \
+		echo "the golden files are up to date" || \
+		echo "review the diff above; if right: cp $(BUILD)/openmetrics/* tests/data/openmetrics/"
 
 system: $(BIN) $(GUEST)
 	tests/system/run.sh
