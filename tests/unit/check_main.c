@@ -30,6 +30,7 @@ int main(void)
 	srunner_add_suite(sr, json_suite());
 	srunner_add_suite(sr, bpf_count_suite());
 	srunner_add_suite(sr, testlib_suite());
+	srunner_add_suite(sr, tui_keys_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	test_skip_init();
 	srunner_run_all(sr, CK_NORMAL);

@@ -20,5 +20,6 @@ Suite *openmetrics_suite(void);
 Suite *json_suite(void);
 Suite *bpf_count_suite(void);
 Suite *testlib_suite(void);
+Suite *tui_keys_suite(void);
 
 #endif
