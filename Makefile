@@ -43,7 +43,8 @@ LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
 # the runner also links the other architectures' descriptors to check them
-TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/check_main.c \
+TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/testlib.c \
+	tests/unit/om_fixture.c tests/unit/check_main.c \
 	$(filter-out $(ARCH_SRCS),$(wildcard arch/*/arch.c))
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
@@ -56,7 +57,7 @@ DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
-	install-pkgs demo fuzz
+	install-pkgs demo fuzz openmetrics-fixtures format format-check
 
 all: $(BIN) $(GUEST)
 
@@ -110,6 +111,22 @@ run: deps
 unit: $(TEST_BIN)
 	KVMSTAT_TEST_DATA=tests/data CK_FORK=yes $(TEST_BIN)
 
+# The unit tests only read the OpenMetrics golden files in
+# tests/data/openmetrics/. After a change meant to alter the exposition,
+# this writes the new renderings to $(BUILD)/openmetrics/ to review (diff)
+# and copy over by hand.
+OM_FIXTURE_WRITE := $(BUILD)/tests/om_fixture_write
+$(OM_FIXTURE_WRITE): $(BUILD)/tests/unit/om_fixture_write.o \
+		$(BUILD)/tests/unit/om_fixture.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+openmetrics-fixtures: $(OM_FIXTURE_WRITE)
+	@mkdir -p $(BUILD)/openmetrics
+	$(OM_FIXTURE_WRITE) $(BUILD)/openmetrics
+	@diff -u tests/data/openmetrics $(BUILD)/openmetrics && \
+		echo "the golden files are up to date" || \
+		echo "review the diff above; if right: cp $(BUILD)/openmetrics/* tests/data/openmetrics/"
+
 system: $(BIN) $(GUEST)
 	tests/system/run.sh
 
@@ -145,6 +162,26 @@ fuzz: $(BUILD)/fuzz/fuzz_statsfd
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_statsfd -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		-artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 $(BUILD)/fuzz/corpus
+
+# The C sources against the repo's .clang-format (Debian: clang-format,
+# version 14 or later). format rewrites them in place; format-check
+# changes nothing and fails naming every file that differs.
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS = $(shell find src include arch tests -name '*.[ch]' | sort)
+
+format:
+	@command -v $(CLANG_FORMAT) >/dev/null || \
+		{ echo "$(CLANG_FORMAT) not found: apt-get install clang-format"; exit 1; }
+	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRCS)
+
+format-check:
+	@command -v $(CLANG_FORMAT) >/dev/null || \
+		{ echo "$(CLANG_FORMAT) not found: apt-get install clang-format"; exit 1; }
+	@bad=0; for f in $(FORMAT_SRCS); do \
+		$(CLANG_FORMAT) --style=file "$$f" | cmp -s - "$$f" && continue; \
+		[ $$bad = 1 ] || echo "not formatted as .clang-format says (make format):"; \
+		echo "  $$f"; bad=1; \
+	done; [ $$bad = 0 ]
 
 UNITS := kvmstat.service kvmstat-exporter.service
 

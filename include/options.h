@@ -50,6 +50,10 @@ struct options {
 	const char *debugfs_root;	/* the kvm directory of debugfs */
 	const char *tracefs_root;	/* NULL: look in the usual places */
 	const char *proc_root;
+	/* QMP timing in ms, shortened by tests; 0 takes the defaults in
+	 * qmp.h (a reply 1000, a retry of a failed socket 3000). */
+	unsigned int qmp_reply_timeout_ms;
+	unsigned int qmp_retry_ms;
 };
 
 #define DELAY_MIN 0.1

@@ -19,9 +19,9 @@
 #define QMP_ERR_MAX 256
 
 /* How long a reply may take, and how soon a socket that failed is tried
- * again: variables so that tests can shorten them. */
-extern unsigned int qmp_reply_timeout_ms;	/* 1000 */
-extern unsigned int qmp_retry_ms;		/* 3000 */
+ * again, unless struct options says otherwise (its fields are 0). */
+#define QMP_REPLY_TIMEOUT_MS_DEFAULT 1000
+#define QMP_RETRY_MS_DEFAULT 3000
 
 struct qmp {
 	int fd;			/* -1 when closed */
@@ -31,10 +31,14 @@ struct qmp {
 	size_t scan;		/* buf[0, scan) holds no newline */
 	uint64_t next_id;	/* id of the next command, from 1 */
 	uint64_t events;	/* asynchronous events skipped so far */
+	unsigned int timeout_ms;	/* what the caller's deadlines allow a
+					 * reply: the messages say it */
 	char err[QMP_ERR_MAX];	/* what went wrong last */
 };
 
-void qmp_init(struct qmp *q);
+/* A closed client; timeout_ms is only quoted in messages (the deadlines
+ * passed in are what bound each wait). */
+void qmp_init(struct qmp *q, unsigned int timeout_ms);
 /*
  * Connects to the socket at path, reads the greeting and sends
  * qmp_capabilities, all before deadline (CLOCK_MONOTONIC ns). 0, or -errno

@@ -10,13 +10,14 @@
  * keeps: names another provider owns too, since its VMs fill in the ones
  * that provider does not see (stats_update() chooses).
  *
- * A reply may take qmp_reply_timeout_ms (1 s), counted from the start of
- * the refresh for all sockets together, so one refresh never waits longer
- * than that. A socket that times out keeps its connection: its VM is
- * unavailable until the late replies have arrived, and is read again in
- * the refresh after. One that refuses, closes, talks garbage or answers
- * with an error is closed and tried again every qmp_retry_ms (3 s). Each
- * change is one notice naming the socket; the other VMs carry on.
+ * A reply may take reply_ms (1 s unless the options say otherwise),
+ * counted from the start of the refresh for all sockets together, so one
+ * refresh never waits longer than that. A socket that times out keeps its
+ * connection: its VM is unavailable until the late replies have arrived,
+ * and is read again in the refresh after. One that refuses, closes, talks
+ * garbage or answers with an error is closed and tried again every
+ * retry_ms (3 s). Each change is one notice naming the socket; the other
+ * VMs carry on.
  *
  * Totals (pid 0) sum the VMs (or only -p's). A cumulative counter of a VM
  * that became unavailable keeps its last value in the sum, so the totals
@@ -128,6 +129,8 @@ struct qmp_priv {
 	unsigned char *sumok;
 	size_t nsum;
 	bool opening;		/* in open(): failures are not retried yet */
+	unsigned int reply_ms;	/* how long a refresh waits for replies */
+	unsigned int retry_ms;	/* how soon a failed socket is tried again */
 };
 
 static void qmp_note(struct provider *p, const char *fmt, ...)
@@ -517,10 +520,10 @@ static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm,
 		snprintf(text + n, sizeof(text) - (size_t)n,
 			 "; %s, retrying every %u s",
 			 vm->ever_read ? "VM unavailable" : "not read",
-			 (qmp_retry_ms + 999) / 1000);
+			 (d->retry_ms + 999) / 1000);
 	qmp_close(&vm->q);
 	vm->state = QMP_DOWN;
-	vm->retry_ns = util_now_ns() + qmp_retry_ms * 1000000ull;
+	vm->retry_ns = util_now_ns() + d->retry_ms * 1000000ull;
 	qmp_vm_note(p, vm, text);
 }
 
@@ -817,7 +820,7 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		vm->state = QMP_PENDING;
 		snprintf(text, sizeof(text),
 			 "QMP socket %s (VM %d): no reply to query-stats within %u ms: VM unavailable until it answers",
-			 vm->path, (int)vm->pid, qmp_reply_timeout_ms);
+			 vm->path, (int)vm->pid, d->reply_ms);
 		qmp_vm_note(p, vm, text);
 		return false;
 	}
@@ -827,7 +830,7 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 	}
 	/* a new QOM path (a hot-plugged vCPU): ask again, not too often */
 	if (unknown && util_now_ns() - vm->cpus_ns >=
-			       qmp_retry_ms * 1000000ull) {
+			       d->retry_ms * 1000000ull) {
 		rc = qmp_vm_cpus(p, vm, deadline);
 		if (rc == -ETIMEDOUT) {
 			vm->owed_id = vm->q.next_id - 1;
@@ -921,7 +924,7 @@ static int qmp_read(struct provider *p, struct sample_set *out)
 {
 	struct qmp_priv *d = p->priv;
 	uint64_t now = util_now_ns();
-	uint64_t deadline = now + qmp_reply_timeout_ms * 1000000ull;
+	uint64_t deadline = now + d->reply_ms * 1000000ull;
 	unsigned int flags = 0;
 
 	for (size_t i = 0; i < d->nvms; i++) {
@@ -1045,17 +1048,21 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 	d = xcalloc(1, sizeof(*d));
 	p->priv = d;
 	d->pid = opts->pid;
+	d->reply_ms = opts->qmp_reply_timeout_ms ? opts->qmp_reply_timeout_ms :
+						   QMP_REPLY_TIMEOUT_MS_DEFAULT;
+	d->retry_ms = opts->qmp_retry_ms ? opts->qmp_retry_ms :
+					   QMP_RETRY_MS_DEFAULT;
 	d->vms = xcalloc(opts->nqmp, sizeof(*d->vms));
 	d->nvms = opts->nqmp;
 	d->opening = true;
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct qmp_vm *vm = &d->vms[i];
 
-		qmp_init(&vm->q);
+		qmp_init(&vm->q, d->reply_ms);
 		vm->path = xstrdup(opts->qmp_paths[i]);
 		vm->state = QMP_DOWN;
 		rc = qmp_vm_connect(p, vm, util_now_ns() +
-				       qmp_reply_timeout_ms * 1000000ull);
+				       d->reply_ms * 1000000ull);
 		if (rc)
 			continue;
 		up++;
@@ -1082,7 +1089,7 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 	d->opening = false;
 	if (up < d->nvms)
 		qmp_note(p, "sockets that failed are tried again every %u s",
-			 (qmp_retry_ms + 999) / 1000);
+			 (d->retry_ms + 999) / 1000);
 	return 0;
 
 out_close:

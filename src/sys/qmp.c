@@ -24,9 +24,6 @@
 /* How much of an unparsable message a diagnostic quotes. */
 #define QMP_QUOTE_MAX 40
 
-unsigned int qmp_reply_timeout_ms = 1000;
-unsigned int qmp_retry_ms = 3000;
-
 static void qmp_err(struct qmp *q, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -39,11 +36,12 @@ static void qmp_err(struct qmp *q, const char *fmt, ...)
 	va_end(ap);
 }
 
-void qmp_init(struct qmp *q)
+void qmp_init(struct qmp *q, unsigned int timeout_ms)
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = -1;
 	q->next_id = 1;
+	q->timeout_ms = timeout_ms;
 }
 
 void qmp_close(struct qmp *q)
@@ -158,7 +156,7 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 		if (rc) {
 			if (rc == -ETIMEDOUT)
 				qmp_err(q, "no reply within %u ms",
-					qmp_reply_timeout_ms);
+					q->timeout_ms);
 			else
 				qmp_err(q, "cannot wait: %s", strerror(-rc));
 			return rc;
@@ -203,7 +201,7 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 			rc = qmp_wait(q, POLLOUT, deadline);
 			if (rc == -ETIMEDOUT) {
 				qmp_err(q, "cannot send %s within %u ms", cmd,
-					qmp_reply_timeout_ms);
+					q->timeout_ms);
 				break;
 			}
 			if (!rc)
@@ -341,7 +339,7 @@ int qmp_connect(struct qmp *q, const char *path, uint64_t deadline)
 	if (rc) {
 		if (rc == -ETIMEDOUT)
 			qmp_err(q, "no greeting within %u ms: is another client connected? (a QMP socket serves one at a time)",
-				qmp_reply_timeout_ms);
+				q->timeout_ms);
 		goto out_close;
 	}
 	if (!json_is_object(json_object_get(m, "QMP"))) {

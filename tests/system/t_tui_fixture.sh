@@ -84,6 +84,9 @@ done
 [ "$(screen | sed -n 4p | awk '{ print $1 }')" = exits ] || fail "sort: $(screen)"
 
 keys h; expect "Interactive commands"; keys z; expect "kvm statistics - summary"
+# ? is h's alias; the help screen is drawn whole from the key table
+keys '?'; expect "Interactive commands"; expect "Up Down PgUp PgDn Home End"
+expect "Any other key refreshes at once"; keys z; expect "kvm statistics - summary"
 
 keys f; expect "Filter fields"; keys BSpace "(" Enter
 expect "invalid regular expression"

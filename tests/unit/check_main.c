@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The one Check runner: every module's suite, forked per test so a crash
- * fails one test and not the run.
+ * fails one test and not the run. Checks the host cannot run say SKIP
+ * (testlib.h); the runner lists them again at the end.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "suites.h"
+#include "testlib.h"
 
 int main(void)
 {
@@ -33,8 +36,12 @@ int main(void)
 	srunner_add_suite(sr, loop_suite());
 	srunner_add_suite(sr, handoff_suite());
 	srunner_add_suite(sr, vcpu_check_suite());
+	srunner_add_suite(sr, testlib_suite());
+	srunner_add_suite(sr, tui_keys_suite());
 	srunner_set_fork_status(sr, CK_FORK);
+	test_skip_init();
 	srunner_run_all(sr, CK_NORMAL);
+	test_skip_summary(stdout);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;

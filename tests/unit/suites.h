@@ -26,5 +26,7 @@ Suite *exporter_suite(void);
 Suite *loop_suite(void);
 Suite *handoff_suite(void);
 Suite *vcpu_check_suite(void);
+Suite *testlib_suite(void);
+Suite *tui_keys_suite(void);
 
 #endif

@@ -343,8 +343,8 @@ static void setup(void)
 	field_table_init(&fx.fields);
 	arbiter_init(&fx.arb, &fx.fields);
 	sample_set_init(&fx.set, &fx.fields);
-	qmp_reply_timeout_ms = 300;
-	qmp_retry_ms = 200;
+	fx.o.qmp_reply_timeout_ms = 300;
+	fx.o.qmp_retry_ms = 200;
 }
 
 static void teardown(void)
@@ -735,7 +735,7 @@ START_TEST(test_partial)
 
 	fake_start(&fx.srv[1], &cfg);
 	b = fx.srv[1].pid;
-	usleep(qmp_retry_ms * 1000 + 50000);
+	usleep(fx.o.qmp_retry_ms * 1000 + 50000);
 	qfx_read();
 	ck_assert_uint_eq(qfx_val("exits", a, SAMPLE_ALL_VCPUS), 3040);
 	ck_assert_uint_eq(qfx_val("exits", b, SAMPLE_ALL_VCPUS), 3020);
@@ -792,7 +792,7 @@ static void check_fault(enum fake_fault fault, const char *why)
 	ck_assert_uint_eq(v, 3060 + 3020);
 	ck_assert_uint_eq(s->flags, 0);
 
-	usleep(qmp_retry_ms * 1000 + 50000);
+	usleep(fx.o.qmp_retry_ms * 1000 + 50000);
 	qfx_read();
 	ck_assert_uint_eq(qfx_val("exits", b, 0), 1030);
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3080 + 3060);
@@ -838,14 +838,15 @@ START_TEST(test_slow)
 	t0 = util_now_ns();
 	qfx_read();
 	ms = (util_now_ns() - t0) / 1000000;
-	ck_assert_msg(ms >= qmp_reply_timeout_ms - 10 &&
-		      ms < qmp_reply_timeout_ms + 150,
+	ck_assert_msg(ms >= fx.o.qmp_reply_timeout_ms - 10 &&
+		      ms < fx.o.qmp_reply_timeout_ms + 150,
 		      "read took %llu ms", (unsigned long long)ms);
 	ck_assert_uint_eq(qfx_count(pid), 0);
 	ck_assert_uint_eq(qfx_count(0), 0);
 	ck_assert(fx.p.notice);
 	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
 	ck_assert_ptr_nonnull(strstr(fx.p.msg, "no reply"));
+	ck_assert_msg(strstr(fx.p.msg, "within 300 ms"), "msg: %s", fx.p.msg);
 	qfx_clear_msg();
 
 	/* still owed: this refresh does not wait */
@@ -862,6 +863,35 @@ START_TEST(test_slow)
 	ck_assert_uint_eq(qfx_val("exits", pid, 0), 1030);
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3060);
 	ck_assert_ptr_nonnull(strstr(fx.p.msg, "answers again"));
+}
+END_TEST
+
+/*
+ * Options that leave the timing at 0 get the defaults: a refresh waits
+ * QMP_REPLY_TIMEOUT_MS_DEFAULT for a slow reply, and failed sockets are
+ * tried again every QMP_RETRY_MS_DEFAULT (said rounded up to seconds).
+ */
+START_TEST(test_default_timing)
+{
+	struct fake_cfg cfg = { .fault = FAULT_SLOW, .fault_at = 2,
+				.fault_n = 1, .slow_ms = 1500 };
+	uint64_t t0, ms;
+
+	fx.o.qmp_reply_timeout_ms = 0;
+	fx.o.qmp_retry_ms = 0;
+	fake_start(&fx.srv[0], &cfg);
+	ck_assert_int_eq(qfx_open(2, NULL), 0);
+	ck_assert_msg(strstr(fx.p.msg, "tried again every 3 s"), "msg: %s",
+		      fx.p.msg);
+	qfx_clear_msg();
+	qfx_read();
+	t0 = util_now_ns();
+	qfx_read();
+	ms = (util_now_ns() - t0) / 1000000;
+	ck_assert_msg(ms >= QMP_REPLY_TIMEOUT_MS_DEFAULT - 10 &&
+		      ms < QMP_REPLY_TIMEOUT_MS_DEFAULT + 150,
+		      "read took %llu ms", (unsigned long long)ms);
+	ck_assert_msg(strstr(fx.p.msg, "within 1000 ms"), "msg: %s", fx.p.msg);
 }
 END_TEST
 
@@ -911,7 +941,7 @@ START_TEST(test_client)
 	uint64_t id, t0;
 
 	fake_start(&fx.srv[0], &cfg);
-	qmp_init(&q);
+	qmp_init(&q, 100);
 	ck_assert_int_eq(qmp_connect(&q, fx.paths[0],
 				     util_now_ns() + 1000000000ull), 0);
 	ck_assert_int_eq(q.pid, fx.srv[0].pid);
@@ -920,6 +950,8 @@ START_TEST(test_client)
 	t0 = util_now_ns();
 	ck_assert_int_eq(qmp_recv(&q, id, t0 + 100000000ull, &r), -ETIMEDOUT);
 	ck_assert_uint_lt(util_now_ns() - t0, 200000000ull);
+	/* the message quotes the timeout given to qmp_init() */
+	ck_assert_str_eq(q.err, "no reply within 100 ms");
 	/* the late reply is skipped on the way to the next one */
 	ck_assert_int_eq(qmp_command(&q, "query-stats", args,
 				     util_now_ns() + 1000000000ull, &r), 0);
@@ -965,6 +997,7 @@ Suite *qmp_suite(void)
 	tcase_add_test(tc, test_garbage_reply);
 	tcase_add_test(tc, test_error_reply);
 	tcase_add_test(tc, test_slow);
+	tcase_add_test(tc, test_default_timing);
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_pid);
 	tcase_add_test(tc, test_client);

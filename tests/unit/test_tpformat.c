@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "testlib.h"
 #include "tpformat.h"
 
 static const char *data_dir(void)
@@ -989,7 +990,8 @@ START_TEST(test_live_kvm_formats)
 			root = roots[i];
 	}
 	if (!root) {
-		fprintf(stderr, "SKIP test_live_kvm_formats: no readable kvm tracepoints\n");
+		test_skip("test_live_kvm_formats",
+			  "no readable kvm tracepoints (mount tracefs, modprobe kvm, run as root)");
 		return;
 	}
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {

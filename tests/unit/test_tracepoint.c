@@ -17,10 +17,12 @@
 #include "provider.h"
 #include "stats.h"
 #include "suites.h"
+#include "testlib.h"
 
 #define GUEST "tests/guest/kvmguest"
 
-static bool host_can_run(void)
+/* Whether the host can run the exact counts; if not, skips test. */
+static bool host_can_run(const char *test)
 {
 	const char *why = NULL;
 
@@ -35,15 +37,13 @@ static bool host_can_run(void)
 		why = "test guest not built";
 	if (!why)
 		return true;
-	if (getenv("KVMSTAT_REQUIRE_KVM") &&
-	    !strcmp(getenv("KVMSTAT_REQUIRE_KVM"), "1"))
-		ck_abort_msg("required host feature missing: %s", why);
-	printf("SKIP tracepoint tests: %s\n", why);
+	test_skip(test, "%s", why);
 	return false;
 }
 
-/* Root and the kvm tracepoints: enough to parse the kernel's formats. */
-static bool host_has_tracepoints(void)
+/* Root and the kvm tracepoints: enough to parse the kernel's formats; if
+ * not there, skips test. */
+static bool host_has_tracepoints(const char *test)
 {
 	const char *why = NULL;
 
@@ -54,7 +54,7 @@ static bool host_has_tracepoints(void)
 		why = "no kvm tracepoints (mount tracefs)";
 	if (!why)
 		return true;
-	printf("SKIP tracepoint format tests: %s\n", why);
+	test_skip(test, "%s", why);
 	return false;
 }
 
@@ -116,7 +116,7 @@ START_TEST(test_reason_names_from_kernel)
 	struct tp_fixture f;
 	int parent, child;
 
-	if (!host_has_tracepoints())
+	if (!host_has_tracepoints("test_reason_names_from_kernel"))
 		return;
 	tp_setup(&f, "^kvm_userspace_exit", false, 0);
 	parent = field_table_find(&f.s.fields, "kvm_userspace_exit");
@@ -203,12 +203,15 @@ START_TEST(test_exact_counts)
 {
 	const struct stat_cell *c;
 	struct tp_fixture f;
-	char line[256];
+	char line[256], name[64];
 	FILE *out;
 	pid_t vm;
 	int id;
 
-	if (!host_can_run())
+	snprintf(name, sizeof(name), "test_exact_counts (%s%s%s)",
+		 exact[_i].field, exact[_i].no_bpf ? " --no-bpf" : "",
+		 exact[_i].pid_mode ? " -p" : "");
+	if (!host_can_run(name))
 		return;
 	vm = guest_start(exact[_i].kind, &out);
 	tp_setup(&f, "^kvm_(pio|mmio|userspace_exit)", exact[_i].no_bpf,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "testlib.h"
 #include "util.h"
 #include "vm.h"
 
@@ -627,15 +628,17 @@ START_TEST(test_real_kvm_vm)
 
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
-		printf("SKIP test_real_kvm_vm: cannot open /dev/kvm: %s\n",
-		       strerror(errno));
+		test_skip("test_real_kvm_vm", "cannot open /dev/kvm: %s",
+			  strerror(errno));
 		return;
 	}
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0) {
-		printf("SKIP test_real_kvm_vm: KVM_CREATE_VM failed: %s\n",
-		       strerror(errno));
+		int e = errno;
+
 		close(kvm);
+		test_skip("test_real_kvm_vm", "KVM_CREATE_VM failed: %s",
+			  strerror(e));
 		return;
 	}
 	ck_assert_int_eq(pipe2(f.ready, O_CLOEXEC), 0);

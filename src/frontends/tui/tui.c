@@ -478,36 +478,8 @@ static void tui_attr_header(struct tui_priv *tp, bool on)
 	}
 }
 
-static void tui_draw_help(int cols)
-{
-	static const char *const lines[] = {
-		"Interactive commands",
-		"",
-		"   b     toggle the per-guest view (every VM, its exit rate and busiest events)",
-		"   c     clear filters (fields, pid, guest)",
-		"   f     filter fields by regular expression",
-		"   g     filter by guest name or pid",
-		"   h     this help",
-		"   o     toggle sorting (CurAvg/s or Total)",
-		"   p     filter by pid",
-		"   q     quit",
-		"   r     reset the counters shown to zero from now",
-		"   s     set the update interval (0.1 to 25.5 seconds)",
-		"   x     toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
-		"   1-9 < >         choose the sort column",
-		"   Up Down PgUp PgDn  move the selection, scroll",
-		"   Enter or v      on a VM in the per-guest view: its vCPUs;",
-		"                   on a histogram: its buckets and p50/p90/p99",
-		"   Escape          back to the previous view, or cancel a prompt",
-		"",
-		"Any other key refreshes at once. Press any key to go back.",
-	};
-
-	erase();
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		mvaddnstr((int)i, 0, lines[i], cols);
-	refresh();
-}
+/* The help screen, drawn from the key table (below, with the keys). */
+static void tui_draw_help(int cols);
 
 static void tui_draw(struct tui_priv *tp)
 {
@@ -838,124 +810,296 @@ static void tui_resort(struct tui_priv *tp, int col)
 	tui_draw(tp);
 }
 
-/* One key outside prompts. */
+/*
+ * The keys outside prompts: one const table, in the order of the help
+ * screen, drives both dispatch and help (prompt editing is
+ * tui_prompt_key's). Each entry's handler gets the entry and the key
+ * pressed, so that one handler serves a family of keys.
+ */
+#define TUI_KEYS_MAX 12
+
+struct tui_key {
+	int keys[TUI_KEYS_MAX];	/* the keys it answers, 0-terminated */
+	const char *label;	/* how help names them; NULL: not listed */
+	const char *help;	/* what they do ('\n' starts a line under) */
+	enum ui_action (*run)(struct frontend *fe, const struct tui_key *k,
+			      int ch);
+	int arg;		/* the handler's: a prompt, an action */
+};
+
+/* A key that only asks main for something: arg is the ui_action. */
+static enum ui_action tui_key_action(struct frontend *fe,
+				     const struct tui_key *k, int ch)
+{
+	(void)fe;
+	(void)ch;
+	return (enum ui_action)k->arg;
+}
+
+static enum ui_action tui_key_help(struct frontend *fe,
+				   const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->help = true;
+	tui_draw(tp);
+	return UI_NONE;
+}
+
+/* Opens the prompt arg names. */
+static enum ui_action tui_key_prompt(struct frontend *fe,
+				     const struct tui_key *k, int ch)
+{
+	(void)ch;
+	tui_open_prompt(fe->priv, (enum tui_prompt)k->arg);
+	return UI_NONE;
+}
+
+/* 'b': the summary or the per-guest view. */
+static enum ui_action tui_key_guests(struct frontend *fe,
+				     const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->view = tp->view == VIEW_EVENTS ? VIEW_VMS : VIEW_EVENTS;
+	tp->sel = tp->top = 0;
+	tp->sort = tp->view == VIEW_EVENTS ? 3 : 0;
+	fe->req.on = tp->view != VIEW_EVENTS;
+	return UI_SET_VMS;
+}
+
+static enum ui_action tui_key_children(struct frontend *fe,
+				       const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	fe->req.on = !tp->children;
+	return UI_SET_CHILDREN;
+}
+
+/* 'o': CurAvg/s or Total. */
+static enum ui_action tui_key_order(struct frontend *fe,
+				    const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tui_resort(tp, tp->view == VIEW_EVENTS ? (tp->sort == 3 ? 1 : 3) :
+						  (tp->sort == 3 ? 2 : 3));
+	return UI_NONE;
+}
+
+/* 1-9 choose a column (one the view has), < and > the one beside. */
+static enum ui_action tui_key_sort(struct frontend *fe,
+				   const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	if (ch == '<')
+		tui_resort(tp, tp->sort - 1);
+	else if (ch == '>')
+		tui_resort(tp, tp->sort + 1);
+	else if (ch - '1' < tui_ncols(tp))
+		tui_resort(tp, ch - '1');
+	return UI_NONE;
+}
+
+/* Arrows and pages move the selection; Home and End go to an end. */
+static enum ui_action tui_key_move(struct frontend *fe,
+				   const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+	int page = LINES - 5;
+
+	(void)k;
+	tui_move(tp, ch == KEY_UP ? -1 : ch == KEY_DOWN ? 1 :
+		     ch == KEY_PPAGE ? -page : ch == KEY_NPAGE ? page :
+		     ch == KEY_HOME ? -(int)tp->nrows : (int)tp->nrows);
+	return UI_NONE;
+}
+
+/* Enter: a VM's vCPUs, or a histogram's buckets; else a refresh. */
+static enum ui_action tui_key_enter(struct frontend *fe,
+				    const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	if (tp->view == VIEW_VMS && tp->nrows) {
+		tp->vm = tp->rows[tp->sel].pid;
+		tp->view = VIEW_VCPUS;
+		tp->sel = tp->top = 0;
+		tp->sort = 0;
+		return UI_REFRESH;
+	}
+	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].hist) {
+		free(tp->hist);
+		tp->hist = xstrdup(tp->rows[tp->sel].field);
+		tp->view = VIEW_HIST;
+		tp->sel = tp->top = 0;
+		return UI_REFRESH;
+	}
+	return UI_REFRESH;
+}
+
+/* Escape: from a histogram to the summary, from vCPUs to the VMs. */
+static enum ui_action tui_key_back(struct frontend *fe,
+				   const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	if (tp->view == VIEW_HIST) {
+		tp->view = VIEW_EVENTS;
+		tp->sel = tp->top = 0;
+		tp->sort = 3;
+		return UI_REFRESH;
+	}
+	if (tp->view == VIEW_VCPUS) {
+		tp->view = VIEW_VMS;
+		tp->sel = tp->top = 0;
+		tp->sort = 0;
+		return UI_REFRESH;
+	}
+	return UI_NONE;
+}
+
+static enum ui_action tui_key_resize(struct frontend *fe,
+				     const struct tui_key *k, int ch)
+{
+	(void)k;
+	(void)ch;
+	tui_draw(fe->priv);
+	return UI_NONE;
+}
+
+static const struct tui_key tui_keys[] = {
+	{ { 'b' }, "b",
+	  "toggle the per-guest view (every VM, its exit rate and busiest events)",
+	  tui_key_guests, 0 },
+	{ { 'c' }, "c", "clear filters (fields, pid, guest)",
+	  tui_key_action, UI_CLEAR },
+	{ { 'f' }, "f", "filter fields by regular expression",
+	  tui_key_prompt, PROMPT_FILTER },
+	{ { 'g' }, "g", "filter by guest name or pid",
+	  tui_key_prompt, PROMPT_GUEST },
+	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
+	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)",
+	  tui_key_order, 0 },
+	{ { 'p' }, "p", "filter by pid", tui_key_prompt, PROMPT_PID },
+	{ { 'q' }, "q", "quit", tui_key_action, UI_QUIT },
+	{ { 'r' }, "r", "reset the counters shown to zero from now",
+	  tui_key_action, UI_RESET },
+	{ { 's' }, "s", "set the update interval (0.1 to 25.5 seconds)",
+	  tui_key_prompt, PROMPT_DELAY },
+	{ { 'x' }, "x",
+	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
+	  tui_key_children, 0 },
+	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
+	  "1-9 < >", "choose the sort column", tui_key_sort, 0 },
+	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END },
+	  "Up Down PgUp PgDn Home End", "move the selection, scroll",
+	  tui_key_move, 0 },
+	{ { '\n', '\r', KEY_ENTER, 'v' }, "Enter or v",
+	  "on a VM in the per-guest view: its vCPUs;\n"
+	  "on a histogram: its buckets and p50/p90/p99",
+	  tui_key_enter, 0 },
+	{ { KEY_ESC }, "Escape",
+	  "back to the previous view, or cancel a prompt", tui_key_back, 0 },
+	{ { KEY_RESIZE }, NULL, NULL, tui_key_resize, 0 },
+};
+
+static const char *const tui_help_head[] = { "Interactive commands", "" };
+static const char *const tui_help_tail[] = {
+	"", "Any other key refreshes at once. Press any key to go back.",
+};
+
+/* The entry a key belongs to, or NULL. */
+static const struct tui_key *tui_key_find(int ch)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tui_keys); i++)
+		for (const int *k = tui_keys[i].keys; *k; k++)
+			if (*k == ch)
+				return &tui_keys[i];
+	return NULL;
+}
+
+/*
+ * Line n of the help screen into buf: a heading, then each listed entry
+ * of the key table, its label in a column as wide as a letter or as the
+ * longer labels, its help beside (and under, line by line). False past the
+ * last line.
+ */
+static bool tui_help_line(size_t n, char *buf, size_t len)
+{
+	if (n < ARRAY_SIZE(tui_help_head)) {
+		snprintf(buf, len, "%s", tui_help_head[n]);
+		return true;
+	}
+	n -= ARRAY_SIZE(tui_help_head);
+	for (size_t i = 0; i < ARRAY_SIZE(tui_keys); i++) {
+		const struct tui_key *k = &tui_keys[i];
+		const char *h = k->help;
+		int w;
+
+		if (!k->label)
+			continue;
+		w = (int)strlen(k->label);
+		w = w == 1 ? 6 : w + 2 > 16 ? w + 2 : 16;
+		for (bool first = true; h; first = false) {
+			const char *nl = strchr(h, '\n');
+			int hl = nl ? (int)(nl - h) : (int)strlen(h);
+
+			if (!n) {
+				snprintf(buf, len, "   %-*s%.*s", w,
+					 first ? k->label : "", hl, h);
+				return true;
+			}
+			n--;
+			h = nl ? nl + 1 : NULL;
+		}
+	}
+	if (n < ARRAY_SIZE(tui_help_tail)) {
+		snprintf(buf, len, "%s", tui_help_tail[n]);
+		return true;
+	}
+	return false;
+}
+
+static void tui_draw_help(int cols)
+{
+	char line[256];
+
+	erase();
+	for (size_t i = 0; tui_help_line(i, line, sizeof(line)); i++)
+		mvaddnstr((int)i, 0, line, cols);
+	refresh();
+}
+
+/* One key outside prompts: any key leaves the help screen; a key of the
+ * table runs its entry, any other refreshes. */
 static enum ui_action tui_key(struct frontend *fe, int ch)
 {
 	struct tui_priv *tp = fe->priv;
-	struct ui_request *req = &fe->req;
-	int rows = LINES;
+	const struct tui_key *k;
 
 	if (tp->help) {
 		tp->help = false;
 		tui_draw(tp);
 		return UI_NONE;
 	}
-	switch (ch) {
-	case 'q':
-		return UI_QUIT;
-	case 'h':
-	case '?':
-		tp->help = true;
-		tui_draw(tp);
-		return UI_NONE;
-	case 'r':
-		return UI_RESET;
-	case 'o':
-		tui_resort(tp, tp->view == VIEW_EVENTS ?
-			   (tp->sort == 3 ? 1 : 3) : (tp->sort == 3 ? 2 : 3));
-		return UI_NONE;
-	case '<':
-		tui_resort(tp, tp->sort - 1);
-		return UI_NONE;
-	case '>':
-		tui_resort(tp, tp->sort + 1);
-		return UI_NONE;
-	case 'x':
-		req->on = !tp->children;
-		return UI_SET_CHILDREN;
-	case 'f':
-		tui_open_prompt(tp, PROMPT_FILTER);
-		return UI_NONE;
-	case 'p':
-		tui_open_prompt(tp, PROMPT_PID);
-		return UI_NONE;
-	case 'g':
-		tui_open_prompt(tp, PROMPT_GUEST);
-		return UI_NONE;
-	case 's':
-		tui_open_prompt(tp, PROMPT_DELAY);
-		return UI_NONE;
-	case 'c':
-		return UI_CLEAR;
-	case 'b':
-		tp->view = tp->view == VIEW_EVENTS ? VIEW_VMS : VIEW_EVENTS;
-		tp->sel = tp->top = 0;
-		tp->sort = tp->view == VIEW_EVENTS ? 3 : 0;
-		req->on = tp->view != VIEW_EVENTS;
-		return UI_SET_VMS;
-	case '\n':
-	case '\r':
-	case KEY_ENTER:
-	case 'v':
-		if (tp->view == VIEW_VMS && tp->nrows) {
-			tp->vm = tp->rows[tp->sel].pid;
-			tp->view = VIEW_VCPUS;
-			tp->sel = tp->top = 0;
-			tp->sort = 0;
-			return UI_REFRESH;
-		}
-		if (tp->view == VIEW_EVENTS && tp->nrows &&
-		    tp->rows[tp->sel].hist) {
-			free(tp->hist);
-			tp->hist = xstrdup(tp->rows[tp->sel].field);
-			tp->view = VIEW_HIST;
-			tp->sel = tp->top = 0;
-			return UI_REFRESH;
-		}
-		return UI_REFRESH;
-	case KEY_ESC:
-		if (tp->view == VIEW_HIST) {
-			tp->view = VIEW_EVENTS;
-			tp->sel = tp->top = 0;
-			tp->sort = 3;
-			return UI_REFRESH;
-		}
-		if (tp->view == VIEW_VCPUS) {
-			tp->view = VIEW_VMS;
-			tp->sel = tp->top = 0;
-			tp->sort = 0;
-			return UI_REFRESH;
-		}
-		return UI_NONE;
-	case KEY_UP:
-		tui_move(tp, -1);
-		return UI_NONE;
-	case KEY_DOWN:
-		tui_move(tp, 1);
-		return UI_NONE;
-	case KEY_PPAGE:
-		tui_move(tp, -(rows - 5));
-		return UI_NONE;
-	case KEY_NPAGE:
-		tui_move(tp, rows - 5);
-		return UI_NONE;
-	case KEY_HOME:
-		tui_move(tp, -(int)tp->nrows);
-		return UI_NONE;
-	case KEY_END:
-		tui_move(tp, (int)tp->nrows);
-		return UI_NONE;
-	case KEY_RESIZE:
-		tui_draw(tp);
-		return UI_NONE;
-	default:
-		if (ch >= '1' && ch <= '9') {
-			if (ch - '1' < tui_ncols(tp))
-				tui_resort(tp, ch - '1');
-			return UI_NONE;
-		}
-		return UI_REFRESH;
-	}
+	k = tui_key_find(ch);
+	return k ? k->run(fe, k, ch) : UI_REFRESH;
 }
 
 static enum ui_action tui_input(struct frontend *fe)

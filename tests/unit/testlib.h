@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the Check suites share: one way to skip a check the host cannot
+ * run. A skip says "SKIP test: why"; where the host must run everything
+ * (KVMSTAT_REQUIRE_KVM=1, as CI sets, like the whole-program tests) it
+ * fails the check instead. The runner counts the skips of its forked
+ * checks and lists them at the end.
+ */
+#ifndef KVMSTAT_TESTLIB_H
+#define KVMSTAT_TESTLIB_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Whether KVMSTAT_REQUIRE_KVM=1: every check must run, a skip fails. */
+bool test_require_all(void);
+/*
+ * Skips the calling check with a reason (printf format), or fails it when
+ * test_require_all(); the caller returns right after. test names the check
+ * (and the part of it skipped).
+ */
+void test_skip(const char *test, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Before srunner_run_all(): room shared with the forked checks so that
+ * their skips reach the runner. */
+void test_skip_init(void);
+/* After the run: prints how many checks were skipped and why to out;
+ * returns the number. */
+unsigned int test_skip_summary(FILE *out);
+
+#endif
