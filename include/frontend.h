@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "stats.h"
+#include "snapshot.h"
 
 struct options;
 struct frontend;
@@ -38,12 +38,6 @@ struct ui_request {
 	bool on;
 };
 
-/* Guest names main looked up for the VMs in the stats. */
-struct ui_name {
-	pid_t pid;
-	char *name;	/* NULL when the VM has none */
-};
-
 struct frontend_ops {
 	const char *name;
 	/* 0, or -errno with a one-line reason in fe->msg (usage problems). */
@@ -64,8 +58,6 @@ struct frontend {
 	void *priv;
 	char msg[512];
 	struct ui_request req;		/* the last request of input() */
-	const struct ui_name *names;	/* set by main before render */
-	size_t nnames;
 	const char *providers;		/* "tracepoint debugfs", for headers */
 };
 

@@ -36,8 +36,7 @@
 
 #include <stddef.h>
 
-#include "frontend.h"
-#include "stats.h"
+#include "snapshot.h"
 #include "strbuf.h"
 
 enum openmetrics_format {
@@ -50,13 +49,12 @@ enum openmetrics_format {
 	"application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 /*
- * Appends the exposition of snap to b. snap is a whole-selection snapshot
- * (stats_snapshot): its rows say which fields are exported; the per-VM and
- * per-vCPU series come from snap->stats. names (nnames entries, may be
- * NULL) give the guest label by pid.
+ * Appends the exposition of snap to b. snap's view is the whole selection:
+ * its rows say which fields are exported; the per-VM and per-vCPU series
+ * come from the snapshot's VM and vCPU scopes, labelled with their guest
+ * names.
  */
 void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
-			const struct ui_name *names, size_t nnames,
 			enum openmetrics_format fmt);
 
 /* The format an HTTP Accept header value asks for: OpenMetrics 1.0.0

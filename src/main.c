@@ -19,6 +19,7 @@
 
 #include "exporter.h"
 #include "frontend.h"
+#include "guests.h"
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
@@ -39,8 +40,7 @@ struct run {
 	bool fe_open;
 	int sigfd;
 	bool want_vms;			/* the per-guest view is shown */
-	struct ui_name *names;		/* guest names of the VMs seen */
-	size_t nnames;
+	struct guests guests;		/* guest names of the VMs seen */
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
 	struct exporter *exp;		/* --listen, or NULL */
@@ -299,21 +299,23 @@ static void sample_all(struct run *r)
 /* The rows the options ask for: everything, one vCPU, or per vCPU. */
 static void take_snapshot(struct run *r, struct snapshot *snap)
 {
-	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
 	/* the exporter has the providers count child events for its reason
 	 * labels; the text and JSON output show what -f alone keeps */
 	struct field_filter shown = r->opts.filter;
+	struct snap_request req = { .filter = &shown,
+				    .vcpu = SAMPLE_ALL_VCPUS,
+				    .guests = &r->guests };
 
 	if (r->exp)
 		shown.children = false;
 	if (r->opts.vcpu >= 0) {
-		scope.pid = r->opts.pid;
-		scope.vcpu = r->opts.vcpu;
+		req.pid = r->opts.pid;
+		req.vcpu = r->opts.vcpu;
 	} else if (r->opts.per_vcpu) {
-		scope.pid = r->opts.pid;
-		scope.per_vcpu = true;
+		req.pid = r->opts.pid;
+		req.per_vcpu = true;
 	}
-	stats_snapshot_scope(&r->stats, &shown, &scope, snap);
+	snapshot_build(&r->stats, &req, snap);
 }
 
 /* --vcpu N must name a vCPU the providers know for the VM (after the
@@ -355,43 +357,18 @@ static void check_vcpu(struct run *r)
 	exit(EXIT_USAGE);
 }
 
-/* Guest names for every VM the stats know, looked up once per pid. */
-static void update_names(struct run *r)
-{
-	const struct stats *s = &r->stats;
-
-	for (size_t i = 0; i < s->nkeys; i++) {
-		pid_t pid = s->keys[i].pid;
-		bool known = false;
-
-		if (!pid)
-			continue;
-		for (size_t j = 0; j < r->nnames && !known; j++)
-			known = r->names[j].pid == pid;
-		if (known)
-			continue;
-		r->names = xrealloc(r->names, (r->nnames + 1) *
-				    sizeof(*r->names));
-		r->names[r->nnames].pid = pid;
-		r->names[r->nnames].name = vm_guest_name(r->opts.proc_root,
-							 pid);
-		r->nnames++;
-	}
-	r->fe.names = r->names;
-	r->fe.nnames = r->nnames;
-}
-
 /* --listen: the whole selection, every field -f keeps with its child
  * events, rendered here and handed to the HTTP server. */
 static void publish(struct run *r)
 {
+	struct snap_request req = { .filter = &r->opts.filter,
+				    .guests = &r->guests };
 	struct snapshot snap;
 
 	if (!r->exp)
 		return;
-	update_names(r);
-	stats_snapshot(&r->stats, &r->opts.filter, &snap);
-	exporter_publish(r->exp, &snap, r->names, r->nnames);
+	snapshot_build(&r->stats, &req, &snap);
+	exporter_publish(r->exp, &snap);
 	snapshot_free(&snap);
 }
 
@@ -403,8 +380,6 @@ static int render(struct run *r)
 	publish(r);
 	if (!r->fe.ops)
 		return 0;
-	if (r->want_vms)
-		update_names(r);
 	take_snapshot(r, &snap);
 	rc = r->fe.ops->render(&r->fe, &snap);
 	snapshot_free(&snap);
@@ -416,7 +391,7 @@ static void list_fields(struct run *r)
 	struct snapshot snap;
 
 	sample_all(r);
-	stats_snapshot(&r->stats, NULL, &snap);
+	snapshot_build(&r->stats, NULL, &snap);
 	for (size_t i = 0; i < snap.nrows; i++)
 		printf("  %s\n", snap.rows[i].name);
 	snapshot_free(&snap);
@@ -700,6 +675,7 @@ int main(int argc, char **argv)
 	if (r.opts.json || r.opts.listen)
 		r.want_vms = true;
 	stats_init(&r.stats, r.opts.include_past);
+	guests_init(&r.guests, r.opts.proc_root);
 
 	if (r.opts.fields_help) {
 		open_providers(&r, true);
@@ -762,9 +738,7 @@ int main(int argc, char **argv)
 	report_notices(&r);
 	say_skipped(&r);	/* the monitor's, after its screen */
 	close_providers_fast(&r);
-	for (size_t i = 0; i < r.nnames; i++)
-		free(r.names[i].name);
-	free(r.names);
+	guests_free(&r.guests);
 	free(r.fields);
 	stats_free(&r.stats);
 	served_free(&r.served);

@@ -377,8 +377,7 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	return r;
 }
 
-void exporter_publish(struct exporter *e, const struct snapshot *snap,
-		      const struct ui_name *names, size_t nnames)
+void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
 		[OPENMETRICS_PROMETHEUS] = OPENMETRICS_TYPE_PROMETHEUS,
@@ -388,8 +387,7 @@ void exporter_publish(struct exporter *e, const struct snapshot *snap,
 
 	for (int f = 0; f < 2; f++) {
 		strbuf_reset(&e->text);
-		openmetrics_render(&e->text, snap, names, nnames,
-				   (enum openmetrics_format)f);
+		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
 		fresh[f] = exp_text(&e->text, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);

@@ -374,6 +374,24 @@ static int debugfs_name_find(const struct provider *p, const char *name)
 	return -1;
 }
 
+/*
+ * Declares the field of a counter file: KVM calls its count of every exit
+ * "exits". A name another provider declared first keeps that provider's
+ * declaration.
+ */
+static int debugfs_declare(struct provider *p, const char *name,
+			   enum field_type type)
+{
+	int id = field_table_intern(p->fields, name, -1, type, "debugfs");
+	struct field_info *f = field_table_info(p->fields, id);
+
+	if (!f || !f->provider || strcmp(f->provider, "debugfs"))
+		return id;
+	if (!strcmp(name, FIELD_KVM_EXITS))
+		f->flags |= FIELD_EXITS;
+	return id;
+}
+
 /* Index of name, interning its field when it is new to this provider. */
 static int debugfs_name_add(struct provider *p, const char *name,
 			    enum field_type type)
@@ -391,8 +409,7 @@ static int debugfs_name_add(struct provider *p, const char *name,
 	}
 	d->state[d->nnames] = DEBUGFS_VAL_NONE;
 	d->names[d->nnames].name = xstrdup(name);
-	d->names[d->nnames].field =
-		field_table_intern(p->fields, name, -1, type, "debugfs");
+	d->names[d->nnames].field = debugfs_declare(p, name, type);
 	d->names[d->nnames].claimed = filter_claimed(p->filter, name);
 	return (int)d->nnames++;
 }

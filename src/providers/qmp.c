@@ -327,6 +327,8 @@ static int qmp_stat_add(struct provider *p, enum qmp_target target,
 		f->base = json_is_integer(base) ?
 			  (unsigned int)json_integer_value(base) : 10;
 		f->hist = hist;
+		if (!strcmp(name, FIELD_KVM_EXITS))
+			f->flags |= FIELD_EXITS;
 	}
 	qmp_fit_fields(p);
 	d->stat_of[target][st->field] = (int)d->nstats;

@@ -14,6 +14,7 @@ int main(void)
 	int failed;
 
 	srunner_add_suite(sr, stats_suite());
+	srunner_add_suite(sr, snapshot_suite());
 	srunner_add_suite(sr, ui_text_suite());
 	srunner_add_suite(sr, tpformat_suite());
 	srunner_add_suite(sr, arch_suite());

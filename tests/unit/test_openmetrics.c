@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "openmetrics.h"
+#include "stats.h"
 #include "suites.h"
 #include "util.h"
 
@@ -39,10 +40,25 @@ static void om_push(struct stats *s, int f, pid_t pid, int vcpu, uint64_t v)
 }
 
 /* Guest names of the fixture's VMs: one needs escaping. */
-static struct ui_name om_names[] = {
-	{ 100, "alpha" },
-	{ 200, "be\"ta\\x\ny" },
-};
+static void om_names(struct guests *g)
+{
+	guests_init(g, NULL);
+	guests_set(g, 100, "alpha");
+	guests_set(g, 200, "be\"ta\\x\ny");
+}
+
+/* The snapshot the exporter renders of s: its view through filter
+ * (NULL: every field), with the fixture's guest names. */
+static void om_snapshot(const struct stats *s, const struct field_filter *f,
+			struct snapshot *snap)
+{
+	struct guests names;
+	struct snap_request req = { .filter = f, .guests = &names };
+
+	om_names(&names);
+	snapshot_build(s, &req, snap);
+	guests_free(&names);
+}
 
 /*
  * The fixture: two refreshes of a host with VM 100 (vCPUs 0 and 1) and VM
@@ -140,9 +156,9 @@ static void om_render_fixture(struct strbuf *b, enum openmetrics_format fmt)
 	struct snapshot snap;
 
 	om_build(&s);
-	stats_snapshot(&s, NULL, &snap);
+	om_snapshot(&s, NULL, &snap);
 	strbuf_init(b);
-	openmetrics_render(b, &snap, om_names, ARRAY_SIZE(om_names), fmt);
+	openmetrics_render(b, &snap, fmt);
 	snapshot_free(&snap);
 	stats_free(&s);
 }
@@ -302,12 +318,12 @@ START_TEST(test_empty)
 
 	stats_init(&s, true);
 	stats_update(&s, 1);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
 	ck_assert_str_eq(b.s, "# EOF\n");
 	strbuf_reset(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
 	ck_assert_str_eq(b.s, "");
 	strbuf_free(&b);
 	snapshot_free(&snap);
@@ -326,9 +342,9 @@ START_TEST(test_filter_applies)
 
 	ck_assert_int_eq(filter_set(&f, "halt_", err, sizeof(err)), 0);
 	om_build(&s);
-	stats_snapshot(&s, &f, &snap);
+	om_snapshot(&s, &f, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, om_names, 2, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
 	ck_assert_ptr_null(strstr(b.s, "kvm_exit"));
 	ck_assert_ptr_nonnull(strstr(b.s, "kvm_halt_exits_total{pid=\"200\""));
 	/* the histogram keeps its buckets though its children's names are
@@ -355,9 +371,9 @@ START_TEST(test_name_collision)
 	om_push(&s, a, 0, -1, 1);
 	om_push(&s, c, 0, -1, 2);
 	stats_update(&s, 1);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
 	ck_assert_str_eq(b.s,
 		"# TYPE kvm_foo counter\n"
 		"# HELP kvm_foo KVM statistic foo (debugfs)\n"
