@@ -10,8 +10,11 @@
  *    bytes fields are converted to those base units (raw x base^exponent)
  *    and named so: a "_ns"/"_us"/"_ms" ending is dropped and "_seconds"
  *    appended (halt_wait_ns -> kvm_halt_wait_seconds), "_bytes" appended;
- *    a field without units whose name ends in "_ns", "_us" or "_ms" (as
- *    debugfs files, which carry none) is taken as such a time;
+ *    the units are the ones the providers declared (debugfs gives its
+ *    *_ns files seconds x 10^-9), never guessed here from a name; a word
+ *    left that Prometheus reads as an abbreviated time unit is spelled
+ *    out: "ns" -> "nsec", "us" -> "usec", "ms" -> "msec" (the tracepoint
+ *    kvm_halt_poll_ns counts events: kvm_halt_poll_nsec_total);
  *  - cumulative fields are counters (NAME_total), instant and peak ones
  *    gauges; the value is the field's total (kvmstat's total: since the
  *    VM started with -i, else since kvmstat started);

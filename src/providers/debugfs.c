@@ -375,18 +375,33 @@ static int debugfs_name_find(const struct provider *p, const char *name)
 }
 
 /*
- * Declares the field of a counter file: KVM calls its count of every exit
- * "exits". A name another provider declared first keeps that provider's
- * declaration.
+ * Declares the field of a counter file: the files carry no units, but KVM
+ * names its time counters by their unit (halt_wait_ns: nanoseconds), and
+ * its count of every exit "exits". A name another provider declared first
+ * keeps that provider's declaration.
  */
 static int debugfs_declare(struct provider *p, const char *name,
 			   enum field_type type)
 {
+	static const struct {
+		const char *suffix;
+		int exponent;
+	} times[] = { { "_ns", -9 }, { "_us", -6 }, { "_ms", -3 } };
 	int id = field_table_intern(p->fields, name, -1, type, "debugfs");
 	struct field_info *f = field_table_info(p->fields, id);
+	size_t len = strlen(name);
 
 	if (!f || !f->provider || strcmp(f->provider, "debugfs"))
 		return id;
+	for (size_t i = 0; i < ARRAY_SIZE(times); i++) {
+		size_t n = strlen(times[i].suffix);
+
+		if (len > n && !strcmp(name + len - n, times[i].suffix)) {
+			f->unit = UNIT_SECONDS;
+			f->exponent = times[i].exponent;
+			f->base = 10;
+		}
+	}
 	if (!strcmp(name, FIELD_KVM_EXITS))
 		f->flags |= FIELD_EXITS;
 	return id;

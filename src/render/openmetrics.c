@@ -293,37 +293,30 @@ static bool om_ends_with(const char *s, size_t len, const char *suffix)
 }
 
 /*
- * f with the units its name says when its source gave none: KVM names its
- * time counters NAME_ns (debugfs files carry no units), so a unit-less
- * "_ns", "_us" or "_ms" field is seconds x 10^-9, -6 or -3.
+ * Spells out the words of s[0, len) that Prometheus reads as abbreviated
+ * time units ("_ns" at the end or before "_"): "_nsec". s has room for
+ * len * 5 / 3 bytes. Returns the new length.
  */
-static struct field_info om_units(const struct field_info *f)
+static size_t om_spell_units(char *s, size_t len)
 {
-	static const struct {
-		const char *suffix;
-		int exponent;
-	} raw[] = { { "_ns", -9 }, { "_us", -6 }, { "_ms", -3 } };
-	struct field_info u = *f;
-
-	if (u.unit != UNIT_NONE || u.exponent || u.hist != HIST_NONE)
-		return u;
-	for (size_t i = 0; i < ARRAY_SIZE(raw); i++)
-		if (om_ends_with(u.name, strlen(u.name), raw[i].suffix)) {
-			u.unit = UNIT_SECONDS;
-			u.exponent = raw[i].exponent;
-			u.base = 10;
-		}
-	return u;
+	for (size_t i = 0; i + 3 <= len; i++) {
+		if (s[i] != '_' || !strchr("num", s[i + 1]) || !s[i + 1] ||
+		    s[i + 2] != 's' || (i + 3 < len && s[i + 3] != '_'))
+			continue;
+		memmove(s + i + 5, s + i + 3, len - i - 3);
+		memcpy(s + i + 3, "ec", 2);
+		len += 2;
+		i += 4;
+	}
+	return len;
 }
 
-char *openmetrics_name(const struct field_info *field)
+char *openmetrics_name(const struct field_info *f)
 {
 	static const char *const raw_time[] = { "_ns", "_us", "_ms" };
-	struct field_info units = om_units(field);
-	const struct field_info *f = &units;
 	bool prefixed = !strncmp(f->name, "kvm_", 4);
 	size_t n = strlen(f->name), len;
-	char *s = xmalloc(n + 4 + 16 + 1);
+	char *s = xmalloc(2 * (n + 4 + 16) + 1);
 
 	len = 0;
 	if (!prefixed) {
@@ -352,6 +345,7 @@ char *openmetrics_name(const struct field_info *field)
 		memcpy(s + len, "_bytes", 6);
 		len += 6;
 	}
+	len = om_spell_units(s, len);
 	/* a counter's samples get "_total"; the family has none */
 	if (f->type == FIELD_CUMULATIVE && f->hist == HIST_NONE &&
 	    om_ends_with(s, len, "_total") && len > 10)
@@ -774,8 +768,7 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 	static const char *const gauge[] = { "" };
 	static const char *const hist[] = { "", "_bucket", "_count", "_sum",
 					    "_created" };
-	struct field_info units = om_units(&c->fields[c->series[i].family]);
-	const struct field_info *f = &units;
+	const struct field_info *f = &c->fields[c->series[i].family];
 	const char *fam = om_family(c, c->series[i].family);
 	const char *const *claim;
 	const char *type;

@@ -112,9 +112,13 @@ static void om_build(struct stats *s)
 	fi->base = 2;
 	odd = om_fid(s, "remote-tlb.flush", -1, FIELD_CUMULATIVE, "debugfs");
 	stale = om_fid(s, "mmio_exits", -1, FIELD_CUMULATIVE, "debugfs");
-	/* no units from debugfs: nanoseconds by its name */
+	/* nanoseconds, as the debugfs provider declares its *_ns files */
 	poll = om_fid(s, "halt_poll_success_ns", -1, FIELD_CUMULATIVE,
 		      "debugfs");
+	fi = field_table_info(&s->fields, poll);
+	fi->unit = UNIT_SECONDS;
+	fi->exponent = -9;
+	fi->base = 10;
 
 	for (int round = 0; round < 2; round++) {
 		uint64_t k = round + 1;
@@ -394,12 +398,24 @@ START_TEST(test_names)
 	n = openmetrics_name(&f);
 	ck_assert_str_eq(n, "kvm_halt_wait_seconds");
 	free(n);
+	/* the unit the provider declared names it, not the name's ending */
 	f.name = "halt_poll_ns";
 	f.unit = UNIT_NONE;
 	f.exponent = 0;
 	n = openmetrics_name(&f);
+	ck_assert_str_eq(n, "kvm_halt_poll_nsec");	/* not "_ns_total" */
+	free(n);
+	f.name = "kvm_a_ms_us_b_ns2_xus";
+	n = openmetrics_name(&f);
+	ck_assert_str_eq(n, "kvm_a_msec_usec_b_ns2_xus");
+	free(n);
+	f.name = "halt_poll_ns";
+	f.unit = UNIT_SECONDS;
+	f.exponent = -9;
+	n = openmetrics_name(&f);
 	ck_assert_str_eq(n, "kvm_halt_poll_seconds");
 	free(n);
+	f.exponent = 0;
 	f.name = "kvm_exit(HLT)";
 	f.unit = UNIT_NONE;
 	n = openmetrics_name(&f);
