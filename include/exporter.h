@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 
 #include "frontend.h"
-#include "stats.h"
+#include "snapshot.h"
 
 #define EXPORTER_DEFAULT_ADDR "127.0.0.1"
 #define EXPORTER_DEFAULT_PORT 9712
@@ -64,11 +64,10 @@ struct exporter;
  */
 struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
 				size_t errlen);
-/* Renders snap (a whole-selection snapshot; names give guest labels) in
- * both formats and makes them what scrapes get from now on; then cuts
- * off requests past their deadline. */
-void exporter_publish(struct exporter *e, const struct snapshot *snap,
-		      const struct ui_name *names, size_t nnames);
+/* Renders snap (a snapshot of the whole selection, its guest names the
+ * guest labels) in both formats and makes them what scrapes get from now
+ * on; then cuts off requests past their deadline. */
+void exporter_publish(struct exporter *e, const struct snapshot *snap);
 /* Stops the server, closes the socket, frees e (NULL is fine). */
 void exporter_stop(struct exporter *e);
 

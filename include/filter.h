@@ -17,7 +17,6 @@
 struct field_filter {
 	char *pattern;		/* as given, owned; NULL: never set */
 	regex_t re;		/* pattern compiled, while pattern is set */
-	bool children;		/* also keep NAME(...) when NAME matches */
 };
 
 /* 0, or -EINVAL with a readable reason in err when the pattern is bad (f
@@ -25,8 +24,12 @@ struct field_filter {
 int filter_set(struct field_filter *f, const char *pattern, char *err,
 	       size_t errlen);
 void filter_free(struct field_filter *f);
-/* Whether the filter keeps name (or, with children, the NAME of a
- * NAME(...)); a NULL filter or one never set keeps everything. */
+/* Whether the regex matches name at its start; a NULL filter or one never
+ * set keeps everything. */
 bool filter_match(const struct field_filter *f, const char *name);
+/* The same, or with children a child event NAME(...) whose NAME matches
+ * (the monitor's 'x'). */
+bool filter_keeps(const struct field_filter *f, const char *name,
+		  bool children);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "stats.h"
+#include "snapshot.h"
 
 struct options;
 struct frontend;
@@ -39,12 +39,6 @@ struct ui_request {
 	char guest[128];	/* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
-};
-
-/* Guest names the loop looked up for the VMs in the stats. */
-struct ui_name {
-	pid_t pid;
-	char *name;	/* NULL when the VM has none */
 };
 
 /* How a front-end paces the run; with several, the highest wins. */
@@ -98,8 +92,6 @@ struct frontend {
 	bool runtime;			/* open failed, but not on a bad option
 					 * value (exit status 1, not 2) */
 	struct ui_request req;		/* the last request of input() */
-	const struct ui_name *names;	/* set by the loop before render */
-	size_t nnames;
 	const char *providers;		/* "tracepoint debugfs", for headers */
 };
 

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #include "sample.h"
-#include "stats.h"
+#include "snapshot.h"
 
 /* One bucket: its raw range and how many samples fell in it. */
 struct hist_bucket {
@@ -54,14 +54,13 @@ long hist_quantile(const struct hist_bucket *b, size_t n,
 		   unsigned int permille);
 
 /*
- * Buckets of histogram parent (a field id) in one scope (pid 0 and
- * SAMPLE_ALL_VCPUS for the whole selection), from the stats layer: the
- * deltas of the last interval (negative ones count 0) or the totals.
- * Writes up to max buckets in index order, ranges from the field table,
- * and returns how many the histogram has (0: no buckets read yet).
+ * The buckets of a snapshot's histogram as counts: the deltas of the last
+ * interval (negative ones count 0) or the totals. Writes up to max
+ * buckets, each at its index (buckets not read are empty), and returns
+ * how many the histogram has up to the last one read (0: none read yet).
  */
-size_t hist_gather(const struct stats *s, int parent, pid_t pid, int vcpu,
-		   bool deltas, struct hist_bucket *out, size_t max);
+size_t hist_gather(const struct snap_hist *h, bool deltas,
+		   struct hist_bucket *out, size_t max);
 
 /* "[1.02 µs, 2.05 µs)", "[2.15 s, inf)", "[0 ns, 1 ns)", in the unit of
  * the histogram's field f (a parent or a bucket). flags: units_flags. */

@@ -48,22 +48,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "frontend.h"
-#include "stats.h"
+#include "snapshot.h"
 #include "strbuf.h"
 
-/* The object of snap (whole-selection rows, breakdowns from snap->stats);
- * names give guest names by pid, providers is "tracepoint debugfs" or
- * NULL. A new reference the caller json_decref()s; NULL when out of
- * memory. */
-json_t *json_out_snapshot(const struct snapshot *snap,
-			  const struct ui_name *names, size_t nnames,
-			  const char *providers);
+/* The object of snap (the view's fields, breakdowns from its VM and vCPU
+ * scopes); providers is "tracepoint debugfs" or NULL. A new reference the
+ * caller json_decref()s; NULL when out of memory. */
+json_t *json_out_snapshot(const struct snapshot *snap, const char *providers);
 
 /* Appends the object as text and a newline: indented with pretty, else
  * on one line. 0, or -ENOMEM. */
 int json_out_render(struct strbuf *b, const struct snapshot *snap,
-		    const struct ui_name *names, size_t nnames,
 		    const char *providers, bool pretty);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "filter.h"
+#include "guests.h"
 #include "frontend.h"
 #include "options.h"
 #include "provider.h"
@@ -39,8 +40,7 @@ struct loop {
 					 * asks for them (the monitor's 'x') */
 	int sigfd;
 	bool want_vms;			/* the per-guest view is shown */
-	struct ui_name *names;		/* guest names of the VMs seen */
-	size_t nnames;
+	struct guests guests;		/* guest names of the VMs seen */
 	char providers[128];		/* names of the open providers */
 	char *fields;			/* -f set in the monitor, owned */
 	bool reopening;			/* the monitor changed a setting */

@@ -10,8 +10,11 @@
  *    bytes fields are converted to those base units (raw x base^exponent)
  *    and named so: a "_ns"/"_us"/"_ms" ending is dropped and "_seconds"
  *    appended (halt_wait_ns -> kvm_halt_wait_seconds), "_bytes" appended;
- *    a field without units whose name ends in "_ns", "_us" or "_ms" (as
- *    debugfs files, which carry none) is taken as such a time;
+ *    the units are the ones the providers declared (debugfs gives its
+ *    *_ns files seconds x 10^-9), never guessed here from a name; a word
+ *    left that Prometheus reads as an abbreviated time unit is spelled
+ *    out: "ns" -> "nsec", "us" -> "usec", "ms" -> "msec" (the tracepoint
+ *    kvm_halt_poll_ns counts events: kvm_halt_poll_nsec_total);
  *  - cumulative fields are counters (NAME_total), instant and peak ones
  *    gauges; the value is the field's total (kvmstat's total: since the
  *    VM started with -i, else since kvmstat started);
@@ -36,8 +39,7 @@
 
 #include <stddef.h>
 
-#include "frontend.h"
-#include "stats.h"
+#include "snapshot.h"
 #include "strbuf.h"
 
 enum openmetrics_format {
@@ -50,13 +52,12 @@ enum openmetrics_format {
 	"application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 /*
- * Appends the exposition of snap to b. snap is a whole-selection snapshot
- * (stats_snapshot): its rows say which fields are exported; the per-VM and
- * per-vCPU series come from snap->stats. names (nnames entries, may be
- * NULL) give the guest label by pid.
+ * Appends the exposition of snap to b. snap's view is the whole selection:
+ * its rows say which fields are exported; the per-VM and per-vCPU series
+ * come from the snapshot's VM and vCPU scopes, labelled with their guest
+ * names.
  */
 void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
-			const struct ui_name *names, size_t nnames,
 			enum openmetrics_format fmt);
 
 /* The format an HTTP Accept header value asks for: OpenMetrics 1.0.0

@@ -35,6 +35,10 @@ struct options {
 	const char *fields;		/* -f pattern, NULL for the default */
 	bool fields_help;		/* -f help */
 	struct field_filter filter;	/* compiled -f or FILTER_DEFAULT */
+	bool children;			/* the providers also count NAME(...)
+					 * of the events -f keeps (the
+					 * monitor's 'x', or a front-end that
+					 * shows reasons) */
 	pid_t pid;			/* -p, or resolved from -g; 0 = all */
 	int vcpu;			/* --vcpu N, or -1 */
 	bool per_vcpu;			/* --per-vcpu */

@@ -46,6 +46,7 @@ struct provider {
 	struct field_table *fields;		/* where open() interns names */
 	/* -f, shared with the other providers (NULL: every field) */
 	const struct field_filter *filter;
+	bool children;		/* also NAME(...) of the events -f keeps */
 	/* who owns which field and what was served so far in this refresh
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
@@ -61,6 +62,8 @@ const struct provider_ops *provider_find(const char *name);
 /* Whether the options name this provider (ops->asked says so). */
 bool provider_asked(const struct provider_ops *ops,
 		    const struct options *opts);
+/* Whether -f (and p->children) keep name, whoever owns it. */
+bool provider_keeps(const struct provider *p, const char *name);
 /* Whether p is to count name: the filter keeps it and no other provider
  * owns it. */
 bool provider_wants(const struct provider *p, const char *name);

@@ -35,6 +35,17 @@ enum field_hist {
 	HIST_LOG2,		/* bucket 0 holds 0, bucket i [2^(i-1), 2^i) */
 };
 
+/* What a provider knows about a field beyond its unit (field_info.flags). */
+enum field_flags {
+	/* Counts every exit of a vCPU: a guest's total in the per-guest
+	 * views, where the sum of all its events would count some twice. */
+	FIELD_EXITS = 1u << 0,
+};
+
+/* The name KVM gives that count (a debugfs file, a binary stat, a QMP
+ * query-stats value): the providers reading KVM's own stats flag it. */
+#define FIELD_KVM_EXITS "exits"
+
 struct field_info {
 	char *name;		/* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
 	int parent;		/* field id of the parent event, or -1 */
@@ -50,6 +61,7 @@ struct field_info {
 	int bucket;		/* bucket index for a bucket child, else -1 */
 	uint64_t bucket_lo;	/* raw range of a bucket: [lo, hi) */
 	uint64_t bucket_hi;	/* UINT64_MAX for the open last bucket */
+	unsigned int flags;	/* enum field_flags */
 };
 
 /* Interned field names; ids are dense and stable for the whole run. */

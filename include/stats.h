@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The stats aggregator: turns raw provider readings into a total and a
- * delta per field, per VM and per vCPU, and builds the const snapshot that
- * front-ends render.
+ * delta per field, per VM and per vCPU. Front-ends see them through a
+ * snapshot (snapshot.h), built from here once per refresh.
  */
 #ifndef KVMSTAT_STATS_H
 #define KVMSTAT_STATS_H
@@ -69,66 +69,8 @@ void stats_reset(struct stats *s);
 const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
 				   int vcpu);
 
-/* One rendered line of the summary. */
-struct snap_row {
-	int field;
-	const char *name;
-	int parent;		/* field id or -1 */
-	enum field_type type;
-	uint64_t total;
-	int64_t delta;
-	double rate;		/* delta per second */
-	bool valid;		/* false: could not be read this time */
-};
-
-/* Which series a snapshot's rows come from. */
-struct snap_scope {
-	pid_t pid;		/* 0: the whole selection; else one VM */
-	int vcpu;		/* SAMPLE_ALL_VCPUS or one vCPU index */
-	bool per_vcpu;		/* add NAME/vcpuN rows for every vCPU of pid */
-};
-
-/* A VM (vcpu < 0) or a vCPU, for the per-guest and per-vCPU views. */
-#define SNAP_TOP 3
-struct snap_group {
-	pid_t pid;
-	int vcpu;		/* -1 for a VM */
-	pid_t tid;		/* vCPU thread, 0 if unknown */
-	uint64_t total;		/* exits ("exits" if known, else all events) */
-	int64_t delta;
-	double rate;
-	bool fresh;		/* read in the last refresh */
-	int top[SNAP_TOP];	/* busiest fields by rate, -1 = none */
-	double top_rate[SNAP_TOP];
-};
-
-/* What front-ends render; built from stats, never touching providers. */
-struct snapshot {
-	const struct stats *stats;
-	struct snap_row *rows;	/* sorted by name */
-	size_t nrows;
-	uint64_t interval_ns;
-	struct timespec wall;
-	char **owned;		/* row names made for this snapshot */
-	size_t nowned;
-};
-
-/* Rows for every field with a reading that the filter keeps; a parent
- * without readings of its own sums its children. Caller frees with
- * snapshot_free. */
-void stats_snapshot(const struct stats *s, const struct field_filter *filter,
-		    struct snapshot *out);
-/* The same for a scope: one VM, one vCPU, or with per-vCPU rows. */
-void stats_snapshot_scope(const struct stats *s,
-			  const struct field_filter *filter,
-			  const struct snap_scope *scope, struct snapshot *out);
-void snapshot_free(struct snapshot *snap);
 /* vCPU indices with readings for VM pid, ascending; returns the count,
  * *out caller frees. */
 size_t stats_vcpus_of(const struct stats *s, pid_t pid, int **out);
-/* The VMs (pid 0) or the vCPUs of one VM, sorted by pid or index; caller
- * frees *out. */
-size_t stats_groups(const struct stats *s, const struct field_filter *filter,
-		    pid_t pid, struct snap_group **out);
 
 #endif

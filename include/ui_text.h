@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "stats.h"
+#include "snapshot.h"
 #include "strbuf.h"
 
 /* "%-42s%10llu%10lld\n" per row, rows as sorted in the snapshot. */

@@ -93,6 +93,7 @@ static int open_providers(struct loop *l, bool all_fields)
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
 		p->filter = all_fields ? NULL : &o->filter;
+		p->children = all_fields || o->children;
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = o->pid != 0 || l->want_vms;
 		rc = ops->open(p, o);
@@ -180,53 +181,28 @@ static void sample_all(struct loop *l)
 
 /* The rows fe's view asks for: the whole selection, or everything, one
  * vCPU or per vCPU as the options say; child events where the view or
- * the monitor's 'x' wants them. */
+ * the monitor's 'x' wants them; guest names where VMs are shown. */
 static void take_snapshot(struct loop *l, const struct frontend *fe,
 			  struct snapshot *snap)
 {
 	const struct options *o = l->opts;
-	struct snap_scope scope = { .pid = 0, .vcpu = SAMPLE_ALL_VCPUS };
-	struct field_filter shown = o->filter;
-
 	/* the providers may count child events for another front-end: this
 	 * one shows what -f (and 'x') alone keep */
-	shown.children = fe->view->children || l->children;
+	struct snap_request req = {
+		.filter = &o->filter,
+		.children = fe->view->children || l->children,
+		.vcpu = SAMPLE_ALL_VCPUS,
+		.guests = l->want_vms || fe->view->vms ? &l->guests : NULL,
+	};
+
 	if (!fe->view->whole && o->vcpu >= 0) {
-		scope.pid = o->pid;
-		scope.vcpu = o->vcpu;
+		req.pid = o->pid;
+		req.vcpu = o->vcpu;
 	} else if (!fe->view->whole && o->per_vcpu) {
-		scope.pid = o->pid;
-		scope.per_vcpu = true;
+		req.pid = o->pid;
+		req.per_vcpu = true;
 	}
-	stats_snapshot_scope(&l->stats, &shown, &scope, snap);
-}
-
-/* Guest names for every VM the stats know, looked up once per pid. */
-static void update_names(struct loop *l)
-{
-	const struct stats *s = &l->stats;
-
-	for (size_t i = 0; i < s->nkeys; i++) {
-		pid_t pid = s->keys[i].pid;
-		bool known = false;
-
-		if (!pid)
-			continue;
-		for (size_t j = 0; j < l->nnames && !known; j++)
-			known = l->names[j].pid == pid;
-		if (known)
-			continue;
-		l->names = xrealloc(l->names, (l->nnames + 1) *
-				    sizeof(*l->names));
-		l->names[l->nnames].pid = pid;
-		l->names[l->nnames].name = vm_guest_name(l->opts->proc_root,
-							 pid);
-		l->nnames++;
-	}
-	for (size_t i = 0; i < l->nfes; i++) {
-		l->fes[i].names = l->names;
-		l->fes[i].nnames = l->nnames;
-	}
+	snapshot_build(&l->stats, &req, snap);
 }
 
 int loop_render(struct loop *l, bool at_once_only)
@@ -240,8 +216,6 @@ int loop_render(struct loop *l, bool at_once_only)
 
 		if (!l->fe_open[i] || (at_once_only && !fe->view->at_once))
 			continue;
-		if (l->want_vms || fe->view->vms)
-			update_names(l);
 		take_snapshot(l, fe, &snap);
 		rc = fe->ops->render(fe, &snap);
 		snapshot_free(&snap);
@@ -455,7 +429,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_SET_CHILDREN:
 		l->children = req->on;
-		o->filter.children = req->on || l->need.children;
+		o->children = req->on || l->need.children;
 		return reopen_providers(l);
 	case UI_SET_VMS:
 		l->want_vms = req->on || l->need.vms;
@@ -586,6 +560,7 @@ int loop_open(struct loop *l, struct options *opts,
 
 	memset(l, 0, sizeof(*l));
 	l->opts = opts;
+	guests_init(&l->guests, opts->proc_root);
 	l->say = say;
 	l->sigfd = -1;
 	rc = resolve_vm(l);
@@ -601,11 +576,11 @@ int loop_open(struct loop *l, struct options *opts,
 	for (size_t i = 0; i < l->nfes; i++)
 		l->fes[i].providers = l->providers;
 	/* what the front-ends need the providers to count */
-	l->children = opts->filter.children;
+	l->children = opts->children;
 	if (l->need.past)
 		opts->include_past = true;
 	if (l->need.children)
-		opts->filter.children = true;
+		opts->children = true;
 	l->want_vms = l->need.vms;
 	stats_init(&l->stats, opts->include_past);
 	if (opts->fields_help)
@@ -630,7 +605,7 @@ int loop_list_fields(struct loop *l, struct snapshot *snap)
 	if (rc)
 		return rc;
 	sample_all(l);
-	stats_snapshot(&l->stats, NULL, snap);
+	snapshot_build(&l->stats, NULL, snap);
 	return 0;
 }
 
@@ -651,11 +626,7 @@ void loop_close(struct loop *l)
 		say_skipped(l);
 	}
 	close_providers_fast(l);
-	for (size_t i = 0; i < l->nnames; i++)
-		free(l->names[i].name);
-	free(l->names);
-	l->names = NULL;
-	l->nnames = 0;
+	guests_free(&l->guests);
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);

@@ -64,16 +64,20 @@ static bool filter_match_start(const struct field_filter *f, const char *name)
 
 bool filter_match(const struct field_filter *f, const char *name)
 {
+	return !f || !f->pattern || filter_match_start(f, name);
+}
+
+bool filter_keeps(const struct field_filter *f, const char *name,
+		  bool children)
+{
 	const char *paren;
 	char parent[128];
 
-	if (!f || !f->pattern)
-		return true;
-	if (filter_match_start(f, name))
+	if (filter_match(f, name))
 		return true;
 	/* the monitor's 'x': child events of a shown event are shown too */
 	paren = strchr(name, '(');
-	if (!f->children || !paren || (size_t)(paren - name) >= sizeof(parent))
+	if (!children || !paren || (size_t)(paren - name) >= sizeof(parent))
 		return false;
 	memcpy(parent, name, (size_t)(paren - name));
 	parent[paren - name] = '\0';

@@ -380,8 +380,7 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	return r;
 }
 
-void exporter_publish(struct exporter *e, const struct snapshot *snap,
-		      const struct ui_name *names, size_t nnames)
+void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
 		[OPENMETRICS_PROMETHEUS] = OPENMETRICS_TYPE_PROMETHEUS,
@@ -391,8 +390,7 @@ void exporter_publish(struct exporter *e, const struct snapshot *snap,
 
 	for (int f = 0; f < 2; f++) {
 		strbuf_reset(&e->text);
-		openmetrics_render(&e->text, snap, names, nnames,
-				   (enum openmetrics_format)f);
+		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
 		fresh[f] = exp_text(&e->text, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);
@@ -453,7 +451,7 @@ static int exporter_fe_open(struct frontend *fe, const struct options *opts)
 
 static int exporter_fe_render(struct frontend *fe, const struct snapshot *snap)
 {
-	exporter_publish(fe->priv, snap, fe->names, fe->nnames);
+	exporter_publish(fe->priv, snap);
 	return 0;
 }
 

@@ -75,8 +75,7 @@ static int json_render(struct frontend *fe, const struct snapshot *snap)
 	if (jp->skip_zero && ui_text_all_zero(snap))
 		return 0;
 	strbuf_reset(&jp->b);
-	rc = json_out_render(&jp->b, snap, fe->names, fe->nnames,
-			     fe->providers, !jp->lines);
+	rc = json_out_render(&jp->b, snap, fe->providers, !jp->lines);
 	if (rc)
 		return frontend_write_result(fe, rc);
 	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s,

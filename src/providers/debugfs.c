@@ -374,6 +374,39 @@ static int debugfs_name_find(const struct provider *p, const char *name)
 	return -1;
 }
 
+/*
+ * Declares the field of a counter file: the files carry no units, but KVM
+ * names its time counters by their unit (halt_wait_ns: nanoseconds), and
+ * its count of every exit "exits". A name another provider declared first
+ * keeps that provider's declaration.
+ */
+static int debugfs_declare(struct provider *p, const char *name,
+			   enum field_type type)
+{
+	static const struct {
+		const char *suffix;
+		int exponent;
+	} times[] = { { "_ns", -9 }, { "_us", -6 }, { "_ms", -3 } };
+	int id = field_table_intern(p->fields, name, -1, type, "debugfs");
+	struct field_info *f = field_table_info(p->fields, id);
+	size_t len = strlen(name);
+
+	if (!f || !f->provider || strcmp(f->provider, "debugfs"))
+		return id;
+	for (size_t i = 0; i < ARRAY_SIZE(times); i++) {
+		size_t n = strlen(times[i].suffix);
+
+		if (len > n && !strcmp(name + len - n, times[i].suffix)) {
+			f->unit = UNIT_SECONDS;
+			f->exponent = times[i].exponent;
+			f->base = 10;
+		}
+	}
+	if (!strcmp(name, FIELD_KVM_EXITS))
+		f->flags |= FIELD_EXITS;
+	return id;
+}
+
 /* Index of name, interning its field when it is new to this provider. */
 static int debugfs_name_add(struct provider *p, const char *name,
 			    enum field_type type)
@@ -391,8 +424,7 @@ static int debugfs_name_add(struct provider *p, const char *name,
 	}
 	d->state[d->nnames] = DEBUGFS_VAL_NONE;
 	d->names[d->nnames].name = xstrdup(name);
-	d->names[d->nnames].field =
-		field_table_intern(p->fields, name, -1, type, "debugfs");
+	d->names[d->nnames].field = debugfs_declare(p, name, type);
 	d->names[d->nnames].claimed = provider_claimed(p, name);
 	return (int)d->nnames++;
 }
@@ -556,7 +588,7 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			continue;
 		}
 		if (!first || type != DT_REG ||
-		    !filter_match(p->filter, e->d_name))
+		    !provider_keeps(p, e->d_name))
 			continue;
 		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
@@ -805,7 +837,7 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 
 		if (debugfs_dtype(d->rootfd, e) != DT_REG)
 			continue;
-		if (!filter_match(p->filter, e->d_name)) {
+		if (!provider_keeps(p, e->d_name)) {
 			(*filtered)++;
 			continue;
 		}

@@ -57,9 +57,14 @@ bool provider_claimed(const struct provider *p, const char *name)
 	return arbiter_claimed(p->arbiter, name, p->ops->name);
 }
 
+bool provider_keeps(const struct provider *p, const char *name)
+{
+	return filter_keeps(p->filter, name, p->children);
+}
+
 bool provider_wants(const struct provider *p, const char *name)
 {
-	return filter_match(p->filter, name) && !provider_claimed(p, name);
+	return provider_keeps(p, name) && !provider_claimed(p, name);
 }
 
 bool provider_served(const struct provider *p, int field, pid_t pid)

@@ -269,11 +269,11 @@ static bool qmp_wanted(const struct provider *p, const char *name,
 {
 	char bucket[QMP_NAME_MAX];
 
-	if (filter_match(p->filter, name))
+	if (provider_keeps(p, name))
 		return true;
 	for (int i = 0; hist != HIST_NONE && i < QMP_BUCKETS_GUESS; i++) {
 		snprintf(bucket, sizeof(bucket), "%s(%d)", name, i);
-		if (filter_match(p->filter, bucket))
+		if (provider_keeps(p, bucket))
 			return true;
 	}
 	return false;
@@ -328,6 +328,8 @@ static int qmp_stat_add(struct provider *p, enum qmp_target target,
 		f->base = json_is_integer(base) ?
 			  (unsigned int)json_integer_value(base) : 10;
 		f->hist = hist;
+		if (!strcmp(name, FIELD_KVM_EXITS))
+			f->flags |= FIELD_EXITS;
 	}
 	qmp_fit_fields(p);
 	d->stat_of[target][st->field] = (int)d->nstats;

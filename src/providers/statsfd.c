@@ -360,12 +360,15 @@ static int local_add(struct statsfd_priv *d, int field, enum field_type type)
 	return (int)d->nlocals++;
 }
 
-/* Sets a field's unit from its descriptor. */
+/* Sets a field's unit from its descriptor, and the flag of KVM's count of
+ * every exit. */
 static void field_units(struct field_info *f, const struct statsfd_desc *dsc)
 {
 	f->unit = dsc->unit;
 	f->exponent = dsc->exponent;
 	f->base = dsc->base;
+	if (!strcmp(dsc->name, FIELD_KVM_EXITS))
+		f->flags |= FIELD_EXITS;
 }
 
 /* Whether this provider counts the stat or, for a histogram, one bucket:

@@ -58,32 +58,28 @@ long hist_quantile(const struct hist_bucket *b, size_t n,
 	return (long)n - 1;
 }
 
-size_t hist_gather(const struct stats *s, int parent, pid_t pid, int vcpu,
-		   bool deltas, struct hist_bucket *out, size_t max)
+size_t hist_gather(const struct snap_hist *h, bool deltas,
+		   struct hist_bucket *out, size_t max)
 {
 	size_t n = 0;
 
 	if (max)
 		memset(out, 0, max * sizeof(*out));
-	for (size_t id = 0; id < s->fields.n; id++) {
-		const struct field_info *f = &s->fields.v[id];
-		const struct stat_cell *c;
+	for (size_t i = 0; h && i < h->nbuckets; i++) {
+		const struct snap_bucket *b = &h->buckets[i];
 		size_t k;
 
-		if (f->parent != parent || f->bucket < 0)
+		if (!b->seen || b->index < 0)
 			continue;
-		k = (size_t)f->bucket;
-		c = stats_cell(s, (int)id, pid, vcpu);
-		if (!c || !c->seen)
-			continue;
+		k = (size_t)b->index;
 		if (k + 1 > n)
 			n = k + 1;
 		if (k >= max)
 			continue;
-		out[k].lo = f->bucket_lo;
-		out[k].hi = f->bucket_hi;
-		out[k].count = deltas ? (c->delta > 0 ? (uint64_t)c->delta : 0) :
-					c->total;
+		out[k].lo = b->lo;
+		out[k].hi = b->hi;
+		out[k].count = deltas ? (b->delta > 0 ? (uint64_t)b->delta : 0) :
+					b->total;
 	}
 	return n;
 }

@@ -32,28 +32,20 @@ struct om_series {
 	int family;		/* field id of the family's root */
 	int field;		/* the root itself, or a reason child */
 	size_t scope;		/* index in om_ctx.scopes; 0 is the whole */
-	uint64_t total;		/* the row's total, raw */
-};
-
-/* A histogram bucket child, for the sorted index of all of them. */
-struct om_bucket {
-	int parent;
-	int bucket;
-	int field;
+	const struct snap_row *row;	/* its total (raw) and buckets */
 };
 
 struct om_ctx {
 	struct strbuf *out;
-	const struct stats *s;
 	const struct snapshot *snap;
+	const struct field_info *fields;	/* the snapshot's */
 	enum openmetrics_format fmt;
 	struct om_scope *scopes;
 	size_t nscopes;
 	struct om_series *series;
 	size_t nseries, cap;
 	char **fam;		/* family name by field id, made on demand */
-	struct om_bucket *buckets;	/* sorted by parent, then bucket */
-	size_t nbuckets;
+	bool *kept;		/* by field id: in the snapshot's view */
 	char **reserved;	/* metric and sample names written so far */
 	size_t nreserved;
 };
@@ -301,37 +293,30 @@ static bool om_ends_with(const char *s, size_t len, const char *suffix)
 }
 
 /*
- * f with the units its name says when its source gave none: KVM names its
- * time counters NAME_ns (debugfs files carry no units), so a unit-less
- * "_ns", "_us" or "_ms" field is seconds x 10^-9, -6 or -3.
+ * Spells out the words of s[0, len) that Prometheus reads as abbreviated
+ * time units ("_ns" at the end or before "_"): "_nsec". s has room for
+ * len * 5 / 3 bytes. Returns the new length.
  */
-static struct field_info om_units(const struct field_info *f)
+static size_t om_spell_units(char *s, size_t len)
 {
-	static const struct {
-		const char *suffix;
-		int exponent;
-	} raw[] = { { "_ns", -9 }, { "_us", -6 }, { "_ms", -3 } };
-	struct field_info u = *f;
-
-	if (u.unit != UNIT_NONE || u.exponent || u.hist != HIST_NONE)
-		return u;
-	for (size_t i = 0; i < ARRAY_SIZE(raw); i++)
-		if (om_ends_with(u.name, strlen(u.name), raw[i].suffix)) {
-			u.unit = UNIT_SECONDS;
-			u.exponent = raw[i].exponent;
-			u.base = 10;
-		}
-	return u;
+	for (size_t i = 0; i + 3 <= len; i++) {
+		if (s[i] != '_' || !strchr("num", s[i + 1]) || !s[i + 1] ||
+		    s[i + 2] != 's' || (i + 3 < len && s[i + 3] != '_'))
+			continue;
+		memmove(s + i + 5, s + i + 3, len - i - 3);
+		memcpy(s + i + 3, "ec", 2);
+		len += 2;
+		i += 4;
+	}
+	return len;
 }
 
-char *openmetrics_name(const struct field_info *field)
+char *openmetrics_name(const struct field_info *f)
 {
 	static const char *const raw_time[] = { "_ns", "_us", "_ms" };
-	struct field_info units = om_units(field);
-	const struct field_info *f = &units;
 	bool prefixed = !strncmp(f->name, "kvm_", 4);
 	size_t n = strlen(f->name), len;
-	char *s = xmalloc(n + 4 + 16 + 1);
+	char *s = xmalloc(2 * (n + 4 + 16) + 1);
 
 	len = 0;
 	if (!prefixed) {
@@ -360,6 +345,7 @@ char *openmetrics_name(const struct field_info *field)
 		memcpy(s + len, "_bytes", 6);
 		len += 6;
 	}
+	len = om_spell_units(s, len);
 	/* a counter's samples get "_total"; the family has none */
 	if (f->type == FIELD_CUMULATIVE && f->hist == HIST_NONE &&
 	    om_ends_with(s, len, "_total") && len > 10)
@@ -436,114 +422,56 @@ enum openmetrics_format openmetrics_negotiate(const char *accept)
 
 /* ---- gathering -------------------------------------------------------- */
 
-static bool om_is_bucket(const struct stats *s, const struct field_info *f)
+/* Marks the fields of the view's rows: what is exported. */
+static void om_kept(struct om_ctx *c)
 {
-	return f->bucket >= 0 ||
-	       (f->parent >= 0 && s->fields.v[f->parent].hist != HIST_NONE);
-}
+	const struct snapshot *snap = c->snap;
 
-static int om_row_name_cmp(const void *key, const void *elem)
-{
-	return util_name_cmp(key, ((const struct snap_row *)elem)->name);
-}
-
-/* Whether the snapshot's rows (sorted by name) keep this field name. */
-static bool om_kept(const struct snapshot *snap, const char *name)
-{
-	return snap->nrows && bsearch(name, snap->rows, snap->nrows,
-				      sizeof(*snap->rows), om_row_name_cmp);
+	c->kept = xcalloc(snap->nfields ? snap->nfields : 1, sizeof(*c->kept));
+	for (size_t i = 0; i < snap->nrows; i++)
+		if (!snap->rows[i].per_vcpu && snap->rows[i].field >= 0 &&
+		    (size_t)snap->rows[i].field < snap->nfields)
+			c->kept[snap->rows[i].field] = true;
 }
 
 static void om_push(struct om_ctx *c, int family, int field, size_t scope,
-		    uint64_t total)
+		    const struct snap_row *row)
 {
 	if (c->nseries == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 256;
 		c->series = xrealloc(c->series, c->cap * sizeof(*c->series));
 	}
 	c->series[c->nseries++] = (struct om_series){ family, field, scope,
-						      total };
-}
-
-static int om_bucket_cmp(const void *a, const void *b)
-{
-	const struct om_bucket *x = a, *y = b;
-
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
-}
-
-/* Indexes every histogram bucket child by (parent, bucket). */
-static void om_index_buckets(struct om_ctx *c)
-{
-	const struct field_table *t = &c->s->fields;
-
-	c->buckets = xmalloc((t->n ? t->n : 1) * sizeof(*c->buckets));
-	for (size_t i = 0; i < t->n; i++) {
-		const struct field_info *f = &t->v[i];
-
-		if (f->parent < 0 || f->bucket < 0 ||
-		    t->v[f->parent].hist == HIST_NONE)
-			continue;
-		c->buckets[c->nbuckets++] = (struct om_bucket){ f->parent,
-			f->bucket, (int)i };
-	}
-	if (c->nbuckets)
-		qsort(c->buckets, c->nbuckets, sizeof(*c->buckets),
-		      om_bucket_cmp);
-}
-
-/* The bucket children of parent: *n of them from the returned one. */
-static const struct om_bucket *om_buckets_of(const struct om_ctx *c,
-					     int parent, size_t *n)
-{
-	size_t lo = 0, hi = c->nbuckets, first;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (c->buckets[mid].parent < parent)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	while (lo < c->nbuckets && c->buckets[lo].parent == parent)
-		lo++;
-	*n = lo - first;
-	return c->buckets + first;
+						      row };
 }
 
 /*
- * The series of one scope's rows: rows read in the last refresh whose
- * names the snapshot keeps; reason children join their parent's family,
- * and push the parent's own series of the same scope out.
+ * The series of one scope's rows: rows read in the last refresh of the
+ * fields the view keeps; reason children join their parent's family, and
+ * push the parent's own series of the same scope out.
  */
 static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 			    size_t nrows, size_t scope, bool *has_reasons)
 {
-	const struct stats *s = c->s;
+	const struct snapshot *snap = c->snap;
 	size_t first = c->nseries, kept;
 
 	for (size_t i = 0; i < nrows; i++) {
 		const struct snap_row *r = &rows[i];
-		const struct field_info *f = &s->fields.v[r->field];
-		size_t nb;
+		const struct field_info *f = &c->fields[r->field];
 
 		/* rows renamed for a per-vCPU view are not whole-scope rows */
-		if (r->name != f->name || !r->valid || om_is_bucket(s, f) ||
-		    !om_kept(c->snap, r->name))
+		if (r->per_vcpu || !r->valid ||
+		    snapshot_is_bucket(snap, r->field) || !c->kept[r->field])
 			continue;
 		if (f->hist != HIST_NONE) {
-			om_buckets_of(c, r->field, &nb);
-			if (nb)
-				om_push(c, r->field, r->field, scope, r->total);
+			if (r->hist && r->hist->nbuckets)
+				om_push(c, r->field, r->field, scope, r);
 		} else if (f->parent >= 0) {
-			om_push(c, f->parent, r->field, scope, r->total);
+			om_push(c, f->parent, r->field, scope, r);
 			has_reasons[f->parent] = true;
 		} else {
-			om_push(c, r->field, r->field, scope, r->total);
+			om_push(c, r->field, r->field, scope, r);
 		}
 	}
 	kept = first;
@@ -551,7 +479,7 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 		const struct om_series *x = &c->series[i];
 
 		if (x->field == x->family && has_reasons[x->family] &&
-		    s->fields.v[x->family].hist == HIST_NONE)
+		    c->fields[x->family].hist == HIST_NONE)
 			continue;
 		c->series[kept++] = *x;
 	}
@@ -560,71 +488,51 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 	c->nseries = kept;
 }
 
-static const char *om_guest(const struct ui_name *names, size_t nnames,
-			    pid_t pid)
-{
-	for (size_t i = 0; i < nnames; i++)
-		if (names[i].pid == pid)
-			return names[i].name;
-	return NULL;
-}
-
-static void om_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
-			 const char *guest)
+static void om_add_scope(struct om_ctx *c, const struct snap_scope *sc)
 {
 	c->scopes = xrealloc(c->scopes, (c->nscopes + 1) * sizeof(*c->scopes));
-	c->scopes[c->nscopes++] = (struct om_scope){ pid, vcpu, guest };
+	c->scopes[c->nscopes++] = (struct om_scope){ sc->pid, sc->vcpu,
+						     sc->guest };
 }
 
-/* Every scope in order (whole, then each VM followed by its vCPUs), and
- * the series of each. */
-static void om_gather(struct om_ctx *c, const struct ui_name *names,
-		      size_t nnames)
+/* Every scope in order (whole, then each VM read in the last refresh
+ * followed by its vCPUs read in it), and the series of each. */
+static void om_gather(struct om_ctx *c)
 {
-	const struct stats *s = c->s;
-	bool *has_reasons = xcalloc(s->fields.n ? s->fields.n : 1,
+	const struct snapshot *snap = c->snap;
+	const struct snap_scope *whole = snap->whole;
+	bool *has_reasons = xcalloc(snap->nfields ? snap->nfields : 1,
 				    sizeof(*has_reasons));
-	struct snap_group *vms;
-	size_t nvms;
 
-	om_add_scope(c, 0, SAMPLE_ALL_VCPUS, NULL);
-	om_gather_scope(c, c->snap->rows, c->snap->nrows, 0, has_reasons);
-	nvms = stats_groups(s, NULL, 0, &vms);
-	for (size_t i = 0; i < nvms; i++) {
-		const char *guest = om_guest(names, nnames, vms[i].pid);
-		struct snap_group *vcpus;
-		size_t nvcpus;
-		struct snap_scope sc = { vms[i].pid, SAMPLE_ALL_VCPUS, false };
-		struct snapshot ss;
+	c->scopes = xrealloc(c->scopes, sizeof(*c->scopes));
+	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS,
+						     NULL };
+	om_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
+	for (size_t i = 0; whole && i < whole->nchildren; i++) {
+		const struct snap_scope *vm = &whole->children[i];
 
-		if (!vms[i].fresh)
+		if (!vm->fresh)
 			continue;
-		om_add_scope(c, vms[i].pid, SAMPLE_ALL_VCPUS, guest);
-		stats_snapshot_scope(s, NULL, &sc, &ss);
-		om_gather_scope(c, ss.rows, ss.nrows, c->nscopes - 1,
+		om_add_scope(c, vm);
+		om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
 				has_reasons);
-		snapshot_free(&ss);
-		nvcpus = stats_groups(s, NULL, vms[i].pid, &vcpus);
-		for (size_t j = 0; j < nvcpus; j++) {
-			if (!vcpus[j].fresh)
+		for (size_t j = 0; j < vm->nchildren; j++) {
+			const struct snap_scope *vc = &vm->children[j];
+
+			if (!vc->fresh)
 				continue;
-			sc.vcpu = vcpus[j].vcpu;
-			om_add_scope(c, vms[i].pid, vcpus[j].vcpu, guest);
-			stats_snapshot_scope(s, NULL, &sc, &ss);
-			om_gather_scope(c, ss.rows, ss.nrows, c->nscopes - 1,
+			om_add_scope(c, vc);
+			om_gather_scope(c, vc->rows, vc->nrows, c->nscopes - 1,
 					has_reasons);
-			snapshot_free(&ss);
 		}
-		free(vcpus);
 	}
-	free(vms);
 	free(has_reasons);
 }
 
 static const char *om_family(struct om_ctx *c, int field)
 {
 	if (!c->fam[field])
-		c->fam[field] = openmetrics_name(&c->s->fields.v[field]);
+		c->fam[field] = openmetrics_name(&c->fields[field]);
 	return c->fam[field];
 }
 
@@ -650,8 +558,7 @@ static int om_series_cmp(const void *a, const void *b, void *arg)
 		return -1;
 	if (y->field == y->family)
 		return 1;
-	return strcmp(c->s->fields.v[x->field].name,
-		      c->s->fields.v[y->field].name);
+	return strcmp(c->fields[x->field].name, c->fields[y->field].name);
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -802,36 +709,32 @@ static void om_write_hist(struct om_ctx *c, const char *fam,
 			  const struct om_series *x)
 {
 	const struct om_scope *sc = &c->scopes[x->scope];
-	const struct field_info *pf = &c->s->fields.v[x->family];
-	const struct om_bucket *bk;
+	const struct field_info *pf = &c->fields[x->family];
+	const struct snap_hist *h = x->row->hist;
 	struct strbuf *b = c->out;
 	bool open_last = false, exact = true;
 	u128 sum2 = 0;
 	long double sumf = 0;
 	uint64_t cum = 0;
 	char le[40];
-	size_t nb;
 
-	bk = om_buckets_of(c, x->family, &nb);
-	for (size_t i = 0; i < nb; i++) {
-		const struct field_info *bf = &c->s->fields.v[bk[i].field];
-		const struct stat_cell *cell = stats_cell(c->s, bk[i].field,
-							  sc->pid, sc->vcpu);
-		uint64_t n = cell && cell->seen ? cell->total : 0;
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		const struct snap_bucket *bk = &h->buckets[i];
+		uint64_t n = bk->seen ? bk->total : 0;
 		u128 mid2, add;
 
 		cum += n;
-		if (bf->bucket_hi == UINT64_MAX) {
+		if (bk->hi == UINT64_MAX) {
 			open_last = true;
-			mid2 = (u128)bf->bucket_lo * 2;
+			mid2 = (u128)bk->lo * 2;
 		} else {
-			mid2 = (u128)bf->bucket_lo + bf->bucket_hi - 1;
+			mid2 = (u128)bk->lo + bk->hi - 1;
 		}
 		sumf += (long double)n * (long double)mid2;
 		if (exact && (__builtin_mul_overflow((u128)n, mid2, &add) ||
 			      __builtin_add_overflow(sum2, add, &sum2)))
 			exact = false;
-		om_le(pf, bf->bucket_hi, le, sizeof(le));
+		om_le(pf, bk->hi, le, sizeof(le));
 		strbuf_addf(b, "%s_bucket", fam);
 		om_labels(b, sc, NULL, le);
 		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
@@ -865,8 +768,7 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 	static const char *const gauge[] = { "" };
 	static const char *const hist[] = { "", "_bucket", "_count", "_sum",
 					    "_created" };
-	struct field_info units = om_units(&c->s->fields.v[c->series[i].family]);
-	const struct field_info *f = &units;
+	const struct field_info *f = &c->fields[c->series[i].family];
 	const char *fam = om_family(c, c->series[i].family);
 	const char *const *claim;
 	const char *type;
@@ -893,7 +795,7 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 	om_header(c, fam, f, type, reasons);
 	for (size_t k = i; k < j; k++) {
 		const struct om_series *x = &c->series[k];
-		const struct field_info *xf = &c->s->fields.v[x->field];
+		const struct field_info *xf = &c->fields[x->field];
 		char reason[256];
 
 		if (f->hist != HIST_NONE) {
@@ -906,22 +808,21 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 			  x->field == x->family ? NULL :
 			  om_reason(xf, f, reason, sizeof(reason)), NULL);
 		strbuf_add(c->out, " ");
-		om_scaled(c->out, x->total, 0, f);
+		om_scaled(c->out, x->row->total, 0, f);
 		strbuf_add(c->out, "\n");
 	}
 }
 
 void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
-			const struct ui_name *names, size_t nnames,
 			enum openmetrics_format fmt)
 {
-	struct om_ctx c = { .out = b, .s = snap->stats, .snap = snap,
+	struct om_ctx c = { .out = b, .snap = snap, .fields = snap->fields,
 			    .fmt = fmt };
-	size_t nf = c.s->fields.n;
+	size_t nf = snap->nfields;
 
 	c.fam = xcalloc(nf ? nf : 1, sizeof(*c.fam));
-	om_index_buckets(&c);
-	om_gather(&c, names, nnames);
+	om_kept(&c);
+	om_gather(&c);
 	if (c.nseries)
 		qsort_r(c.series, c.nseries, sizeof(*c.series), om_series_cmp,
 			&c);
@@ -941,5 +842,5 @@ void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
 	free(c.reserved);
 	free(c.series);
 	free(c.scopes);
-	free(c.buckets);
+	free(c.kept);
 }

@@ -33,26 +33,19 @@ void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 				const struct snap_row *r)
 {
-	const struct field_info *f;
+	const struct field_info *f = snapshot_row_field(snap, r);
 	struct hist_bucket hb[HIST_MAX_BUCKETS];
 	char x[UNITS_BUF], y[UNITS_BUF], p[256];
 	size_t n;
 
-	if (!snap->stats || r->field < 0 ||
-	    (size_t)r->field >= snap->stats->fields.n)
-		return;
-	f = &snap->stats->fields.v[r->field];
-	if (strcmp(f->name, r->name))	/* a NAME/vcpuN row */
+	if (!f || r->per_vcpu)
 		return;
 	if (f->hist != HIST_NONE) {
-		n = hist_gather(snap->stats, r->field, 0, SAMPLE_ALL_VCPUS, true,
-				hb, HIST_MAX_BUCKETS);
+		n = hist_gather(r->hist, true, hb, HIST_MAX_BUCKETS);
 		if (n > HIST_MAX_BUCKETS)
 			n = HIST_MAX_BUCKETS;
 		if (n && !hist_total(hb, n))
-			n = hist_gather(snap->stats, r->field, 0,
-					SAMPLE_ALL_VCPUS, false, hb,
-					HIST_MAX_BUCKETS);
+			n = hist_gather(r->hist, false, hb, HIST_MAX_BUCKETS);
 		if (n > HIST_MAX_BUCKETS)
 			n = HIST_MAX_BUCKETS;
 		if (n)

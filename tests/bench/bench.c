@@ -16,6 +16,7 @@
 
 #include "options.h"
 #include "provider.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "util.h"
 
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
 	struct provider p = { 0 };
 	struct stats s;
 	struct snapshot snap;
+	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS };
 	int nargs = 2, iters = 2000, fds0, rc;
 	double t0, t1;
 
@@ -81,6 +83,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	stats_init(&s, false);
+	req.filter = &o.filter;
 	p.fields = &s.fields;
 	p.filter = &o.filter;
 	p.want_vms = !strcmp(argv[1], "debugfs") && argc > 3;
@@ -94,7 +97,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < iters; i++) {
 		p.ops->read(&p, &s.set);
 		stats_update(&s, util_now_ns());
-		stats_snapshot(&s, &o.filter, &snap);
+		snapshot_build(&s, &req, &snap);
 		snapshot_free(&snap);
 	}
 	t1 = cpu_seconds();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The debugfs provider on a fixture tree: batch output byte for byte, -i,
-# -p on a VM directory, and a counter that moves during the sample.
+# -p on a VM directory, and a counter that moves during the sample; a
+# *_ns file is a time, in batch and in JSON.
 source tests/system/lib.sh
 
 root="$TMP/dbg"
@@ -28,4 +29,23 @@ cmp "$TMP/out" "$TMP/want" || fail "batch -i: got $(cat "$TMP/out")"
 wait
 printf '%-42s%10d%10d\n' exits 100 100 halt_exits 0 0 pages_4k 512 0 >"$TMP/want"
 cmp "$TMP/out" "$TMP/want" || fail "batch: got $(cat "$TMP/out")"
+
+# a *_ns file counts nanoseconds: its value in its unit and as a share of
+# the interval, as for the binary stats' time counters
+ns="$TMP/ns"
+mkdir -p "$ns"
+echo 1000 >"$ns/exits"
+echo 1500000000 >"$ns/halt_wait_ns"
+( sleep 0.3; echo 1800000000 1<>"$ns/halt_wait_ns" ) &
+"$KVMSTAT" -d --debugfs-root "$ns" -1 -i -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
+	fail "status $?: $(cat "$TMP/err")"
+wait
+grep -q '^halt_wait_ns  *1800000000  *300000000  1.80 s  +300 ms  [0-9.]*%$' "$TMP/out" ||
+	fail "*_ns in batch: $(cat "$TMP/out")"
+if command -v jq >/dev/null; then
+	"$KVMSTAT" -d --debugfs-root "$ns" --json -1 -s 0.1 >"$TMP/out.json" \
+		2>"$TMP/err" || fail "--json status $?: $(cat "$TMP/err")"
+	got=$(jq -r '.fields.halt_wait_ns | "\(.unit) \(.exponent) \(.base)"' "$TMP/out.json")
+	[ "$got" = "seconds -9 10" ] || fail "*_ns in JSON: $got"
+fi
 echo ok

@@ -6,8 +6,9 @@
 # with a histogram. Every key (help, filter and its errors, pid and guest
 # prompts and their errors, sort, child events, per-guest view with a VM
 # that starts and one that exits, vCPU drill-down, reset, delay), the
-# histogram detail view, a resize to 40x10 and back, q leaving the
-# terminal as it was with status 0, a crash and a closed terminal.
+# histogram detail view, a *_ns counter shown as a time, a resize to 40x10
+# and back, q leaving the terminal as it was with status 0, a crash and a
+# closed terminal.
 source tests/system/lib.sh
 command -v tmux >/dev/null || skip "tmux not installed"
 command -v python3 >/dev/null || skip "no python3 for the fake QMP server"
@@ -42,6 +43,7 @@ vm() {
 mkdir -p "$D" "$P"
 for f in exits halt_exits io_exits; do echo 0 >"$D/$f"; done
 echo 1 >"$D/guest_mode"; chmod 0444 "$D/guest_mode"
+echo 2500 >"$D/halt_wait_ns"
 vm 4242 alpha 3
 vm 4343 beta 1
 # a process that is no VM
@@ -82,6 +84,11 @@ done
 [ -n "$rate" ] && [ "$rate" -gt 100 ] || fail "exits rate is '$rate' while the counters move: $(screen)"
 # sorted by CurAvg/s: exits first
 [ "$(screen | sed -n 4p | awk '{ print $1 }')" = exits ] || fail "sort: $(screen)"
+# a *_ns file is a time: in its unit, and as a share of wall time
+case $(row halt_wait_ns) in
+*" 0 ns "*"0.0%w "*" 0 ns/s") ;;
+*) fail "halt_wait_ns not a time: $(screen)" ;;
+esac
 
 keys h; expect "Interactive commands"; keys z; expect "kvm statistics - summary"
 # ? is h's alias; the help screen is drawn whole from the key table

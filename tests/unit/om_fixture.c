@@ -20,10 +20,18 @@ static void om_push(struct stats *s, int f, pid_t pid, int vcpu, uint64_t v)
 	sample_set_push(&s->set, f, pid, vcpu, 0, v, 0);
 }
 
-const struct ui_name om_fixture_names[OM_FIXTURE_NNAMES] = {
-	{ 100, "alpha" },
-	{ 200, "be\"ta\\x\ny" },
-};
+void om_fixture_snapshot(const struct stats *s, const struct field_filter *f,
+			 struct snapshot *snap)
+{
+	struct guests names;
+	struct snap_request req = { .filter = f, .guests = &names };
+
+	guests_init(&names, NULL);
+	guests_set(&names, 100, "alpha");
+	guests_set(&names, 200, "be\"ta\\x\ny");
+	snapshot_build(s, &req, snap);
+	guests_free(&names);
+}
 
 /*
  * The fixture: two refreshes of a host with VM 100 (vCPUs 0 and 1) and VM
@@ -77,9 +85,13 @@ void om_fixture_build(struct stats *s)
 	fi->base = 2;
 	odd = om_fid(s, "remote-tlb.flush", -1, FIELD_CUMULATIVE, "debugfs");
 	stale = om_fid(s, "mmio_exits", -1, FIELD_CUMULATIVE, "debugfs");
-	/* no units from debugfs: nanoseconds by its name */
+	/* nanoseconds, as the debugfs provider declares its *_ns files */
 	poll = om_fid(s, "halt_poll_success_ns", -1, FIELD_CUMULATIVE,
 		      "debugfs");
+	fi = field_table_info(&s->fields, poll);
+	fi->unit = UNIT_SECONDS;
+	fi->exponent = -9;
+	fi->base = 10;
 
 	for (int round = 0; round < 2; round++) {
 		uint64_t k = round + 1;
@@ -120,9 +132,9 @@ void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt)
 	struct snapshot snap;
 
 	om_fixture_build(&s);
-	stats_snapshot(&s, NULL, &snap);
+	om_fixture_snapshot(&s, NULL, &snap);
 	strbuf_init(b);
-	openmetrics_render(b, &snap, om_fixture_names, OM_FIXTURE_NNAMES, fmt);
+	openmetrics_render(b, &snap, fmt);
 	snapshot_free(&snap);
 	stats_free(&s);
 }

@@ -8,19 +8,20 @@
 #ifndef KVMSTAT_TESTS_OM_FIXTURE_H
 #define KVMSTAT_TESTS_OM_FIXTURE_H
 
-#include "frontend.h"
+#include "filter.h"
 #include "openmetrics.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "strbuf.h"
-
-#define OM_FIXTURE_NNAMES 2
-
-/* Guest names of the fixture's VMs: one needs escaping. */
-extern const struct ui_name om_fixture_names[OM_FIXTURE_NNAMES];
 
 /* Initialises s with the fixture's two refreshes; the caller
  * stats_free()s it. */
 void om_fixture_build(struct stats *s);
+/* The snapshot the exporter renders of s: its view through filter (NULL:
+ * every field), with the fixture's guest names (one needs escaping). The
+ * caller snapshot_free()s it. */
+void om_fixture_snapshot(const struct stats *s, const struct field_filter *f,
+			 struct snapshot *snap);
 /* The whole snapshot the exporter renders, every field and child, in fmt;
  * initialises b, which the caller strbuf_free()s. */
 void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt);

@@ -30,6 +30,7 @@
 #include "sample.h"
 #include "suites.h"
 #include "testlib.h"
+#include "util.h"
 
 extern const struct provider_ops debugfs_provider_ops;
 /* exposed for tests by src/provider_debugfs.c */
@@ -337,6 +338,63 @@ START_TEST(test_fields_and_values)
 	}
 	/* summary mode: no VM or vCPU samples */
 	ck_assert_uint_eq(dfx_count_pid(&f, 0), f.set.n);
+	dfx_free(&f);
+	fx_rm(root, NULL);
+}
+END_TEST
+
+/*
+ * The files carry no units: a time counter's name says its unit (*_ns
+ * nanoseconds, _us, _ms), and "exits" is KVM's count of every exit. A
+ * name another provider declared keeps that declaration.
+ */
+START_TEST(test_units_by_name)
+{
+	static const struct {
+		const char *name;
+		enum field_unit unit;
+		int exponent;
+	} want[] = {
+		{ "halt_wait_ns", UNIT_SECONDS, -9 },
+		{ "halt_poll_success_ns", UNIT_SECONDS, -9 },
+		{ "a_us", UNIT_SECONDS, -6 },
+		{ "b_ms", UNIT_SECONDS, -3 },
+		{ "halt_ns_count", UNIT_NONE, 0 },
+		{ "_ns", UNIT_NONE, 0 },
+		{ "exits", UNIT_NONE, 0 },
+		{ "halt_exits", UNIT_NONE, 0 },
+	};
+	char root[PATH_MAX];
+	struct dfx f;
+	int owned, id;
+
+	fx_tmpdir(root, sizeof(root));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		fx_put(root, want[i].name, "5\n", 0644);
+	fx_put(root, "halt_poll_fail_ns", "5\n", 0644);
+	dfx_init(&f, root, NULL, 0, false);
+	owned = field_table_intern(&f.fields, "halt_poll_fail_ns", -1,
+				   FIELD_CUMULATIVE, "statsfd");
+	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	f.opened = true;
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct field_info *fi;
+
+		id = field_table_find(&f.fields, want[i].name);
+		ck_assert_msg(id >= 0, "no field %s", want[i].name);
+		fi = &f.fields.v[id];
+		ck_assert_msg(fi->unit == want[i].unit &&
+			      fi->exponent == want[i].exponent,
+			      "%s: unit %d exponent %d", want[i].name,
+			      fi->unit, fi->exponent);
+		if (fi->unit == UNIT_SECONDS)
+			ck_assert_uint_eq(fi->base, 10);
+		ck_assert_uint_eq(fi->flags & FIELD_EXITS,
+				  !strcmp(want[i].name, "exits") ?
+				  FIELD_EXITS : 0);
+	}
+	ck_assert_int_eq(f.fields.v[owned].unit, UNIT_NONE);
+	ck_assert_int_eq(f.fields.v[owned].exponent, 0);
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -1067,6 +1125,7 @@ Suite *debugfs_suite(void)
 	tcase_add_unchecked_fixture(tc, fx_setup, fx_teardown);
 
 	tcase_add_test(tc, test_fields_and_values);
+	tcase_add_test(tc, test_units_by_name);
 	tcase_add_test(tc, test_filter_limits_fds);
 	tcase_add_test(tc, test_reread_after_rewrite);
 	tcase_add_test(tc, test_non_counters_skipped);

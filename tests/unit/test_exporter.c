@@ -196,7 +196,7 @@ START_TEST(test_frontend)
 	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
 	ck_assert_int_eq(ex_get(port, "/metrics", body, sizeof(body)), 503);
 	ex_stats(&s);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	ck_assert_int_eq(fe.ops->render(&fe, &snap), 0);
 	snapshot_free(&snap);
 	ck_assert_int_eq(ex_get(port, "/metrics", body, sizeof(body)), 200);

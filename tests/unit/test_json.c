@@ -15,16 +15,20 @@
 #include "frontend.h"
 #include "json_out.h"
 #include "options.h"
+#include "stats.h"
 #include "suites.h"
 #include "util.h"
 
 /* Until frontend.h declares it with the other front-ends. */
 extern const struct frontend_ops json_frontend_ops;
 
-static struct ui_name jt_names[] = {
-	{ 100, "alpha" },
-	{ 200, "b\xff\"c" },	/* not UTF-8: written with '?' */
-};
+/* Guest names of the fixture's VMs. */
+static void jt_names(struct guests *g)
+{
+	guests_init(g, NULL);
+	guests_set(g, 100, "alpha");
+	guests_set(g, 200, "b\xff\"c");	/* not UTF-8: written with '?' */
+}
 
 static int jt_fid(struct stats *s, const char *name, int parent,
 		  enum field_type type)
@@ -95,15 +99,19 @@ static json_t *jt_render(bool pretty)
 {
 	struct stats s;
 	struct snapshot snap;
+	struct guests names;
+	struct snap_request req = { .guests = &names };
 	struct strbuf b;
 	json_error_t err;
 	json_t *j;
 
+	jt_names(&names);
 	jt_build(&s);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, &req, &snap);
+	guests_free(&names);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, jt_names, 2,
-					 "tracepoint statsfd", pretty), 0);
+	ck_assert_int_eq(json_out_render(&b, &snap, "tracepoint statsfd",
+					 pretty), 0);
 	ck_assert_int_eq(b.s[b.len - 1], '\n');
 	if (!pretty)
 		ck_assert_ptr_eq(strchr(b.s, '\n'), b.s + b.len - 1);
@@ -261,6 +269,7 @@ END_TEST
 START_TEST(test_filter)
 {
 	struct field_filter flt = { 0 };
+	struct snap_request req = { .filter = &flt };
 	struct stats s;
 	struct snapshot snap;
 	struct strbuf b;
@@ -269,9 +278,9 @@ START_TEST(test_filter)
 
 	ck_assert_int_eq(filter_set(&flt, FILTER_DEFAULT, err, sizeof(err)), 0);
 	jt_build(&s);
-	stats_snapshot(&s, &flt, &snap);
+	snapshot_build(&s, &req, &snap);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, NULL, 0, NULL, false), 0);
+	ck_assert_int_eq(json_out_render(&b, &snap, NULL, false), 0);
 	j = json_loads(b.s, 0, NULL);
 	ck_assert_ptr_nonnull(j);
 	fields = json_object_get(j, "fields");
@@ -317,18 +326,18 @@ START_TEST(test_frontend_lines)
 	o.skip_zero = true;
 	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
 	jt_build(&s);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	ck_assert_int_eq(fe.ops->render(&fe, &snap), 0);
 	ck_assert_int_eq(fe.ops->render(&fe, &snap), 0);
 	snapshot_free(&snap);
 	/* an interval where nothing changed (nothing was read): -z skips it */
 	stats_update(&s, 6000000000ull);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	ck_assert_int_eq(fe.ops->render(&fe, &snap), 0);
 	snapshot_free(&snap);
 	ck_assert_int_eq(rename(path, moved), 0);
 	ck_assert_int_eq(fe.ops->reopen(&fe), 0);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	fe.ops->close(&fe);
 	snapshot_free(&snap);
 	stats_free(&s);

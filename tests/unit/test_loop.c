@@ -123,6 +123,7 @@ static void lt_loop(struct loop *l, struct options *o, size_t n)
 	o->vcpu = -1;
 	o->proc_root = "/nonexistent-proc";
 	l->opts = o;
+	guests_init(&l->guests, o->proc_root);
 	l->say = lt_say;
 	l->sigfd = signals_open();
 	ck_assert_int_ge(l->sigfd, 0);
@@ -310,7 +311,7 @@ START_TEST(test_render_views)
 	frontend_needs(l.fes, 2, &l.need);
 	/* what loop_open does with these needs */
 	l.children = false;
-	o.filter.children = true;
+	o.children = true;
 	l.want_vms = true;
 	lt_stats(&l.stats);
 
@@ -318,9 +319,8 @@ START_TEST(test_render_views)
 	ck_assert_str_eq(lt.rows[0], "kvm_exit");
 	ck_assert_str_eq(lt.rows[1], "kvm_exit kvm_exit(HLT)");
 	/* guest names were looked up for the views that show VMs */
-	ck_assert_uint_eq(l.nnames, 1);
-	ck_assert_int_eq(l.names[0].pid, 100);
-	ck_assert_ptr_eq(l.fes[0].names, l.names);
+	ck_assert_uint_eq(l.guests.n, 1);
+	ck_assert_int_eq(l.guests.v[0].pid, 100);
 
 	/* the first sample at once: only the views that want it */
 	lt.rows[0][0] = lt.rows[1][0] = '\0';
@@ -348,9 +348,7 @@ START_TEST(test_render_views)
 	ck_assert_int_eq(loop_render(&l, false), 0);
 	ck_assert_str_eq(lt.rows[0], "kvm_exit kvm_exit(HLT)");
 
-	for (size_t i = 0; i < l.nnames; i++)
-		free(l.names[i].name);
-	free(l.names);
+	guests_free(&l.guests);
 	stats_free(&l.stats);
 	filter_free(&o.filter);
 	close(l.sigfd);
@@ -415,7 +413,7 @@ START_TEST(test_open_folds_needs)
 	ck_assert_uint_eq(l.nfes, 2);
 	ck_assert(!l.fe_open[0] && !l.fe_open[1]);
 	ck_assert(o.include_past && l.stats.include_past);
-	ck_assert(o.filter.children && !l.children);
+	ck_assert(o.children && !l.children);
 	ck_assert(l.want_vms);
 	ck_assert_str_eq(l.fes[1].providers, "");
 	loop_close(&l);
@@ -423,13 +421,13 @@ START_TEST(test_open_folds_needs)
 
 	lt_parse(&o, text);
 	ck_assert_int_eq(loop_open(&l, &o, lt_say), 0);
-	ck_assert(!o.include_past && !o.filter.children && !l.want_vms);
+	ck_assert(!o.include_past && !o.children && !l.want_vms);
 	loop_close(&l);
 	options_free(&o);
 
 	lt_parse(&o, json);
 	ck_assert_int_eq(loop_open(&l, &o, lt_say), 0);
-	ck_assert(!o.include_past && !o.filter.children && l.want_vms);
+	ck_assert(!o.include_past && !o.children && l.want_vms);
 	ck_assert_int_eq(l.need.pace, FRONTEND_ONCE);
 	loop_close(&l);
 	options_free(&o);

@@ -19,6 +19,7 @@
 
 #include "om_fixture.h"
 #include "openmetrics.h"
+#include "stats.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"
@@ -191,12 +192,12 @@ START_TEST(test_empty)
 
 	stats_init(&s, true);
 	stats_update(&s, 1);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
 	ck_assert_str_eq(b.s, "# EOF\n");
 	strbuf_reset(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
 	ck_assert_str_eq(b.s, "");
 	strbuf_free(&b);
 	snapshot_free(&snap);
@@ -215,10 +216,9 @@ START_TEST(test_filter_applies)
 
 	ck_assert_int_eq(filter_set(&f, "halt_", err, sizeof(err)), 0);
 	om_fixture_build(&s);
-	stats_snapshot(&s, &f, &snap);
+	om_fixture_snapshot(&s, &f, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, om_fixture_names, OM_FIXTURE_NNAMES,
-			   OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
 	ck_assert_ptr_null(strstr(b.s, "kvm_exit"));
 	ck_assert_ptr_nonnull(strstr(b.s, "kvm_halt_exits_total{pid=\"200\""));
 	/* the histogram keeps its buckets though its children's names are
@@ -247,9 +247,9 @@ START_TEST(test_name_collision)
 	sample_set_push(&s.set, a, 0, -1, 0, 1, 0);
 	sample_set_push(&s.set, c, 0, -1, 0, 2, 0);
 	stats_update(&s, 1);
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, NULL, 0, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
 	ck_assert_str_eq(b.s,
 		"# TYPE kvm_foo counter\n"
 		"# HELP kvm_foo KVM statistic foo (debugfs)\n"
@@ -270,12 +270,24 @@ START_TEST(test_names)
 	n = openmetrics_name(&f);
 	ck_assert_str_eq(n, "kvm_halt_wait_seconds");
 	free(n);
+	/* the unit the provider declared names it, not the name's ending */
 	f.name = "halt_poll_ns";
 	f.unit = UNIT_NONE;
 	f.exponent = 0;
 	n = openmetrics_name(&f);
+	ck_assert_str_eq(n, "kvm_halt_poll_nsec");	/* not "_ns_total" */
+	free(n);
+	f.name = "kvm_a_ms_us_b_ns2_xus";
+	n = openmetrics_name(&f);
+	ck_assert_str_eq(n, "kvm_a_msec_usec_b_ns2_xus");
+	free(n);
+	f.name = "halt_poll_ns";
+	f.unit = UNIT_SECONDS;
+	f.exponent = -9;
+	n = openmetrics_name(&f);
 	ck_assert_str_eq(n, "kvm_halt_poll_seconds");
 	free(n);
+	f.exponent = 0;
 	f.name = "kvm_exit(HLT)";
 	f.unit = UNIT_NONE;
 	n = openmetrics_name(&f);

@@ -485,7 +485,9 @@ START_TEST(test_session)
 	ck_assert_int_eq(f->type, FIELD_CUMULATIVE);
 	ck_assert_int_eq(f->unit, UNIT_NONE);
 	ck_assert_str_eq(f->provider, "qmp");
+	ck_assert_uint_eq(f->flags & FIELD_EXITS, FIELD_EXITS);
 	f = qfx_info("halt_wait_ns");
+	ck_assert_uint_eq(f->flags & FIELD_EXITS, 0);
 	ck_assert_int_eq(f->unit, UNIT_SECONDS);
 	ck_assert_int_eq(f->exponent, -9);
 	ck_assert_uint_eq(f->base, 10);

@@ -875,6 +875,11 @@ START_TEST(test_real_provider)
 	ck_assert_int_eq(fi->unit, UNIT_SECONDS);
 	ck_assert_int_eq(fi->exponent, -9);
 	ck_assert_uint_eq(fi->base, 10);
+	ck_assert_uint_eq(fi->flags & FIELD_EXITS, 0);
+	/* KVM's count of every exit, for the per-guest views */
+	fi = field_table_info(&f.s.fields,
+			      field_table_find(&f.s.fields, "exits"));
+	ck_assert_uint_eq(fi->flags & FIELD_EXITS, FIELD_EXITS);
 	id = field_table_find(&f.s.fields, "halt_wait_hist");
 	ck_assert_int_ge(id, 0);
 	fi = field_table_info(&f.s.fields, id);

@@ -10,6 +10,7 @@
 
 #include "frontend.h"
 #include "options.h"
+#include "stats.h"
 #include "suites.h"
 #include "ui_text.h"
 
@@ -257,7 +258,7 @@ START_TEST(test_batch_units_and_histograms)
 		sample_set_push(&s.set, b2, 0, -1, 0, 2 * round, 0);
 		stats_update(&s, (round + 1) * 1000000000ull);
 	}
-	stats_snapshot(&s, NULL, &snap);
+	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
 	ui_text_batch(&b, &snap);
 	/* plain counters keep kvm_stat's bytes exactly */

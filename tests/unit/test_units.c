@@ -266,10 +266,33 @@ START_TEST(test_hist_format)
 }
 END_TEST
 
-/* Buckets from the stats layer: totals and one interval's deltas. */
+/* The histogram of field parent in the scope (pid, vcpu) of a snapshot. */
+static const struct snap_hist *snap_hist_of(const struct snapshot *snap,
+					    int parent, pid_t pid, int vcpu)
+{
+	const struct snap_scope *sc = snap->whole;
+	const struct snap_row *r;
+
+	if (pid) {
+		sc = NULL;
+		for (size_t i = 0; i < snap->whole->nchildren; i++)
+			if (snap->whole->children[i].pid == pid)
+				sc = &snap->whole->children[i];
+		ck_assert_ptr_nonnull(sc);
+		for (size_t i = 0; vcpu >= 0 && i < sc->nchildren; i++)
+			if (sc->children[i].vcpu == vcpu)
+				sc = &sc->children[i];
+		ck_assert_int_eq(sc->vcpu, vcpu);
+	}
+	r = snapshot_scope_row(sc, parent);
+	return r ? r->hist : NULL;
+}
+
+/* Buckets from a snapshot: totals and one interval's deltas. */
 START_TEST(test_hist_gather)
 {
 	struct hist_bucket b[8];
+	struct snapshot snap;
 	struct stats s;
 	int parent, kid[4];
 	char name[32];
@@ -289,7 +312,10 @@ START_TEST(test_hist_gather)
 		hist_bucket_range(HIST_LOG2, 0, (size_t)k, 4, &f->bucket_lo,
 				  &f->bucket_hi);
 	}
-	ck_assert_uint_eq(hist_gather(&s, parent, 0, -1, true, b, 8), 0);
+	snapshot_build(&s, NULL, &snap);
+	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
+				      b, 8), 0);
+	snapshot_free(&snap);
 	for (int k = 0; k < 4; k++) {
 		sample_set_push(&s.set, kid[k], 0, -1, 0, 10 * (k + 1), 0);
 		sample_set_push(&s.set, kid[k], 7, 1, 0, 10 * (k + 1), 0);
@@ -300,21 +326,27 @@ START_TEST(test_hist_gather)
 		sample_set_push(&s.set, kid[k], 7, 1, 0, 10 * (k + 1) + 1, 0);
 	}
 	stats_update(&s, 2000);
-	ck_assert_uint_eq(hist_gather(&s, parent, 0, -1, true, b, 8), 4);
+	snapshot_build(&s, NULL, &snap);
+	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
+				      b, 8), 4);
 	ck_assert_uint_eq(b[0].count, 0);
 	ck_assert_uint_eq(b[3].count, 3);
 	ck_assert_uint_eq(b[2].lo, 2);
 	ck_assert_uint_eq(b[2].hi, 4);
 	ck_assert_uint_eq(b[3].hi, UINT64_MAX);
 	ck_assert_int_eq(hist_quantile(b, 4, HIST_P50), 2);
-	ck_assert_uint_eq(hist_gather(&s, parent, 7, 1, true, b, 8), 4);
+	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 7, 1), true,
+				      b, 8), 4);
 	ck_assert_uint_eq(hist_total(b, 4), 4);
 	/* totals start at zero without -i, as every counter's do */
-	ck_assert_uint_eq(hist_gather(&s, parent, 0, -1, false, b, 8), 4);
+	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), false,
+				      b, 8), 4);
 	ck_assert_uint_eq(b[3].count, 3);
 	/* fewer slots than buckets: the count still says how many */
-	ck_assert_uint_eq(hist_gather(&s, parent, 0, -1, true, b, 2), 4);
+	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
+				      b, 2), 4);
 	ck_assert_uint_eq(b[1].count, 1);
+	snapshot_free(&snap);
 	stats_free(&s);
 }
 END_TEST

@@ -227,19 +227,26 @@ static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
 
 static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 {
-	const struct field_table *ft = &snap->stats->fields;
+	static const struct field_info plain = { .bucket = -1 };
 	double sum = 0;
 	char t[32], r[32];
 
-	for (size_t i = 0; i < snap->nrows; i++)
-		if (snap->rows[i].parent < 0 && snap->rows[i].type ==
-		    FIELD_CUMULATIVE && ft->v[snap->rows[i].field].unit ==
-		    UNIT_NONE && ft->v[snap->rows[i].field].hist == HIST_NONE)
+	for (size_t i = 0; i < snap->nrows; i++) {
+		const struct field_info *f = snapshot_row_field(snap,
+							       &snap->rows[i]);
+
+		if (f && snap->rows[i].parent < 0 && snap->rows[i].type ==
+		    FIELD_CUMULATIVE && f->unit == UNIT_NONE &&
+		    f->hist == HIST_NONE)
 			sum += (double)snap->rows[i].total;
+	}
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *x = &snap->rows[i];
-		const struct field_info *f = &ft->v[x->field];
+		const struct field_info *f = snapshot_row_field(snap, x);
 		struct tui_row *row = tui_add_row(tp);
+
+		if (!f)
+			f = &plain;
 
 		row->child = x->parent >= 0;
 		row->field = xstrdup(x->name);
@@ -286,72 +293,81 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 /* The buckets of one histogram: range, total, share, this interval. */
 static void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 {
-	const struct field_table *ft = &snap->stats->fields;
+	const struct field_info *f = snapshot_field(snap, tp->hist);
+	const struct snap_row *row = f ? snapshot_scope_row(snap->view,
+					     (int)(f - snap->fields)) : NULL;
 	struct hist_bucket tot[128], dlt[128];
-	int id = field_table_find(ft, tp->hist);
 	char range[128], sum[256];
 	uint64_t all;
 	size_t n;
 
 	free(tp->hist_summary);
 	tp->hist_summary = NULL;
-	if (id < 0)
+	if (!f)
 		return;
-	n = hist_gather(snap->stats, id, 0, SAMPLE_ALL_VCPUS, false, tot, 128);
-	hist_gather(snap->stats, id, 0, SAMPLE_ALL_VCPUS, true, dlt, 128);
+	n = hist_gather(row ? row->hist : NULL, false, tot, 128);
+	hist_gather(row ? row->hist : NULL, true, dlt, 128);
 	if (n > 128)
 		n = 128;
 	all = hist_total(tot, n);
-	hist_format_percentiles(&ft->v[id], hist_total(dlt, n) ? dlt : tot, n,
+	hist_format_percentiles(f, hist_total(dlt, n) ? dlt : tot, n,
 				tp->ascii ? UNITS_ASCII : 0, sum, sizeof(sum));
 	tp->hist_summary = xasprintf("%s %s: %s", tp->hist,
 				     hist_total(dlt, n) ? "this interval" :
 							  "since start", sum);
 	for (size_t i = 0; i < n; i++) {
-		struct tui_row *row = tui_add_row(tp);
+		struct tui_row *r = tui_add_row(tp);
 
-		hist_format_range(&ft->v[id], &tot[i], tp->ascii ? UNITS_ASCII : 0,
+		hist_format_range(f, &tot[i], tp->ascii ? UNITS_ASCII : 0,
 				  range, sizeof(range));
-		tui_set(row, 0, (double)i, "%s", range);
-		tui_set(row, 1, (double)tot[i].count, "%llu",
+		tui_set(r, 0, (double)i, "%s", range);
+		tui_set(r, 1, (double)tot[i].count, "%llu",
 			(unsigned long long)tot[i].count);
-		tui_set(row, 2, all ? 100.0 * tot[i].count / all : 0, "%.1f",
+		tui_set(r, 2, all ? 100.0 * tot[i].count / all : 0, "%.1f",
 			all ? 100.0 * tot[i].count / all : 0.0);
-		tui_set(row, 3, (double)dlt[i].count, "%llu",
+		tui_set(r, 3, (double)dlt[i].count, "%llu",
 			(unsigned long long)dlt[i].count);
 	}
 }
 
-static const char *tui_name_of(const struct frontend *fe, pid_t pid)
+/* The VMs, or the vCPUs of VM pid, from the snapshot's scopes. */
+static const struct snap_scope *tui_scopes(const struct snapshot *snap,
+					   pid_t pid, size_t *n)
 {
-	for (size_t i = 0; i < fe->nnames; i++)
-		if (fe->names[i].pid == pid)
-			return fe->names[i].name;
+	const struct snap_scope *whole = snap->whole;
+
+	*n = 0;
+	if (!whole)
+		return NULL;
+	if (!pid) {
+		*n = whole->nchildren;
+		return whole->children;
+	}
+	for (size_t i = 0; i < whole->nchildren; i++)
+		if (whole->children[i].pid == pid) {
+			*n = whole->children[i].nchildren;
+			return whole->children[i].children;
+		}
 	return NULL;
 }
 
-/* Rows of the per-VM or per-vCPU view from the stats' groups. */
-static void tui_model_groups(struct tui_priv *tp, const struct frontend *fe,
-			     const struct snapshot *snap)
+/* Rows of the per-VM or per-vCPU view from the snapshot's scopes. */
+static void tui_model_groups(struct tui_priv *tp, const struct snapshot *snap)
 {
-	const struct field_table *ft = &snap->stats->fields;
-	struct snap_group *g;
+	const struct snap_scope *g;
 	char t[32], r[32];
 	size_t n;
 
-	n = stats_groups(snap->stats, &tp->opts->filter,
-			 tp->view == VIEW_VMS ? 0 : tp->vm, &g);
+	g = tui_scopes(snap, tp->view == VIEW_VMS ? 0 : tp->vm, &n);
 	for (size_t i = 0; i < n; i++) {
 		struct tui_row *row = tui_add_row(tp);
 		char top[256] = "";
-		const char *name;
 
 		row->pid = g[i].pid;
 		row->gone = !g[i].fresh;
 		if (tp->view == VIEW_VMS) {
-			name = tui_name_of(fe, g[i].pid);
 			tui_set(row, 0, g[i].pid, "%d", g[i].pid);
-			tui_set(row, 1, 0, "%s%s", name ? name : "-",
+			tui_set(row, 1, 0, "%s%s", g[i].guest ? g[i].guest : "-",
 				row->gone ? " (gone)" : "");
 		} else {
 			tui_set(row, 0, g[i].vcpu, "%d", g[i].vcpu);
@@ -371,11 +387,10 @@ static void tui_model_groups(struct tui_priv *tp, const struct frontend *fe,
 			ui_text_scaled(r, sizeof(r), g[i].top_rate[k], 9);
 			snprintf(top + strlen(top), sizeof(top) - strlen(top),
 				 "%s%s %s/s", k ? ", " : "",
-				 ft->v[g[i].top[k]].name, r);
+				 snap->fields[g[i].top[k]].name, r);
 		}
 		tui_set(row, 4, 0, "%s", top);
 	}
-	free(g);
 }
 
 static const struct tui_priv *sort_tp;
@@ -646,7 +661,7 @@ static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
 	tp->filter = o->fields ? xstrdup(o->fields) : NULL;
 	free(tp->providers);
 	tp->providers = fe->providers ? xstrdup(fe->providers) : NULL;
-	tp->children = o->filter.children;
+	tp->children = o->children;
 }
 
 static int tui_render(struct frontend *fe, const struct snapshot *snap)
@@ -660,7 +675,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	else if (tp->view == VIEW_HIST)
 		tui_model_hist(tp, snap);
 	else
-		tui_model_groups(tp, fe, snap);
+		tui_model_groups(tp, snap);
 	tui_sort(tp);
 	tui_draw(tp);
 	return 0;

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Snapshots: what front-ends render, built from the stats once per
+ * refresh and from then on a value of its own. It copies what it shows
+ * (the field declarations and names, the numbers, guest names) and keeps
+ * no pointer into the stats, so renderers never reach back into the
+ * aggregator or the providers.
+ *
+ * A snapshot holds
+ *  - fields: a copy of the field table, ids as in the stats, with the
+ *    units, histogram shapes and flags the providers declared;
+ *  - a tree of scopes: the whole selection, each VM with a reading (by
+ *    pid), each of its vCPUs with one (by index). Each scope has its rows
+ *    (every field read in it, whatever the filter says, by field id), the
+ *    histograms among them with their buckets, and the summary the
+ *    per-guest views show (exits, the busiest events);
+ *  - the view: the rows a front-end lists, from one scope (the whole
+ *    selection, one VM, one vCPU), only those the filter keeps, with
+ *    NAME/vcpuN rows for every vCPU with --per-vcpu; sorted by name.
+ * Without per-VM breakdowns the tree is the whole selection alone.
+ */
+#ifndef KVMSTAT_SNAPSHOT_H
+#define KVMSTAT_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "filter.h"
+#include "guests.h"
+#include "sample.h"
+
+struct stats;
+
+/* One bucket of a histogram in one scope. */
+struct snap_bucket {
+	int index;		/* the bucket's number (field_info.bucket) */
+	uint64_t lo, hi;	/* raw range [lo, hi); hi UINT64_MAX: open */
+	uint64_t total;		/* samples counted (0 when not seen) */
+	int64_t delta;		/* in the last interval */
+	bool seen;		/* read in this scope at least once */
+	bool fresh;		/* read in the last refresh */
+};
+
+/* A histogram in one scope: every bucket its provider declared, in index
+ * order (the one histogram-bucket index). */
+struct snap_hist {
+	int field;		/* the histogram's own (parent) field */
+	const struct snap_bucket *buckets;
+	size_t nbuckets;
+};
+
+/* One field in one scope, or one line of the view. */
+struct snap_row {
+	int field;		/* id in snapshot.fields */
+	const char *name;	/* the field's name, or "NAME/vcpuN" */
+	int parent;		/* field id, or -1 (also for a parent that
+				 * sums children without readings of its own) */
+	enum field_type type;
+	bool per_vcpu;		/* a NAME/vcpuN line of the per-vCPU view */
+	uint64_t total;
+	int64_t delta;
+	double rate;		/* delta per second */
+	bool valid;		/* false: could not be read this time */
+	const struct snap_hist *hist;	/* a histogram's buckets in the
+					 * row's scope, else NULL */
+};
+
+/* A scope's busiest events, kept for the per-guest views. */
+#define SNAP_TOP 3
+
+/* The whole selection, a VM or a vCPU, with its rows and its summary. */
+struct snap_scope {
+	pid_t pid;		/* 0: the whole selection; else a VM */
+	int vcpu;		/* SAMPLE_ALL_VCPUS, or a vCPU of pid */
+	pid_t tid;		/* a vCPU's thread, 0 if unknown */
+	const char *guest;	/* guest name of the VM (its vCPUs too), or
+				 * NULL */
+	bool fresh;		/* something of its own read in the last
+				 * refresh (a VM: not only its vCPUs) */
+	/* Exits: the total of the field its provider flags FIELD_EXITS when
+	 * that was read here, else the sum of every event (fields without
+	 * a parent, unit or histogram). */
+	uint64_t total;
+	int64_t delta;
+	double rate;
+	int top[SNAP_TOP];	/* busiest fields the filter keeps, by rate
+				 * (a kept child event stands for its parent,
+				 * buckets never count); -1 = none */
+	double top_rate[SNAP_TOP];
+	const struct snap_row *rows;	/* every field read here, by id */
+	size_t nrows;
+	const struct snap_scope *children;	/* the whole selection: VMs
+						 * by pid; a VM: its vCPUs
+						 * by index */
+	size_t nchildren;
+};
+
+struct snap_store;
+
+/* What front-ends render. Everything in it belongs to it. */
+struct snapshot {
+	const struct field_info *fields;	/* by id; the snapshot's names */
+	size_t nfields;
+	const struct snap_row *rows;	/* the view, sorted by name */
+	size_t nrows;
+	const struct snap_scope *whole;	/* the tree; NULL in one made by
+					 * hand */
+	const struct snap_scope *view;	/* where the view's rows are from,
+					 * or NULL when it has none */
+	uint64_t interval_ns;		/* since the refresh before */
+	struct timespec wall;		/* wall clock of the refresh */
+	struct snap_store *store;	/* what snapshot_free frees */
+};
+
+/* What to build. Zeroed, it is the whole selection, every field, no
+ * guest names. */
+struct snap_request {
+	const struct field_filter *filter;	/* the view's rows and the
+						 * busiest events; NULL
+						 * keeps every field */
+	bool children;		/* also NAME(...) of the rows filter keeps */
+	pid_t pid;		/* the view: 0 the whole selection, else VM */
+	int vcpu;		/* with pid: SAMPLE_ALL_VCPUS or one vCPU */
+	bool per_vcpu;		/* with pid: NAME/vcpuN rows for its vCPUs */
+	struct guests *guests;	/* where VMs' names come from, or NULL */
+};
+
+/*
+ * Builds the snapshot of s's last refresh into out (caller frees with
+ * snapshot_free). A row is a field read in its scope; a parent field
+ * without readings of its own there that has children with some gets a
+ * row summing them.
+ */
+void snapshot_build(const struct stats *s, const struct snap_request *req,
+		    struct snapshot *out);
+void snapshot_free(struct snapshot *snap);
+
+/* The row of field in scope sc, or NULL when it has none. */
+const struct snap_row *snapshot_scope_row(const struct snap_scope *sc,
+					  int field);
+/* The field called name, or NULL. */
+const struct field_info *snapshot_field(const struct snapshot *snap,
+					const char *name);
+/* The field of a row, or NULL (in a snapshot made by hand). */
+const struct field_info *snapshot_row_field(const struct snapshot *snap,
+					    const struct snap_row *r);
+/* Whether field id is a histogram's bucket: it has a bucket number, or a
+ * histogram for its parent. */
+bool snapshot_is_bucket(const struct snapshot *snap, int field);
+
+#endif

@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The snapshot builder: the one walk from the stats' cells to the scopes
+ * whole selection -> VM -> vCPU, their rows, histograms and summaries, and
+ * the view. It is linear in the number of cells: one pass in the stats'
+ * order finds the scopes and their summaries, counting sorts put each
+ * scope's cells in field order, and each histogram's buckets are found in
+ * its scope's rows through one index of every bucket field, made here
+ * once per snapshot.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "stats.h"
+#include "util.h"
+
+/* What a snapshot owns. */
+struct snap_store {
+	struct field_info *fields;
+	char *names;			/* field and provider names */
+	struct snap_scope *scopes;	/* [0] whole, then VMs, then vCPUs */
+	struct snap_row *rows;		/* every scope's rows */
+	struct snap_hist *hists;
+	struct snap_bucket *buckets;
+	struct snap_row *view;
+	char **owned;			/* view row and guest names */
+	size_t nowned, capowned;
+};
+
+/* A scope while it is being found: its key and summary sums. */
+struct sb_scope {
+	pid_t pid;
+	int vcpu;
+	size_t slot;			/* final index in store.scopes */
+	bool exits_seen;		/* a FIELD_EXITS field was read */
+	uint64_t ev_total;		/* sum of the events */
+	int64_t ev_delta;
+};
+
+/* Scratch of one build. */
+struct snap_builder {
+	const struct stats *s;
+	struct snapshot *out;
+	struct snap_store *st;
+	size_t nf;			/* fields */
+	double secs;			/* the interval */
+	bool *match;			/* by field: the filter keeps it */
+	bool *split;			/* by field: a kept child stands for it */
+	/* bucket fields by (parent, bucket): first[parent], count[parent] */
+	int *bucket_first, *bucket_count, *bucket_child;
+	/* scopes found in the cells, in order of appearance */
+	struct sb_scope *sc;
+	size_t nsc, capsc;
+	int *hash;			/* (pid, vcpu) -> index in sc, -1 */
+	size_t caphash;
+	int *key_scope;			/* by cell: index in sc, or -1 */
+	int *row_of;			/* by field: row in the scope built */
+};
+
+/* Keeps s (allocated) for snapshot_free; returns it. */
+static char *sb_own(struct snap_store *st, char *s)
+{
+	if (st->nowned == st->capowned) {
+		st->capowned = st->capowned ? st->capowned * 2 : 16;
+		st->owned = xrealloc(st->owned,
+				     st->capowned * sizeof(*st->owned));
+	}
+	st->owned[st->nowned++] = s;
+	return s;
+}
+
+/* Copies the field table, names and provider names into one block. */
+static void sb_fields(struct snap_builder *b)
+{
+	const struct field_table *t = &b->s->fields;
+	size_t len = 1;
+	char *p;
+
+	b->st->fields = xcalloc(b->nf ? b->nf : 1, sizeof(*b->st->fields));
+	for (size_t i = 0; i < b->nf; i++)
+		len += strlen(t->v[i].name) + 1 +
+		       (t->v[i].provider ? strlen(t->v[i].provider) + 1 : 0);
+	p = b->st->names = xmalloc(len);
+	for (size_t i = 0; i < b->nf; i++) {
+		struct field_info *f = &b->st->fields[i];
+		size_t n = strlen(t->v[i].name) + 1;
+
+		*f = t->v[i];
+		f->name = memcpy(p, t->v[i].name, n);
+		p += n;
+		if (t->v[i].provider) {
+			n = strlen(t->v[i].provider) + 1;
+			f->provider = memcpy(p, t->v[i].provider, n);
+			p += n;
+		}
+	}
+	b->out->fields = b->st->fields;
+	b->out->nfields = b->nf;
+}
+
+static int sb_bucket_cmp(const void *a, const void *c, void *arg)
+{
+	const struct field_info *v = arg;
+	const struct field_info *x = &v[*(const int *)a];
+	const struct field_info *y = &v[*(const int *)c];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return *(const int *)a - *(const int *)c;
+}
+
+/* The bucket fields of every histogram, by parent, then bucket. */
+static void sb_index_buckets(struct snap_builder *b)
+{
+	const struct field_info *v = b->st->fields;
+	size_t n = b->nf ? b->nf : 1, nc = 0;
+
+	b->bucket_first = xmalloc(n * sizeof(*b->bucket_first));
+	b->bucket_count = xcalloc(n, sizeof(*b->bucket_count));
+	b->bucket_child = xmalloc(n * sizeof(*b->bucket_child));
+	for (size_t i = 0; i < b->nf; i++) {
+		b->bucket_first[i] = -1;
+		if (v[i].parent >= 0 && (size_t)v[i].parent < b->nf &&
+		    v[i].bucket >= 0 && v[v[i].parent].hist != HIST_NONE)
+			b->bucket_child[nc++] = (int)i;
+	}
+	if (nc > 1)
+		qsort_r(b->bucket_child, nc, sizeof(*b->bucket_child),
+			sb_bucket_cmp, (void *)v);
+	for (size_t i = 0; i < nc; i++) {
+		int p = v[b->bucket_child[i]].parent;
+
+		if (b->bucket_first[p] < 0)
+			b->bucket_first[p] = (int)i;
+		b->bucket_count[p]++;
+	}
+}
+
+/*
+ * What the filter keeps, once per field; and the events that have a
+ * child the filter keeps: they are left out of the busiest events, where
+ * "kvm_exit(HLT) 900/s" says more than "kvm_exit 900/s" beside it.
+ */
+static void sb_filter(struct snap_builder *b, const struct field_filter *f,
+		      bool children)
+{
+	const struct field_info *v = b->st->fields;
+
+	b->match = xcalloc(b->nf + 1, sizeof(*b->match));
+	b->split = xcalloc(b->nf + 1, sizeof(*b->split));
+	for (size_t i = 0; i < b->nf; i++)
+		b->match[i] = filter_keeps(f, v[i].name, children);
+	for (size_t i = 0; i < b->nf; i++)
+		if (v[i].parent >= 0 && (size_t)v[i].parent < b->nf &&
+		    v[v[i].parent].hist == HIST_NONE && b->match[i])
+			b->split[v[i].parent] = true;
+}
+
+static uint32_t sb_hash(pid_t pid, int vcpu)
+{
+	uint32_t h = (uint32_t)pid * 2654435761u ^
+		     (uint32_t)(vcpu + 1) * 2246822519u;
+
+	return h ^ (h >> 16);
+}
+
+static void sb_rehash(struct snap_builder *b, size_t cap)
+{
+	free(b->hash);
+	b->hash = xmalloc(cap * sizeof(*b->hash));
+	memset(b->hash, 0xff, cap * sizeof(*b->hash));
+	b->caphash = cap;
+	for (size_t i = 0; i < b->nsc; i++) {
+		size_t h = sb_hash(b->sc[i].pid, b->sc[i].vcpu) & (cap - 1);
+
+		while (b->hash[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		b->hash[h] = (int)i;
+	}
+}
+
+/* The index of scope (pid, vcpu), added when new. */
+static int sb_scope(struct snap_builder *b, pid_t pid, int vcpu)
+{
+	size_t h;
+
+	if ((b->nsc + 1) * 2 > b->caphash)
+		sb_rehash(b, b->caphash ? b->caphash * 2 : 64);
+	h = sb_hash(pid, vcpu) & (b->caphash - 1);
+	while (b->hash[h] >= 0) {
+		const struct sb_scope *x = &b->sc[b->hash[h]];
+
+		if (x->pid == pid && x->vcpu == vcpu)
+			return b->hash[h];
+		h = (h + 1) & (b->caphash - 1);
+	}
+	if (b->nsc == b->capsc) {
+		b->capsc = b->capsc ? b->capsc * 2 : 64;
+		b->sc = xrealloc(b->sc, b->capsc * sizeof(*b->sc));
+	}
+	b->sc[b->nsc] = (struct sb_scope){ .pid = pid, .vcpu = vcpu };
+	b->hash[h] = (int)b->nsc;
+	return (int)b->nsc++;
+}
+
+/* Keeps the SNAP_TOP busiest fields of a scope. */
+static void sb_top(struct snap_scope *g, int field, double rate)
+{
+	for (int t = 0; t < SNAP_TOP; t++) {
+		if (g->top[t] >= 0 && g->top_rate[t] >= rate)
+			continue;
+		for (int u = SNAP_TOP - 1; u > t; u--) {
+			g->top[u] = g->top[u - 1];
+			g->top_rate[u] = g->top_rate[u - 1];
+		}
+		g->top[t] = field;
+		g->top_rate[t] = rate;
+		return;
+	}
+}
+
+/* Whether a field counts events (not a child, not a unit, not a bucket). */
+static bool sb_is_event(const struct field_info *f)
+{
+	return f->parent < 0 && f->type == FIELD_CUMULATIVE &&
+	       f->unit == UNIT_NONE && f->hist == HIST_NONE;
+}
+
+/* Folds one cell of field into the summary of its scope g (sums in x). */
+static void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
+			   struct sb_scope *x, int field,
+			   const struct stat_cell *c)
+{
+	const struct field_info *f = &b->st->fields[field];
+
+	if (c->fresh)
+		g->fresh = true;
+	if (c->tid)
+		g->tid = c->tid;
+	if (f->flags & FIELD_EXITS) {
+		x->exits_seen = true;
+		g->total = c->total;
+		g->delta = c->delta;
+	}
+	if (sb_is_event(f)) {
+		x->ev_total += c->total;
+		x->ev_delta += c->delta;
+	}
+	/* histogram buckets are not events; their parent counts */
+	if (b->match[field] && !b->split[field] && f->bucket < 0 &&
+	    f->type == FIELD_CUMULATIVE && c->delta > 0)
+		sb_top(g, field, b->secs > 0 ? c->delta / b->secs : 0);
+}
+
+static void sb_summary_end(struct snap_builder *b, struct snap_scope *g,
+			   const struct sb_scope *x)
+{
+	if (!x->exits_seen) {
+		g->total = x->ev_total;
+		g->delta = x->ev_delta;
+	}
+	g->rate = b->secs > 0 ? g->delta / b->secs : 0;
+}
+
+static void sb_scope_init(struct snap_scope *g, pid_t pid, int vcpu)
+{
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->vcpu = vcpu;
+	for (int t = 0; t < SNAP_TOP; t++)
+		g->top[t] = -1;
+}
+
+static int sb_scope_cmp(const void *a, const void *c)
+{
+	const struct sb_scope *x = a, *y = c;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->vcpu < y->vcpu ? -1 : x->vcpu > y->vcpu;
+}
+
+/* The scope of every breakdown cell: each VM with any (also one read
+ * only per vCPU), each vCPU with any. */
+static void sb_find_scopes(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+
+	b->key_scope = xmalloc((s->nkeys ? s->nkeys : 1) *
+			       sizeof(*b->key_scope));
+	for (size_t i = 0; i < s->nkeys; i++) {
+		const struct stats_key *k = &s->keys[i];
+
+		b->key_scope[i] = -1;
+		if (!s->cells[i].seen || !k->pid || k->field < 0 ||
+		    (size_t)k->field >= b->nf)
+			continue;
+		if (k->vcpu != SAMPLE_ALL_VCPUS)
+			sb_scope(b, k->pid, SAMPLE_ALL_VCPUS);
+		b->key_scope[i] = sb_scope(b, k->pid, k->vcpu);
+	}
+}
+
+/* Lays the scopes out, whole, the VMs by pid, then every VM's vCPUs by
+ * index, and links the tree. */
+static void sb_layout(struct snap_builder *b)
+{
+	struct sb_scope *sorted = xmalloc((b->nsc ? b->nsc : 1) *
+					  sizeof(*sorted));
+	struct snap_scope *all = xmalloc((b->nsc + 1) * sizeof(*all));
+	size_t nvm = 0, vm = 1, vc;
+
+	for (size_t i = 0; i < b->nsc; i++) {
+		sorted[i] = b->sc[i];
+		sorted[i].slot = i;	/* here: where it came from */
+		nvm += b->sc[i].vcpu == SAMPLE_ALL_VCPUS;
+	}
+	if (b->nsc > 1)
+		qsort(sorted, b->nsc, sizeof(*sorted), sb_scope_cmp);
+	sb_scope_init(&all[0], 0, SAMPLE_ALL_VCPUS);
+	vc = 1 + nvm;
+	for (size_t i = 0; i < b->nsc; i++) {
+		size_t slot = sorted[i].vcpu == SAMPLE_ALL_VCPUS ? vm++ : vc++;
+
+		b->sc[sorted[i].slot].slot = slot;
+		sb_scope_init(&all[slot], sorted[i].pid, sorted[i].vcpu);
+	}
+	free(sorted);
+	all[0].children = nvm ? &all[1] : NULL;
+	all[0].nchildren = nvm;
+	vc = 1 + nvm;
+	for (vm = 1; vm < 1 + nvm; vm++) {
+		all[vm].children = &all[vc];
+		while (vc < 1 + b->nsc && all[vc].pid == all[vm].pid) {
+			all[vm].nchildren++;
+			vc++;
+		}
+		if (!all[vm].nchildren)
+			all[vm].children = NULL;
+	}
+	b->st->scopes = all;
+	b->out->whole = &all[0];
+}
+
+/* The per-guest views' summaries, the cells taken in the stats' order
+ * (as ties among the busiest events have always gone). */
+static void sb_summaries(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+	struct snap_scope *all = b->st->scopes;
+	struct sb_scope root = { 0 };
+
+	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
+		if (s->sum[f].seen)
+			sb_summary_add(b, &all[0], &root, (int)f, &s->sum[f]);
+	sb_summary_end(b, &all[0], &root);
+	for (size_t i = 0; i < s->nkeys; i++) {
+		struct sb_scope *x;
+
+		if (b->key_scope[i] < 0)
+			continue;
+		x = &b->sc[b->key_scope[i]];
+		sb_summary_add(b, &all[x->slot], x, s->keys[i].field,
+			       &s->cells[i]);
+	}
+	for (size_t i = 0; i < b->nsc; i++)
+		sb_summary_end(b, &all[b->sc[i].slot], &b->sc[i]);
+}
+
+/* Appends the row of one cell of field to the scope being built. */
+static void sb_row(struct snap_builder *b, struct snap_row *r, int field,
+		   const struct stat_cell *c)
+{
+	const struct field_info *f = &b->st->fields[field];
+
+	*r = (struct snap_row){ .field = field, .name = f->name,
+				.parent = f->parent, .type = f->type,
+				.total = c->total, .delta = c->delta,
+				.valid = c->fresh };
+}
+
+static int sb_row_cmp(const void *a, const void *c)
+{
+	return ((const struct snap_row *)a)->field -
+	       ((const struct snap_row *)c)->field;
+}
+
+/*
+ * Ends the rows [first, *n) of one scope, its own cells in field order:
+ * parents without readings of their own sum their children; rates.
+ */
+static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
+			size_t first, size_t *n)
+{
+	struct snap_row *rows = b->st->rows;
+	size_t own = *n;
+
+	for (size_t i = first; i < own; i++)
+		b->row_of[rows[i].field] = (int)i;
+	for (size_t i = first; i < own; i++) {
+		int p = rows[i].parent, at;
+
+		if (p < 0 || (size_t)p >= b->nf)
+			continue;
+		at = b->row_of[p];
+		if (at >= 0 && (size_t)at < own)
+			continue;	/* read itself */
+		if (at < 0) {
+			const struct field_info *f = &b->st->fields[p];
+
+			at = (int)(*n)++;
+			rows[at] = (struct snap_row){ .field = p,
+				.name = f->name, .parent = -1,
+				.type = f->type, .valid = true };
+			b->row_of[p] = at;
+		}
+		rows[at].total += rows[i].total;
+		rows[at].delta += rows[i].delta;
+		rows[at].valid &= rows[i].valid;
+	}
+	for (size_t i = first; i < *n; i++) {
+		b->row_of[rows[i].field] = -1;
+		rows[i].rate = b->secs > 0 ? rows[i].delta / b->secs : 0;
+	}
+	if (*n > own)
+		qsort(rows + first, *n - first, sizeof(*rows), sb_row_cmp);
+	g->rows = rows + first;
+	g->nrows = *n - first;
+}
+
+/* The rows of every scope: the cells of each in field order, by two
+ * stable counting sorts (by field, then by scope). */
+static void sb_rows(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+	size_t nscopes = b->nsc + 1, ncells = 0, n = 0;
+	struct snap_scope *all = b->st->scopes;
+	size_t *start = xcalloc(nscopes + 1, sizeof(*start));
+	size_t *fstart = xcalloc(b->nf + 1, sizeof(*fstart));
+	int *byfield, *byscope;
+
+	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
+		ncells += s->sum[f].seen;
+	for (size_t i = 0; i < s->nkeys; i++) {
+		if (b->key_scope[i] < 0)
+			continue;
+		fstart[s->keys[i].field + 1]++;
+		start[b->sc[b->key_scope[i]].slot + 1]++;
+	}
+	for (size_t f = 0; f < b->nf; f++)
+		fstart[f + 1] += fstart[f];
+	for (size_t i = 0; i < nscopes; i++)
+		start[i + 1] += start[i];
+	ncells += start[nscopes];
+	byfield = xmalloc((start[nscopes] + 1) * sizeof(*byfield));
+	byscope = xmalloc((start[nscopes] + 1) * sizeof(*byscope));
+	for (size_t i = 0; i < s->nkeys; i++)
+		if (b->key_scope[i] >= 0)
+			byfield[fstart[s->keys[i].field]++] = (int)i;
+	for (size_t j = 0; j < start[nscopes]; j++) {
+		int k = byfield[j];
+
+		byscope[start[b->sc[b->key_scope[k]].slot]++] = k;
+	}
+	/* start[i] is now the end of scope i's cells */
+
+	/* at most one parent row per child row */
+	b->st->rows = xmalloc((2 * ncells + 1) * sizeof(*b->st->rows));
+	b->row_of = xmalloc((b->nf + 1) * sizeof(*b->row_of));
+	memset(b->row_of, 0xff, (b->nf + 1) * sizeof(*b->row_of));
+	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
+		if (s->sum[f].seen)
+			sb_row(b, &b->st->rows[n++], (int)f, &s->sum[f]);
+	sb_rows_end(b, &all[0], 0, &n);
+	for (size_t i = 1, j = 0; i < nscopes; i++) {
+		size_t first = n;
+
+		for (; j < start[i]; j++)
+			sb_row(b, &b->st->rows[n++], s->keys[byscope[j]].field,
+			       &s->cells[byscope[j]]);
+		sb_rows_end(b, &all[i], first, &n);
+	}
+	free(start);
+	free(fstart);
+	free(byfield);
+	free(byscope);
+}
+
+/* Each histogram row's buckets, from the rows of its scope. */
+static void sb_hists(struct snap_builder *b)
+{
+	const struct field_info *v = b->st->fields;
+	struct snap_scope *all = b->st->scopes;
+	size_t nh = 0, nb = 0, h = 0, k = 0;
+
+	for (size_t i = 0; i <= b->nsc; i++)
+		for (size_t r = 0; r < all[i].nrows; r++)
+			if (v[all[i].rows[r].field].hist != HIST_NONE) {
+				nh++;
+				nb += b->bucket_count[all[i].rows[r].field];
+			}
+	if (!nh)
+		return;
+	b->st->hists = xmalloc(nh * sizeof(*b->st->hists));
+	b->st->buckets = xmalloc((nb + 1) * sizeof(*b->st->buckets));
+	for (size_t i = 0; i <= b->nsc; i++) {
+		for (size_t r = 0; r < all[i].nrows; r++) {
+			struct snap_row *row = (struct snap_row *)&all[i].rows[r];
+			struct snap_hist *hist;
+			int p = row->field;
+
+			if (v[p].hist == HIST_NONE)
+				continue;
+			hist = &b->st->hists[h++];
+			hist->field = p;
+			hist->buckets = &b->st->buckets[k];
+			hist->nbuckets = (size_t)b->bucket_count[p];
+			for (int c = 0; c < b->bucket_count[p]; c++) {
+				int id = b->bucket_child[b->bucket_first[p] + c];
+				const struct snap_row *br =
+					snapshot_scope_row(&all[i], id);
+
+				b->st->buckets[k++] = (struct snap_bucket){
+					.index = v[id].bucket,
+					.lo = v[id].bucket_lo,
+					.hi = v[id].bucket_hi,
+					.total = br ? br->total : 0,
+					.delta = br ? br->delta : 0,
+					.seen = br != NULL,
+					.fresh = br && br->valid };
+			}
+			row->hist = hist;
+		}
+	}
+}
+
+/* The scope (pid, vcpu), or NULL. */
+static const struct snap_scope *sb_find(const struct snap_scope *whole,
+					pid_t pid, int vcpu)
+{
+	const struct snap_scope *v = whole->children, *c;
+	size_t lo = 0, hi = whole->nchildren;
+
+	if (!pid)
+		return whole;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == whole->nchildren || v[lo].pid != pid)
+		return NULL;
+	if (vcpu == SAMPLE_ALL_VCPUS)
+		return &v[lo];
+	c = v[lo].children;
+	for (size_t i = 0; i < v[lo].nchildren; i++)
+		if (c[i].vcpu == vcpu)
+			return &c[i];
+	return NULL;
+}
+
+static int sb_view_cmp(const void *a, const void *c)
+{
+	return util_name_cmp(((const struct snap_row *)a)->name,
+			     ((const struct snap_row *)c)->name);
+}
+
+/* Appends the rows of g the filter keeps to the view; suffix names them
+ * NAME/vcpuN. */
+static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
+			 const char *suffix, size_t *n)
+{
+	for (size_t i = 0; i < g->nrows; i++) {
+		struct snap_row r = g->rows[i];
+
+		if (!b->match[r.field])
+			continue;
+		if (suffix) {
+			r.name = sb_own(b->st, xasprintf("%s%s", r.name,
+							 suffix));
+			r.per_vcpu = true;
+		}
+		b->st->view[(*n)++] = r;
+	}
+}
+
+/* The view: one scope's rows, and with per_vcpu its vCPUs' too. */
+static void sb_view(struct snap_builder *b, const struct snap_request *req)
+{
+	const struct snap_scope *g = sb_find(b->out->whole, req->pid,
+					     req->pid ? req->vcpu :
+					     SAMPLE_ALL_VCPUS);
+	const struct snap_scope *vm = req->per_vcpu && req->pid ?
+		sb_find(b->out->whole, req->pid, SAMPLE_ALL_VCPUS) : NULL;
+	size_t cap = 1, n = 0;
+
+	b->out->view = g;
+	if (g)
+		cap += g->nrows;
+	for (size_t i = 0; vm && i < vm->nchildren; i++)
+		cap += vm->children[i].nrows;
+	b->st->view = xmalloc(cap * sizeof(*b->st->view));
+	if (g)
+		sb_view_rows(b, g, NULL, &n);
+	for (size_t i = 0; vm && i < vm->nchildren; i++) {
+		char suffix[32];
+
+		snprintf(suffix, sizeof(suffix), "/vcpu%d",
+			 vm->children[i].vcpu);
+		sb_view_rows(b, &vm->children[i], suffix, &n);
+	}
+	if (n > 1)
+		qsort(b->st->view, n, sizeof(*b->st->view), sb_view_cmp);
+	b->out->rows = b->st->view;
+	b->out->nrows = n;
+}
+
+/* Guest names of the VMs, shared by their vCPUs. */
+static void sb_guests(struct snap_builder *b, struct guests *guests)
+{
+	struct snap_scope *all = b->st->scopes;
+	const struct snap_scope *whole = &all[0];
+
+	if (!guests)
+		return;
+	for (size_t i = 0; i < whole->nchildren; i++) {
+		struct snap_scope *vm = &all[1 + i];
+		const char *name = guests_name(guests, vm->pid);
+
+		if (!name)
+			continue;
+		vm->guest = sb_own(b->st, xstrdup(name));
+		for (size_t c = 0; c < vm->nchildren; c++)
+			((struct snap_scope *)&vm->children[c])->guest =
+				vm->guest;
+	}
+}
+
+void snapshot_build(const struct stats *s, const struct snap_request *req,
+		    struct snapshot *out)
+{
+	static const struct snap_request whole = { .vcpu = SAMPLE_ALL_VCPUS };
+	struct snap_builder b = { .s = s, .out = out };
+
+	if (!req)
+		req = &whole;
+	memset(out, 0, sizeof(*out));
+	b.st = out->store = xcalloc(1, sizeof(*b.st));
+	b.nf = s->fields.n;
+	b.secs = s->interval_ns / 1e9;
+	sb_fields(&b);
+	sb_index_buckets(&b);
+	sb_filter(&b, req->filter, req->children);
+	sb_find_scopes(&b);
+	sb_layout(&b);
+	sb_summaries(&b);
+	sb_rows(&b);
+	sb_hists(&b);
+	sb_guests(&b, req->guests);
+	sb_view(&b, req);
+	out->interval_ns = s->interval_ns;
+	out->wall = s->wall;
+	free(b.match);
+	free(b.split);
+	free(b.bucket_first);
+	free(b.bucket_count);
+	free(b.bucket_child);
+	free(b.sc);
+	free(b.hash);
+	free(b.key_scope);
+	free(b.row_of);
+}
+
+void snapshot_free(struct snapshot *snap)
+{
+	struct snap_store *st = snap->store;
+
+	if (st) {
+		for (size_t i = 0; i < st->nowned; i++)
+			free(st->owned[i]);
+		free(st->owned);
+		free(st->fields);
+		free(st->names);
+		free(st->scopes);
+		free(st->rows);
+		free(st->hists);
+		free(st->buckets);
+		free(st->view);
+		free(st);
+	}
+	memset(snap, 0, sizeof(*snap));
+}
+
+const struct snap_row *snapshot_scope_row(const struct snap_scope *sc,
+					  int field)
+{
+	size_t lo = 0, hi = sc ? sc->nrows : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sc->rows[mid].field < field)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return sc && lo < sc->nrows && sc->rows[lo].field == field ?
+		       &sc->rows[lo] : NULL;
+}
+
+const struct field_info *snapshot_field(const struct snapshot *snap,
+					const char *name)
+{
+	for (size_t i = 0; name && i < snap->nfields; i++)
+		if (!strcmp(snap->fields[i].name, name))
+			return &snap->fields[i];
+	return NULL;
+}
+
+const struct field_info *snapshot_row_field(const struct snapshot *snap,
+					    const struct snap_row *r)
+{
+	return r->field >= 0 && (size_t)r->field < snap->nfields ?
+		       &snap->fields[r->field] : NULL;
+}
+
+bool snapshot_is_bucket(const struct snapshot *snap, int field)
+{
+	const struct field_info *f;
+
+	if (field < 0 || (size_t)field >= snap->nfields)
+		return false;
+	f = &snap->fields[field];
+	return f->bucket >= 0 ||
+	       (f->parent >= 0 && (size_t)f->parent < snap->nfields &&
+		snap->fields[f->parent].hist != HIST_NONE);
+}
