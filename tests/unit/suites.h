@@ -19,5 +19,6 @@ Suite *qmp_suite(void);
 Suite *openmetrics_suite(void);
 Suite *json_suite(void);
 Suite *bpf_count_suite(void);
+Suite *hashtab_suite(void);
 
 #endif

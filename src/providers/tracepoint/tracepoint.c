@@ -25,6 +25,7 @@
 
 #include "arch.h"
 #include "bpf_count.h"
+#include "hashtab.h"
 #include "options.h"
 #include "provider.h"
 #include "tpformat.h"
@@ -140,8 +141,7 @@ struct tp_priv {
 	/* BPF breakdowns collected during one read */
 	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; pid_t tid; } *bd;
 	size_t nbd, capbd;
-	uint32_t *slot;			/* hash of bd: index + 1, 0 = empty */
-	size_t capslot;
+	struct hashtab bd_index;	/* (pid, vcpu, field) -> bd */
 	unsigned long refresh;		/* reads so far */
 	int *rep;			/* field ids reported each refresh */
 	size_t nrep;
@@ -798,7 +798,7 @@ static void tp_free_priv(struct tp_priv *tp)
 	free(tp->acc);
 	free(tp->retired);
 	free(tp->bd);
-	free(tp->slot);
+	hashtab_free(&tp->bd_index);
 	free(tp->rep);
 	free(tp);
 }
@@ -957,60 +957,37 @@ static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
 	return stat(path, &st) == 0;
 }
 
-static uint32_t tp_bd_hash(pid_t pid, int vcpu, int field)
-{
-	uint32_t h = (uint32_t)pid * 2654435761u ^ (uint32_t)(vcpu + 1) *
-		     2246822519u ^ (uint32_t)field * 3266489917u;
-
-	return h ^ (h >> 16);
-}
-
 /* Adds v to the breakdown (pid, vcpu, field) of this refresh; a hash keeps
  * it linear in the number of BPF keys. Returns the entry. */
 static struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 		      uint64_t v)
 {
-	size_t h;
+	uint32_t h = hashtab_hash3((uint32_t)field, (uint32_t)pid,
+				   (uint32_t)(vcpu + 1));
+	struct hashtab_iter it = hashtab_iter(&tp->bd_index, h);
+	long i;
 
-	if ((tp->nbd + 1) * 2 > tp->capslot) {
-		size_t cap = tp->capslot ? tp->capslot * 2 : 1024;
-
-		free(tp->slot);
-		tp->slot = xcalloc(cap, sizeof(*tp->slot));
-		tp->capslot = cap;
-		for (size_t i = 0; i < tp->nbd; i++) {
-			const struct tp_bd *b = &tp->bd[i];
-
-			h = tp_bd_hash(b->pid, b->vcpu, b->field) & (cap - 1);
-			while (tp->slot[h])
-				h = (h + 1) & (cap - 1);
-			tp->slot[h] = (uint32_t)i + 1;
-		}
-	}
-	h = tp_bd_hash(pid, vcpu, field) & (tp->capslot - 1);
-	while (tp->slot[h]) {
-		struct tp_bd *b = &tp->bd[tp->slot[h] - 1];
+	while ((i = hashtab_next(&tp->bd_index, &it)) >= 0) {
+		struct tp_bd *b = &tp->bd[i];
 
 		if (b->pid == pid && b->vcpu == vcpu && b->field == field) {
 			b->v += v;
 			return b;
 		}
-		h = (h + 1) & (tp->capslot - 1);
 	}
 	if (tp->nbd == tp->capbd) {
 		tp->capbd = tp->capbd ? tp->capbd * 2 : 256;
 		tp->bd = xrealloc(tp->bd, tp->capbd * sizeof(*tp->bd));
 	}
 	tp->bd[tp->nbd] = (struct tp_bd){ pid, vcpu, field, v, 0 };
-	tp->slot[h] = (uint32_t)++tp->nbd;
-	return &tp->bd[tp->nbd - 1];
+	hashtab_add(&tp->bd_index, h, tp->nbd);
+	return &tp->bd[tp->nbd++];
 }
 
 /* Empties the breakdowns for a new refresh. */
 static void tp_bd_clear(struct tp_priv *tp)
 {
-	if (tp->nbd && tp->slot)
-		memset(tp->slot, 0, tp->capslot * sizeof(*tp->slot));
+	hashtab_clear(&tp->bd_index);
 	tp->nbd = 0;
 }
 
