@@ -19,6 +19,7 @@
 
 #include "exporter.h"
 #include "frontend.h"
+#include "fs.h"
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
@@ -66,7 +67,7 @@ static void raise_nofile(void)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return;
-	if (util_read_file("/proc/sys/fs/nr_open", buf, sizeof(buf)) > 0 &&
+	if (fs_read_at(AT_FDCWD, "/proc/sys/fs/nr_open", buf, sizeof(buf)) > 0 &&
 	    !util_parse_u64(buf, &max) && max > rl.rlim_max) {
 		struct rlimit want = { max, max };
 

@@ -9,7 +9,7 @@
  * are re-read with pread(); KVM's own stat files refuse to seek (ESPIPE),
  * so those are reopened by name relative to a kept directory fd each
  * refresh instead, which costs no path building. The root is listed every
- * refresh (getdents64 on a kept fd) to see VMs come and go: when one goes,
+ * refresh (fs_dir over a kept fd) to see VMs come and go: when one goes,
  * the kernel's totals drop, and the samples say so with SAMPLE_REBASE.
  * Under kernel lockdown the writable files cannot be opened or read: they
  * are left out and counted in a notice, never reported as zero.
@@ -32,6 +32,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "options.h"
 #include "provider.h"
 #include "util.h"
@@ -42,7 +43,6 @@
  * saw it go and the next, since the kernel removes the directory just
  * before it drops the VM from the totals. */
 #define DEBUGFS_REBASE_REFRESHES 2
-#define DEBUGFS_DENTS_MIN 16384
 
 /* State of one name's value while a refresh sums it. */
 enum debugfs_val {
@@ -123,8 +123,6 @@ struct debugfs_priv {
 	size_t capvms;
 	struct debugfs_ent *ents;	/* one listing of the root */
 	size_t nents, capents;
-	char *dents;			/* getdents64 buffer */
-	size_t capdents;
 	struct debugfs_vcval *vc;	/* one process's vCPU readings */
 	size_t nvc, capvc;
 	int rebase_left;		/* refreshes still to flag REBASE */
@@ -162,53 +160,6 @@ static void debugfs_close_fd(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-/* Reads a directory from its start into d->dents: bytes, or -errno. */
-static ssize_t debugfs_list(struct debugfs_priv *d, int dirfd)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	if (lseek(dirfd, 0, SEEK_SET) < 0)
-		return -errno;
-	for (;;) {
-		if (d->capdents - len < DEBUGFS_DENTS_MIN / 2) {
-			d->capdents = d->capdents ? d->capdents * 2 :
-						    DEBUGFS_DENTS_MIN;
-			d->dents = xrealloc(d->dents, d->capdents);
-		}
-		n = getdents64(dirfd, d->dents + len, d->capdents - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return (ssize_t)len;
-		len += (size_t)n;
-	}
-}
-
-static struct dirent64 *debugfs_dent(const struct debugfs_priv *d, size_t off)
-{
-	return (struct dirent64 *)(d->dents + off);
-}
-
-/* The entry's type, asking the file system when getdents did not say. */
-static unsigned char debugfs_dtype(int dirfd, const struct dirent64 *e)
-{
-	struct stat st;
-
-	if (e->d_type != DT_UNKNOWN)
-		return e->d_type;
-	if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
-		return DT_UNKNOWN;
-	if (S_ISREG(st.st_mode))
-		return DT_REG;
-	if (S_ISDIR(st.st_mode))
-		return DT_DIR;
-	return DT_UNKNOWN;
 }
 
 /* Parses a decimal that ends at the first non-digit into *end. */
@@ -257,30 +208,8 @@ static bool debugfs_vcpu_name(const char *s, int *index)
 static ssize_t debugfs_read_buf(int dirfd, const char *name, int fd,
 				char *buf, size_t len)
 {
-	ssize_t n;
-	int err;
-
-	if (fd >= 0) {
-		do
-			n = pread(fd, buf, len - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			return -errno;
-		buf[n] = '\0';
-		return n;
-	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	return n;
+	return fd >= 0 ? fs_pread_fd(fd, buf, len) :
+			 fs_read_at(dirfd, name, buf, len);
 }
 
 /* Reads one counter: 0, -errno, or -EINVAL when it is not one number. */
@@ -290,10 +219,10 @@ static int debugfs_read_value(int dirfd, const char *name, int fd,
 	char buf[DEBUGFS_VALUE_MAX];
 	ssize_t n = debugfs_read_buf(dirfd, name, fd, buf, sizeof(buf));
 
+	if (n == -EFBIG)
+		return -EINVAL;
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n >= sizeof(buf) - 1)
-		return -EINVAL;
 	return util_parse_u64(buf, v);
 }
 
@@ -323,26 +252,21 @@ static int debugfs_open_counter(int dirfd, const char *name, int *fdp,
 		rc = 1;
 		goto out_close;
 	}
-	do
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == ESPIPE) {
+	n = fs_pread_fd(fd, buf, sizeof(buf));
+	if (n == -ESPIPE) {
 		/* a seq/attr file: read once now, reopen on every refresh */
-		do
-			n = read(fd, buf, sizeof(buf) - 1);
-		while (n < 0 && errno == EINTR);
-		if (n >= 0) {
+		n = fs_read_fd(fd, buf, sizeof(buf));
+		if (n >= 0 || n == -EFBIG) {
 			close(fd);
 			fd = -1;
 		}
 	}
-	if (n < 0) {
-		rc = -errno;
+	if (n == -EFBIG || (n >= 0 && util_parse_u64(buf, &v))) {
+		rc = 1;
 		goto out_close;
 	}
-	buf[n] = '\0';
-	if ((size_t)n >= sizeof(buf) - 1 || util_parse_u64(buf, &v)) {
-		rc = 1;
+	if (n < 0) {
+		rc = (int)n;
 		goto out_close;
 	}
 	*fdp = fd;
@@ -447,31 +371,24 @@ static void debugfs_vcpu_tid(struct debugfs_vcpu *c)
 static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 			     const char *dname, int index)
 {
-	struct debugfs_priv *d = p->priv;
 	struct debugfs_vcpu c = { .index = index, .dirfd = -1, .pidfd = -1 };
+	const struct fs_entry *e;
 	bool need_dir = false;
+	struct fs_dir dir;
 	size_t cap = 0;
-	ssize_t len;
 	int rc;
 
-	c.dirfd = openat(vm->dirfd, dname,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c.dirfd = fs_open_dir(vm->dirfd, dname);
 	if (c.dirfd < 0)
-		return -errno;
-	len = debugfs_list(d, c.dirfd);
-	if (len < 0) {
-		rc = (int)len;
-		goto out_close;
-	}
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+		return c.dirfd;
+	fs_dir_start(&dir, c.dirfd);
+	while ((e = fs_dir_next(&dir))) {
 		enum field_type type;
 		int fd, k;
 
-		if (debugfs_dtype(c.dirfd, e) != DT_REG)
+		if (fs_entry_type(e) != DT_REG)
 			continue;
-		if (!strcmp(e->d_name, "pid")) {
+		if (!strcmp(e->name, "pid")) {
 			rc = debugfs_open_counter(c.dirfd, "pid", &fd, &type);
 			if (rc == -EMFILE)
 				goto out_close;
@@ -479,10 +396,10 @@ static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 				c.pidfd = fd;
 			continue;
 		}
-		k = debugfs_name_find(p, e->d_name);
+		k = debugfs_name_find(p, e->name);
 		if (k < 0)
 			continue;
-		rc = debugfs_open_counter(c.dirfd, e->d_name, &fd, &type);
+		rc = debugfs_open_counter(c.dirfd, e->name, &fd, &type);
 		if (rc == -EMFILE)
 			goto out_close;
 		if (rc)
@@ -494,6 +411,9 @@ static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 		c.f[c.nf++] = (struct debugfs_file){ .fd = fd, .name = k };
 		need_dir |= fd < 0;
 	}
+	rc = dir.err;
+	if (rc)
+		goto out_close;
 	debugfs_vcpu_tid(&c);
 	if (!c.tid && c.pidfd < 0)
 		need_dir = true;
@@ -526,28 +446,25 @@ static bool debugfs_vm_has_vcpu(const struct debugfs_vm *vm, int index)
 static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			   bool first)
 {
-	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
 	int *vcpus = NULL;
 	size_t nvcpus = 0, cap = 0;
+	struct fs_dir dir;
 	struct stat st;
-	ssize_t len;
 	int rc = 0;
 
 	if (fstat(vm->dirfd, &st))
 		return -errno;
 	vm->nlink = st.st_nlink;
-	len = debugfs_list(d, vm->dirfd);
-	if (len < 0)
-		return (int)len;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
-		unsigned char type = debugfs_dtype(vm->dirfd, e);
+	if (fs_dir_start(&dir, vm->dirfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		unsigned char type = fs_entry_type(e);
 		enum field_type ftype;
 		int index, fd;
 
-		if (type == DT_DIR && debugfs_vcpu_name(e->d_name, &index)) {
-			/* opened below: that lists into d->dents again */
+		if (type == DT_DIR && debugfs_vcpu_name(e->name, &index)) {
+			/* opened below, once the listing is done */
 			if (!debugfs_vm_has_vcpu(vm, index)) {
 				vcpus = xrealloc(vcpus, (nvcpus + 1) *
 							sizeof(*vcpus));
@@ -556,9 +473,9 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			continue;
 		}
 		if (!first || type != DT_REG ||
-		    !filter_match_any(p->filter, e->d_name))
+		    !filter_match_any(p->filter, e->name))
 			continue;
-		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
+		rc = debugfs_open_counter(vm->dirfd, e->name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			vm->hidden++;
 			rc = 0;
@@ -576,9 +493,12 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 		}
 		vm->f[vm->nf++] = (struct debugfs_file){
 			.fd = fd,
-			.name = debugfs_name_add(p, e->d_name, ftype),
+			.name = debugfs_name_add(p, e->name, ftype),
 		};
 	}
+	rc = dir.err;
+	if (rc)
+		goto out;
 	for (size_t i = 0; i < nvcpus; i++) {
 		char name[32];
 
@@ -603,10 +523,9 @@ static int debugfs_vm_open(struct provider *p, struct debugfs_vm *vm)
 	int rc;
 
 	snprintf(name, sizeof(name), "%d-%d", (int)vm->pid, vm->num);
-	vm->dirfd = openat(d->rootfd, name,
-			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vm->dirfd = fs_open_dir(d->rootfd, name);
 	if (vm->dirfd < 0)
-		return -errno;
+		return vm->dirfd;
 	vm->opened = true;
 	vm->hidden = 0;
 	rc = debugfs_vm_list(p, vm, true);
@@ -660,32 +579,32 @@ static void debugfs_note_emfile(struct provider *p)
 static int debugfs_scan(struct provider *p)
 {
 	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
 	struct debugfs_vm *next;
+	struct fs_dir dir;
 	size_t i, j, n;
-	ssize_t len;
 	bool same;
 
-	len = debugfs_list(d, d->rootfd);
-	if (len < 0)
-		return (int)len;
+	if (fs_dir_start(&dir, d->rootfd))
+		return dir.err;
 	d->nents = 0;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+	while ((e = fs_dir_next(&dir))) {
 		pid_t pid;
 		int num;
 
-		if (!debugfs_vm_name(e->d_name, &pid, &num) ||
+		if (!debugfs_vm_name(e->name, &pid, &num) ||
 		    (d->pid && pid != d->pid) ||
-		    debugfs_dtype(d->rootfd, e) != DT_DIR)
+		    fs_entry_type(e) != DT_DIR)
 			continue;
 		if (d->nents == d->capents) {
 			d->capents = d->capents ? d->capents * 2 : 64;
 			d->ents = xrealloc(d->ents,
 					   d->capents * sizeof(*d->ents));
 		}
-		d->ents[d->nents++] = (struct debugfs_ent){ pid, num, e->d_ino };
+		d->ents[d->nents++] = (struct debugfs_ent){ pid, num, e->ino };
 	}
+	if (dir.err)
+		return dir.err;
 	if (d->nents > 1)
 		qsort(d->ents, d->nents, sizeof(*d->ents), debugfs_ent_cmp);
 
@@ -791,25 +710,23 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			    size_t *filtered)
 {
 	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	size_t cap = 0;
-	ssize_t len;
 
-	len = debugfs_list(d, d->rootfd);
-	if (len < 0)
-		return (int)len;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+	if (fs_dir_start(&dir, d->rootfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		enum field_type type;
 		int fd, rc;
 
-		if (debugfs_dtype(d->rootfd, e) != DT_REG)
+		if (fs_entry_type(e) != DT_REG)
 			continue;
-		if (!filter_match_any(p->filter, e->d_name)) {
+		if (!filter_match_any(p->filter, e->name)) {
 			(*filtered)++;
 			continue;
 		}
-		rc = debugfs_open_counter(d->rootfd, e->d_name, &fd, &type);
+		rc = debugfs_open_counter(d->rootfd, e->name, &fd, &type);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			(*hidden)++;
 			continue;
@@ -818,9 +735,9 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			return rc;
 		if (rc)
 			continue;
-		if (filter_claimed(p->filter, e->d_name)) {
+		if (filter_claimed(p->filter, e->name)) {
 			debugfs_close_fd(&fd);
-			debugfs_name_add(p, e->d_name, type);
+			debugfs_name_add(p, e->name, type);
 			d->fallback = true;
 			continue;
 		}
@@ -830,9 +747,11 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 		}
 		d->top[d->ntop++] = (struct debugfs_file){
 			.fd = fd,
-			.name = debugfs_name_add(p, e->d_name, type),
+			.name = debugfs_name_add(p, e->name, type),
 		};
 	}
+	if (dir.err)
+		return dir.err;
 	d->topval = xcalloc(d->ntop, sizeof(*d->topval));
 	d->topok = xcalloc(d->ntop, sizeof(*d->topok));
 	return 0;
@@ -858,7 +777,6 @@ static void debugfs_close(struct provider *p)
 	free(d->state);
 	free(d->ents);
 	free(d->vc);
-	free(d->dents);
 	debugfs_close_fd(&d->rootfd);
 	free(d->root);
 	free(d);
@@ -885,9 +803,9 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 	p->priv = d;
 	p->msg[0] = '\0';
 	p->notice = false;
-	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
-		rc = -errno;
+		rc = d->rootfd;
 		debugfs_root_msg(p, root, rc);
 		goto out_close;
 	}

@@ -34,10 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "hist.h"
 #include "options.h"
 #include "provider.h"
@@ -61,10 +61,6 @@
 #define STATSFD_FULL_SCAN_EVERY 5
 /* Pids a notice names before it says "and N more". */
 #define STATSFD_NOTE_PIDS 8
-
-static const char link_vm[] = "anon_inode:kvm-vm";
-static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
-static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
 
 /* How a value of one local field is summed this refresh. */
 enum sfd_val {
@@ -203,78 +199,6 @@ static bool denied_errno(int err)
 static const char perm_hint[] =
 	"kvmstat needs CAP_SYS_PTRACE over the VM process (root, and ptrace access under Yama and LSM rules) and read access to /proc/PID/fd";
 
-/* Start time of a process in clock ticks after boot (field 22 of
- * /proc/PID/stat), or 0 when unknown. */
-static unsigned long long start_ticks(int rootfd, const char *pid)
-{
-	char path[32], buf[1024];
-	unsigned long long v = 0;
-	const char *s;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/stat", pid);
-	fd = openat(rootfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	s = strrchr(buf, ')');
-	if (!s)
-		return 0;
-	/* field 3 follows ") "; skip to field 22 */
-	for (int field = 2; s && field < 22; field++)
-		s = strchr(s + 1, ' ');
-	if (s)
-		v = strtoull(s + 1, NULL, 10);
-	return v;
-}
-
-/* What an fd link of a process is. */
-enum sfd_link_kind {
-	LINK_OTHER = 0,
-	LINK_STATS,		/* a stats fd; *vcpu says whose (-1: the VM's) */
-	LINK_VM,		/* the VM fd itself */
-};
-
-/* Classifies the n bytes readlink gave; stats links must match exactly
- * ("kvm-vcpu" is a prefix of "kvm-vcpu-stats"). */
-static enum sfd_link_kind link_kind(const char *l, size_t n, int *vcpu)
-{
-	size_t pre = sizeof(link_vcpu_stats) - 1;
-	long v = 0;
-
-	if (n == sizeof(link_vm) - 1 && !memcmp(l, link_vm, n))
-		return LINK_VM;
-	if (n == sizeof(link_vm_stats) - 1 && !memcmp(l, link_vm_stats, n)) {
-		*vcpu = -1;
-		return LINK_STATS;
-	}
-	if (n <= pre || n > pre + 10 || memcmp(l, link_vcpu_stats, pre))
-		return LINK_OTHER;
-	for (size_t i = pre; i < n; i++) {
-		if (l[i] < '0' || l[i] > '9')
-			return LINK_OTHER;
-		v = v * 10 + (l[i] - '0');
-	}
-	if (v > INT_MAX)
-		return LINK_OTHER;
-	*vcpu = (int)v;
-	return LINK_STATS;
-}
-
-/* A record of the getdents64 system call. */
-struct sfd_dirent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Appends a stats link to d->links, which holds *n. */
 static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
 {
@@ -285,6 +209,24 @@ static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
 	d->links[(*n)++] = (struct sfd_link){ srcfd, vcpu };
 }
 
+/* What one process's fd walk found (vm_proc_fds). */
+struct sfd_walk {
+	struct statsfd_priv *d;
+	bool is_vm;		/* it holds a VM fd */
+	size_t n;		/* stats links in d->links */
+};
+
+static int scan_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+{
+	struct sfd_walk *w = ctx;
+
+	if (kind == VM_FD_VM)
+		w->is_vm = true;
+	else if (kind == VM_FD_STATS)
+		link_add(w->d, &w->n, fd, vcpu);
+	return 0;
+}
+
 /*
  * Reads one process's fd directory: whether it holds a VM fd (*is_vm), and
  * its stats links into d->links (*n of them). 0 or -errno when the
@@ -292,43 +234,12 @@ static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
  */
 static int scan_fds(struct statsfd_priv *d, pid_t pid, bool *is_vm, size_t *n)
 {
-	char buf[4096] __attribute__((aligned(8)));
-	char path[32], l[64];
-	long len;
-	int fd;
+	struct sfd_walk w = { .d = d };
+	int rc = vm_proc_fds(d->rootfd, pid, scan_fd, &w);
 
-	*is_vm = false;
-	*n = 0;
-	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	fd = openat(d->rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < len;) {
-			struct sfd_dirent *de = (void *)(buf + off);
-			enum sfd_link_kind kind;
-			ssize_t ln;
-			long num;
-			int vcpu;
-
-			if (!de->d_reclen)
-				break;
-			off += de->d_reclen;
-			if (de->d_name[0] < '0' || de->d_name[0] > '9')
-				continue;
-			ln = readlinkat(fd, de->d_name, l, sizeof(l));
-			if (ln <= 0 || ln == (ssize_t)sizeof(l))
-				continue;
-			kind = link_kind(l, (size_t)ln, &vcpu);
-			if (kind == LINK_VM)
-				*is_vm = true;
-			else if (kind == LINK_STATS &&
-				 !util_parse_int(de->d_name, 0, INT_MAX, &num))
-				link_add(d, n, (int)num, vcpu);
-		}
-	}
-	close(fd);
-	return 0;
+	*is_vm = w.is_vm;
+	*n = w.n;
+	return rc;
 }
 
 /* The local index of a field, added when new. */
@@ -524,7 +435,7 @@ static bool copy_is(const struct statsfd_priv *d, pid_t pid, int fd,
 	}
 	if (n <= 0 || n == (ssize_t)sizeof(l))
 		return false;
-	return link_kind(l, (size_t)n, &vcpu) == LINK_STATS &&
+	return vm_fd_kind(l, (size_t)n, &vcpu) == VM_FD_STATS &&
 	       vcpu == want->vcpu;
 }
 
@@ -671,7 +582,6 @@ static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
 {
 	struct sfd_vm *vm;
-	char name[16];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -684,8 +594,8 @@ static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
 	}
 	vm = &d->vms[d->nvms++];
 	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	vm->old = d->self_start && start_ticks(d->rootfd, name) < d->self_start;
+	vm->old = d->self_start &&
+		  vm_proc_start_ticks(d->rootfd, pid) < d->self_start;
 	return vm;
 }
 
@@ -791,19 +701,6 @@ static void note_vms(struct statsfd_priv *d)
 	free(denied);
 }
 
-/* How many fds a process has open: the size procfs gives its fd
- * directory (Linux 6.2 and later), or 0 when unknown. */
-static off_t fd_count(const struct statsfd_priv *d, pid_t pid)
-{
-	char path[32];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	if (fstatat(d->rootfd, path, &st, 0) || st.st_size < 0)
-		return 0;
-	return st.st_size;
-}
-
 /* Whether the last scan found pid without a VM and with nfds fds. */
 static bool known_same(const struct statsfd_priv *d, pid_t pid, off_t nfds)
 {
@@ -848,7 +745,7 @@ static void known_keep(struct statsfd_priv *d, pid_t pid, off_t nfds)
 static void scan_pid(struct provider *p, pid_t pid, bool full)
 {
 	struct statsfd_priv *d = p->priv;
-	off_t nfds = fd_count(d, pid);
+	off_t nfds = vm_proc_nfds(d->rootfd, pid);
 	struct sfd_vm *vm = vm_find(d, pid);
 	size_t n;
 	bool is_vm;
@@ -896,46 +793,23 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 		vm->nfds = nfds;
 }
 
-/* The pids under the proc root, sorted (or just -p's). Caller frees. */
+/* The pids under the proc root but ours, sorted (or just -p's). Caller
+ * frees. */
 static size_t scan_pids(struct statsfd_priv *d, pid_t **out)
 {
-	char buf[8192] __attribute__((aligned(8)));
-	size_t n = 0, cap = 0;
-	pid_t *v = NULL;
-	long len;
-	int fd;
+	size_t m = 0;
+	int n;
 
-	*out = NULL;
 	if (d->pid) {
 		*out = xmalloc(sizeof(**out));
 		(*out)[0] = d->pid;
 		return 1;
 	}
-	fd = openat(d->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < len;) {
-			struct sfd_dirent *de = (void *)(buf + off);
-			long pid;
-
-			if (!de->d_reclen)
-				break;
-			off += de->d_reclen;
-			if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-			    util_parse_int(de->d_name, 1, INT_MAX, &pid) ||
-			    (pid_t)pid == d->self)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				v = xrealloc(v, cap * sizeof(*v));
-			}
-			v[n++] = (pid_t)pid;
-		}
-	}
-	close(fd);
-	*out = v;
-	return n;
+	n = vm_proc_pids(d->rootfd, out);
+	for (int i = 0; i < n; i++)
+		if ((*out)[i] != d->self)
+			(*out)[m++] = (*out)[i];
+	return m;
 }
 
 /*
@@ -1268,14 +1142,14 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 	d->pid = opts->pid;
 	d->include_past = opts->include_past;
 	d->self = getpid();
-	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
-		rc = -errno;
+		rc = d->rootfd;
 		provider_msg(p, false, "cannot read %s: %s", root,
 			     strerror(-rc));
 		goto out_close;
 	}
-	d->self_start = start_ticks(d->rootfd, "self");
+	d->self_start = vm_proc_start_ticks(d->rootfd, 0);
 	scan(p, util_now_ns());
 	if (d->pid) {
 		rc = pid_error(p);

@@ -20,5 +20,6 @@ Suite *openmetrics_suite(void);
 Suite *json_suite(void);
 Suite *bpf_count_suite(void);
 Suite *hashtab_suite(void);
+Suite *fs_suite(void);
 
 #endif

@@ -10,7 +10,6 @@
  * (or with --no-bpf) they are kvm_stat's filtered perf events, one per
  * reason and CPU.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
@@ -25,6 +24,7 @@
 
 #include "arch.h"
 #include "bpf_count.h"
+#include "fs.h"
 #include "hashtab.h"
 #include "options.h"
 #include "provider.h"
@@ -192,13 +192,14 @@ static bool tp_probe(const struct options *o)
 	return tp_find_events(o, dir) == 0;
 }
 
-static int tp_read_id(const char *dir, const char *event)
+/* The id of an event, from its directory in dirfd; -1 when unreadable. */
+static int tp_read_id(int dirfd, const char *event)
 {
-	char path[PATH_MAX], buf[32];
+	char path[NAME_MAX + 8], buf[32];
 	long id;
 
-	snprintf(path, sizeof(path), "%s/%s/id", dir, event);
-	if (util_read_file(path, buf, sizeof(buf)) <= 0)
+	snprintf(path, sizeof(path), "%s/id", event);
+	if (fs_read_at(dirfd, path, buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
 	if (util_parse_int(buf, 0, INT_MAX, &id))
@@ -215,30 +216,30 @@ static int tp_name_cmp(const void *a, const void *b)
 /* Every event under events/kvm with a readable id. */
 static int tp_list_events(struct tp_priv *tp)
 {
-	DIR *d = opendir(tp->events_dir);
-	struct dirent *de;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	size_t cap = 0;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
+	if (fs_dir_open(&dir, AT_FDCWD, tp->events_dir))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		int id;
 
-		if (de->d_name[0] == '.')
+		if (e->name[0] == '.')
 			continue;
-		id = tp_read_id(tp->events_dir, de->d_name);
+		id = tp_read_id(e->dirfd, e->name);
 		if (id < 0)
 			continue;
 		if (tp->nev == cap) {
 			cap = cap ? cap * 2 : 128;
 			tp->ev = xrealloc(tp->ev, cap * sizeof(*tp->ev));
 		}
-		tp->ev[tp->nev].name = xstrdup(de->d_name);
+		tp->ev[tp->nev].name = xstrdup(e->name);
 		tp->ev[tp->nev].id = id;
 		tp->ev[tp->nev].field = -1;
 		tp->nev++;
 	}
-	closedir(d);
+	fs_dir_close(&dir);
 	qsort(tp->ev, tp->nev, sizeof(*tp->ev), tp_name_cmp);
 	return tp->nev ? 0 : -ENOENT;
 }
@@ -569,8 +570,8 @@ static int tp_online_cpus(int **cpus)
 	int n = 0, cap = 64;
 
 	*cpus = xmalloc(cap * sizeof(**cpus));
-	if (util_read_file("/sys/devices/system/cpu/online", buf,
-			   sizeof(buf)) <= 0) {
+	if (fs_read_at(AT_FDCWD, "/sys/devices/system/cpu/online", buf,
+		       sizeof(buf)) <= 0) {
 		long m = sysconf(_SC_NPROCESSORS_ONLN);
 
 		for (long i = 0; i < m; i++) {
@@ -717,19 +718,18 @@ static void tp_assign_vcpus(struct tp_priv *tp)
 static int tp_scan_threads(struct tp_priv *tp)
 {
 	char path[PATH_MAX + 256];
-	struct dirent *de;
-	DIR *d;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/task", tp->proc_root, tp->pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
+	if (fs_dir_open(&dir, AT_FDCWD, path))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		long tid;
 		bool known = false;
 
-		if (util_parse_int(de->d_name, 1, INT_MAX, &tid))
+		if (util_parse_int(e->name, 1, INT_MAX, &tid))
 			continue;
 		for (size_t i = 0; i < tp->ngroups; i++)
 			if (tp->groups[i].tid == (pid_t)tid)
@@ -743,7 +743,7 @@ static int tp_scan_threads(struct tp_priv *tp)
 		if (rc)
 			break;
 	}
-	closedir(d);
+	fs_dir_close(&dir);
 	return rc;
 }
 
