@@ -35,6 +35,7 @@
 #include "fs.h"
 #include "options.h"
 #include "provider.h"
+#include "reading.h"
 #include "util.h"
 
 /* A counter is at most 20 digits and a newline; anything longer is not. */
@@ -43,13 +44,6 @@
  * saw it go and the next, since the kernel removes the directory just
  * before it drops the VM from the totals. */
 #define DEBUGFS_REBASE_REFRESHES 2
-
-/* State of one name's value while a refresh sums it. */
-enum debugfs_val {
-	DEBUGFS_VAL_NONE = 0,
-	DEBUGFS_VAL_OK,
-	DEBUGFS_VAL_BAD,	/* a contributor failed: no sample */
-};
 
 /* A counter name this provider reports, and its field. */
 struct debugfs_name {
@@ -111,12 +105,10 @@ struct debugfs_priv {
 	pid_t pid;			/* -p, or 0 */
 	struct debugfs_name *names;	/* every counter name reported */
 	size_t nnames, capnames;
-	uint64_t *val;			/* per name: sum in this refresh */
-	unsigned char *state;		/* per name: enum debugfs_val */
+	struct reading *val;		/* per name: sum in this refresh */
 	struct debugfs_file *top;	/* top-level totals (not with -p) */
 	size_t ntop;
-	uint64_t *topval;		/* per top file, this refresh */
-	bool *topok;
+	struct reading *topval;		/* per top file, this refresh */
 	struct debugfs_vm *vms;		/* sorted by (pid, num) */
 	size_t nvms;
 	struct debugfs_vm *vms_next;	/* merge scratch, capvms too */
@@ -311,9 +303,8 @@ static int debugfs_name_add(struct provider *p, const char *name,
 		d->capnames = d->capnames ? d->capnames * 2 : 64;
 		d->names = xrealloc(d->names, d->capnames * sizeof(*d->names));
 		d->val = xrealloc(d->val, d->capnames * sizeof(*d->val));
-		d->state = xrealloc(d->state, d->capnames);
 	}
-	d->state[d->nnames] = DEBUGFS_VAL_NONE;
+	readings_clear(&d->val[d->nnames], 1);
 	d->names[d->nnames].name = xstrdup(name);
 	d->names[d->nnames].field =
 		field_table_intern(p->fields, name, -1, type, "debugfs");
@@ -753,7 +744,6 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 	if (dir.err)
 		return dir.err;
 	d->topval = xcalloc(d->ntop, sizeof(*d->topval));
-	d->topok = xcalloc(d->ntop, sizeof(*d->topok));
 	return 0;
 }
 
@@ -769,12 +759,10 @@ static void debugfs_close(struct provider *p)
 	free(d->vms_next);
 	debugfs_files_close(d->top, d->ntop);
 	free(d->topval);
-	free(d->topok);
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i].name);
 	free(d->names);
 	free(d->val);
-	free(d->state);
 	free(d->ents);
 	free(d->vc);
 	debugfs_close_fd(&d->rootfd);
@@ -876,7 +864,7 @@ out_close:
 }
 
 /*
- * Reads one VM's counters into d->val/d->state (summed with the other VMs
+ * Reads one VM's counters into d->val (summed with the other VMs
  * of the same process) and its vCPUs' into d->vc; with fill_only just the
  * names another provider owns, and no vCPUs. 0, or -errno when the VM
  * went.
@@ -899,16 +887,16 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
 		if (rc < 0 && debugfs_gone_errno(rc)) {
 			/* no partial sums for its process this time */
 			for (size_t j = 0; j < vm->nf; j++)
-				d->state[vm->f[j].name] = DEBUGFS_VAL_BAD;
+				reading_fail(&d->val[vm->f[j].name]);
 			return rc;
 		}
 		if (rc) {
-			d->state[f->name] = DEBUGFS_VAL_BAD;
-		} else if (d->state[f->name] != DEBUGFS_VAL_BAD) {
-			if (d->state[f->name] == DEBUGFS_VAL_NONE)
-				d->val[f->name] = 0;
-			d->val[f->name] += v;
-			d->state[f->name] = DEBUGFS_VAL_OK;
+			reading_fail(&d->val[f->name]);
+		} else {
+			const struct field_info *fi = field_table_info(
+				p->fields, d->names[f->name].field);
+
+			reading_add(&d->val[f->name], v, fi->type);
 		}
 	}
 	if (fill_only)
@@ -968,13 +956,14 @@ static void debugfs_push_group(struct provider *p, pid_t pid, size_t nvms,
 	struct debugfs_priv *d = p->priv;
 
 	for (size_t k = 0; k < d->nnames; k++) {
-		if (d->state[k] != DEBUGFS_VAL_OK)
+		if (!reading_ok(&d->val[k]))
 			continue;
 		sample_set_push(out, d->names[k].field, pid, SAMPLE_ALL_VCPUS,
-				0, d->val[k], flags);
+				0, d->val[k].value, flags);
 		if (d->pid)
 			sample_set_push(out, d->names[k].field, 0,
-					SAMPLE_ALL_VCPUS, 0, d->val[k], flags);
+					SAMPLE_ALL_VCPUS, 0, d->val[k].value,
+					flags);
 	}
 	if (nvms > 1 && d->nvc > 1)
 		qsort(d->vc, d->nvc, sizeof(*d->vc), debugfs_vcval_cmp);
@@ -1019,8 +1008,7 @@ static void debugfs_read_vms(struct provider *p, struct sample_set *out,
 		bool skip = fill_only && debugfs_served(p, pid);
 		size_t nread = 0;
 
-		if (d->nnames)
-			memset(d->state, 0, d->nnames);
+		readings_clear(d->val, d->nnames);
 		d->nvc = 0;
 		for (; i < d->nvms && d->vms[i].pid == pid; i++) {
 			struct debugfs_vm *vm = &d->vms[i];
@@ -1066,11 +1054,12 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	for (size_t i = 0; i < d->ntop; i++) {
 		const struct debugfs_file *f = &d->top[i];
 
-		d->topok[i] = !debugfs_read_value(d->rootfd,
-						  d->names[f->name].name,
-						  f->fd, &v);
-		if (d->topok[i])
-			d->topval[i] = v;
+		if (debugfs_read_value(d->rootfd, d->names[f->name].name,
+				       f->fd, &v))
+			d->topval[i] = (struct reading){
+				.state = READING_UNREADABLE };
+		else
+			d->topval[i] = (struct reading){ v, READING_OK };
 	}
 	d->vanished = false;
 	debugfs_scan(p);
@@ -1084,10 +1073,10 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	if (d->rebase_left)
 		d->rebase_left--;
 	for (size_t i = 0; i < d->ntop; i++)
-		if (d->topok[i])
+		if (reading_ok(&d->topval[i]))
 			sample_set_push(out, d->names[d->top[i].name].field, 0,
-					SAMPLE_ALL_VCPUS, 0, d->topval[i],
-					flags);
+					SAMPLE_ALL_VCPUS, 0,
+					d->topval[i].value, flags);
 	if (d->pid && !d->nvms && !d->gone_noted) {
 		d->gone_noted = true;
 		provider_msg(p, true,

@@ -41,6 +41,7 @@
 #include "hist.h"
 #include "options.h"
 #include "provider.h"
+#include "reading.h"
 #include "statsfd.h"
 #include "util.h"
 #include "vm.h"
@@ -61,13 +62,6 @@
 #define STATSFD_FULL_SCAN_EVERY 5
 /* Pids a notice names before it says "and N more". */
 #define STATSFD_NOTE_PIDS 8
-
-/* How a value of one local field is summed this refresh. */
-enum sfd_val {
-	SFD_VAL_NONE = 0,
-	SFD_VAL_OK,
-	SFD_VAL_BAD,		/* a contributor failed: no sample */
-};
 
 /* A field this provider pushes. */
 struct sfd_local {
@@ -139,8 +133,7 @@ struct statsfd_priv {
 	int *local_of;			/* field id -> local index or -1 */
 	size_t nlocal_of;
 	/* per local index: the sum over VMs, over one VM, over one vCPU */
-	uint64_t *val, *vmval, *vcval;
-	unsigned char *st, *vmst, *vcst;	/* enum sfd_val */
+	struct reading *val, *vmval, *vcval;
 	unsigned char *data;		/* one data block */
 	size_t capdata;
 	struct pollfd *pfd;
@@ -262,9 +255,6 @@ static int local_add(struct statsfd_priv *d, int field, enum field_type type)
 		d->val = xrealloc(d->val, d->caplocals * sizeof(*d->val));
 		d->vmval = xrealloc(d->vmval, d->caplocals * sizeof(*d->vmval));
 		d->vcval = xrealloc(d->vcval, d->caplocals * sizeof(*d->vcval));
-		d->st = xrealloc(d->st, d->caplocals);
-		d->vmst = xrealloc(d->vmst, d->caplocals);
-		d->vcst = xrealloc(d->vcst, d->caplocals);
 	}
 	d->locals[d->nlocals] = (struct sfd_local){ field, type };
 	d->local_of[field] = (int)d->nlocals;
@@ -874,33 +864,9 @@ static void reap(struct statsfd_priv *d)
 		vms_sweep(d);
 }
 
-/* Forgets an aggregate's values (st may be NULL while nothing is bound). */
-static void agg_clear(const struct statsfd_priv *d, unsigned char *st)
-{
-	if (d->nlocals)
-		memset(st, SFD_VAL_NONE, d->nlocals);
-}
-
-/* Folds v into an aggregate of its kind: peaks by maximum, others add. */
-static void acc(uint64_t *val, unsigned char *st, int k, uint64_t v,
-		enum field_type type)
-{
-	if (st[k] == SFD_VAL_BAD)
-		return;
-	if (st[k] == SFD_VAL_NONE) {
-		val[k] = v;
-		st[k] = SFD_VAL_OK;
-	} else if (type == FIELD_PEAK) {
-		if (v > val[k])
-			val[k] = v;
-	} else {
-		val[k] += v;
-	}
-}
-
-/* Adds one file's values (read into d->data) to the aggregates val/st. */
+/* Adds one file's values (read into d->data) to the aggregate agg. */
 static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
-		     uint64_t *val, unsigned char *st)
+		     struct reading *agg)
 {
 	const struct statsfd_schema *s = f->sc->s;
 
@@ -920,14 +886,14 @@ static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
 
 				v = v >= b ? v - b : 0;
 			}
-			acc(val, st, l, v, d->locals[l].type);
+			reading_add(&agg[l], v, d->locals[l].type);
 		}
 	}
 }
 
-/* Marks one file's values unknown in the aggregate st: it could not be
- * read this time. */
-static void file_bad(const struct sfd_file *f, unsigned char *st)
+/* Marks one file's values unreadable in the aggregate agg: it could not
+ * be read this time. */
+static void file_bad(const struct sfd_file *f, struct reading *agg)
 {
 	const struct statsfd_schema *s = f->sc->s;
 
@@ -938,30 +904,26 @@ static void file_bad(const struct sfd_file *f, unsigned char *st)
 			continue;
 		items = f->sc->items + f->sc->first[i];
 		for (unsigned int k = 0; k < s->desc[i].size; k++)
-			st[items[k]] = SFD_VAL_BAD;
+			reading_fail(&agg[items[k]]);
 	}
 }
 
-/* Folds the aggregate src/sst into dst/dst_st; BAD stays BAD. */
-static void fold(struct statsfd_priv *d, uint64_t *dst, unsigned char *dst_st,
-		 const uint64_t *src, const unsigned char *sst)
+/* Folds the aggregate part into whole (a vCPU's into its VM's). */
+static void fold(struct statsfd_priv *d, struct reading *whole,
+		 const struct reading *part)
 {
-	for (size_t k = 0; k < d->nlocals; k++) {
-		if (sst[k] == SFD_VAL_BAD)
-			dst_st[k] = SFD_VAL_BAD;
-		else if (sst[k] == SFD_VAL_OK)
-			acc(dst, dst_st, (int)k, src[k], d->locals[k].type);
-	}
+	for (size_t k = 0; k < d->nlocals; k++)
+		reading_fold(&whole[k], &part[k], d->locals[k].type);
 }
 
 static void push_all(struct statsfd_priv *d, struct sample_set *out,
-		     pid_t pid, int vcpu, pid_t tid, const uint64_t *val,
-		     const unsigned char *st, unsigned int flags)
+		     pid_t pid, int vcpu, pid_t tid, const struct reading *agg,
+		     unsigned int flags)
 {
 	for (size_t k = 0; k < d->nlocals; k++)
-		if (st[k] == SFD_VAL_OK)
+		if (reading_ok(&agg[k]))
 			sample_set_push(out, d->locals[k].field, pid, vcpu, tid,
-					val[k], flags);
+					agg[k].value, flags);
 }
 
 /* Whether samples per VM and vCPU are wanted. */
@@ -975,7 +937,7 @@ static bool want_vms(const struct provider *p)
 /*
  * Reads every file of one VM, pushes its own samples, its vCPUs' when
  * wanted, and folds it into the pid-0 sums. A file that cannot be read
- * makes its values BAD (not pushed) for this refresh, never zero.
+ * makes its values unreadable (not pushed) for this refresh, never zero.
  */
 static void vm_read(struct provider *p, struct sfd_vm *vm,
 		    struct sample_set *out)
@@ -984,13 +946,13 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 	unsigned int flags = vm->lost ? SAMPLE_REBASE : 0;
 	bool breakdown = want_vms(p);
 
-	agg_clear(d, d->vmst);
+	readings_clear(d->vmval, d->nlocals);
 	for (size_t i = 0; i < vm->nf;) {
 		int vcpu = vm->f[i].vcpu;
 		pid_t tid = vm->f[i].tid;
 		size_t j = i;
 
-		agg_clear(d, d->vcst);
+		readings_clear(d->vcval, d->nlocals);
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
 
@@ -999,24 +961,22 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 				d->data = xrealloc(d->data, d->capdata);
 			}
 			if (statsfd_data_read(f->fd, f->sc->s, d->data)) {
-				file_bad(f, d->vcst);
+				file_bad(f, d->vcval);
 				continue;
 			}
-			file_add(d, f, d->vcval, d->vcst);
+			file_add(d, f, d->vcval);
 			if (f->tid != tid)
 				tid = 0;	/* several VMs: not one thread */
 		}
 		if (breakdown && vcpu >= 0)
-			push_all(d, out, vm->pid, vcpu, tid, d->vcval, d->vcst,
-				 0);
-		fold(d, d->vmval, d->vmst, d->vcval, d->vcst);
+			push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
+		fold(d, d->vmval, d->vcval);
 		i = j;
 	}
 	/* always: which VMs this provider served is how the stats layer
 	 * lets debugfs or QMP fill in the others */
-	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, d->vmst,
-		 flags);
-	fold(d, d->val, d->st, d->vmval, d->vmst);
+	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, flags);
+	fold(d, d->val, d->vmval);
 	vm->lost = false;
 }
 
@@ -1031,10 +991,10 @@ static int statsfd_read(struct provider *p, struct sample_set *out)
 	if (d->reads && now - d->last_scan >= STATSFD_RESCAN_NS)
 		scan(p, now);
 	flags = d->vanished ? SAMPLE_REBASE : 0;
-	agg_clear(d, d->st);
+	readings_clear(d->val, d->nlocals);
 	for (size_t i = 0; i < d->nvms; i++)
 		vm_read(p, &d->vms[i], out);
-	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, d->st, flags);
+	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, flags);
 	d->reads++;
 	if (d->pid && !d->nvms && !d->gone_noted) {
 		d->gone_noted = true;
@@ -1076,9 +1036,6 @@ static void statsfd_close(struct provider *p)
 	free(d->val);
 	free(d->vmval);
 	free(d->vcval);
-	free(d->st);
-	free(d->vmst);
-	free(d->vcst);
 	free(d->data);
 	free(d->pfd);
 	free(d->links);

@@ -28,6 +28,7 @@ int main(void)
 	srunner_add_suite(sr, bpf_count_suite());
 	srunner_add_suite(sr, hashtab_suite());
 	srunner_add_suite(sr, fs_suite());
+	srunner_add_suite(sr, reading_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

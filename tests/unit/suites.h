@@ -21,5 +21,6 @@ Suite *json_suite(void);
 Suite *bpf_count_suite(void);
 Suite *hashtab_suite(void);
 Suite *fs_suite(void);
+Suite *reading_suite(void);
 
 #endif
