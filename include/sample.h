@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hashtab.h"
+
 /* How a raw value behaves over time. */
 enum field_type {
 	FIELD_CUMULATIVE = 0,	/* monotonic counter: deltas and rates */
@@ -68,8 +70,7 @@ struct field_info {
 struct field_table {
 	struct field_info *v;
 	size_t n, cap;
-	int *hash;		/* open addressing, -1 = empty; cap_hash slots */
-	size_t cap_hash;
+	struct hashtab index;	/* name hash -> id */
 };
 
 /* Scope of a sample: pid 0 is the whole selection (host, or the -p VM). */

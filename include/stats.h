@@ -15,6 +15,7 @@
 
 #include "arbiter.h"
 #include "filter.h"
+#include "hashtab.h"
 #include "sample.h"
 
 /* One series: a field in one scope (whole selection, a VM, a vCPU). */
@@ -38,12 +39,11 @@ struct stats {
 	struct sample_set set;		/* providers fill it each refresh */
 	struct stat_cell *sum;		/* by field id: pid 0, all vCPUs */
 	size_t nsum;
-	/* breakdown series (pid != 0 or a vCPU), open addressing */
+	/* breakdown series (pid != 0 or a vCPU), hashed by key */
 	struct stats_key *keys;
 	struct stat_cell *cells;
 	size_t nkeys, cap;
-	uint32_t *slot;			/* index + 1, 0 = empty */
-	size_t cap_slot;
+	struct hashtab index;
 	/* which provider's readings count; providers ask it during a
 	 * refresh (provider.arbiter), stats_update() ends its refresh */
 	struct arbiter arbiter;

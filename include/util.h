@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Small helpers shared by every module: checked allocation that restores the
- * terminal before dying, monotonic and wall clocks, whole-file reads and
- * strict number parsing.
+ * terminal before dying, monotonic and wall clocks and strict number
+ * parsing (files are read through fs.h).
  */
 #ifndef KVMSTAT_UTIL_H
 #define KVMSTAT_UTIL_H
@@ -27,10 +27,6 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t util_now_ns(void);
 
-/* Reads a whole small file (up to len - 1 bytes) NUL-terminated; bytes or -errno. */
-ssize_t util_read_file(const char *path, char *buf, size_t len);
-/* Reads all of fd from offset 0 into a new buffer; caller frees *out. */
-int util_slurp_fd(int fd, char **out, size_t *lenp);
 /* Strict decimal u64: optional surrounding blanks, nothing else. */
 int util_parse_u64(const char *s, uint64_t *out);
 /* Strict decimal int in [min, max]. */

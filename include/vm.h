@@ -73,6 +73,49 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v);
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
 
 /*
+ * The scan over processes and their fd links, on a proc root opened by the
+ * caller (fs_open_dir): vm.c's VM discovery and the statsfd provider's
+ * search for stats fds both go through it.
+ */
+
+/* What a /proc/PID/fd link is. */
+enum vm_fd_kind {
+	VM_FD_OTHER = 0,
+	VM_FD_VM,		/* "anon_inode:kvm-vm": the VM fd itself */
+	VM_FD_STATS,		/* "anon_inode:kvm-vm-stats" (vcpu -1) or
+				 * "anon_inode:kvm-vcpu-stats:N" (vcpu N) */
+};
+
+/* Classifies the n bytes readlink gave for an fd; exact matches only.
+ * Sets *vcpu for a stats fd. */
+enum vm_fd_kind vm_fd_kind(const char *link, size_t n, int *vcpu);
+
+/* Called for each KVM fd of a process (fd is its number there, vcpu as
+ * vm_fd_kind() says); non-zero ends the walk, which returns it. */
+typedef int (*vm_fd_fn)(int fd, enum vm_fd_kind kind, int vcpu, void *ctx);
+
+/*
+ * Calls fn for every fd of process pid (rootfd/PID/fd) whose link is a
+ * KVM file, in listing order. Returns 0, fn's value when it ended the walk,
+ * or -errno when the fd directory cannot be opened (gone, or not ours to
+ * read: -EACCES/-EPERM). A listing that fails midway (the process exited)
+ * ends quietly.
+ */
+int vm_proc_fds(int rootfd, pid_t pid, vm_fd_fn fn, void *ctx);
+
+/* Every process under rootfd, ascending into *pids (the caller frees it;
+ * NULL when none). Returns the count or -errno. */
+int vm_proc_pids(int rootfd, pid_t **pids);
+
+/* How many fds a process has open: the size procfs gives its fd directory
+ * (Linux 6.2 and later), or 0 when unknown. */
+off_t vm_proc_nfds(int rootfd, pid_t pid);
+
+/* Start time of a process (pid 0: "self") in clock ticks after boot, field
+ * 22 of its stat file; 0 when unknown. */
+unsigned long long vm_proc_start_ticks(int rootfd, pid_t pid);
+
+/*
  * Checks -p PID for main. Returns 0 when pid is a running KVM VM; otherwise
  * -EINVAL (pid not positive), -ESRCH (no such process), -EACCES (its fds
  * cannot be read) or -ENOENT (not a VM), with one line in err saying what is

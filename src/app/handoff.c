@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "handoff.h"
 #include "util.h"
 
@@ -25,7 +26,7 @@ void handoff_raise_nofile(void)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return;
-	if (util_read_file("/proc/sys/fs/nr_open", buf, sizeof(buf)) > 0 &&
+	if (fs_read_at(AT_FDCWD, "/proc/sys/fs/nr_open", buf, sizeof(buf)) > 0 &&
 	    !util_parse_u64(buf, &max) && max > rl.rlim_max) {
 		struct rlimit want = { max, max };
 

@@ -9,19 +9,10 @@
 #include "sample.h"
 #include "util.h"
 
-/* FNV-1a: short names, few thousand entries at most. */
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 void field_table_init(struct field_table *t)
 {
 	memset(t, 0, sizeof(*t));
+	hashtab_init(&t->index);
 }
 
 void field_table_free(struct field_table *t)
@@ -29,45 +20,33 @@ void field_table_free(struct field_table *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i].name);
 	free(t->v);
-	free(t->hash);
+	hashtab_free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 
-static void field_table_rehash(struct field_table *t, size_t cap)
+/* Id of name, whose hash is h, or -1. */
+static int field_table_lookup(const struct field_table *t, const char *name,
+			      uint32_t h)
 {
-	free(t->hash);
-	t->hash = xmalloc(cap * sizeof(*t->hash));
-	t->cap_hash = cap;
-	for (size_t i = 0; i < cap; i++)
-		t->hash[i] = -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t h = name_hash(t->v[i].name) & (cap - 1);
+	struct hashtab_iter it = hashtab_iter(&t->index, h);
+	long i;
 
-		while (t->hash[h] >= 0)
-			h = (h + 1) & (cap - 1);
-		t->hash[h] = (int)i;
-	}
+	while ((i = hashtab_next(&t->index, &it)) >= 0)
+		if (!strcmp(t->v[i].name, name))
+			return (int)i;
+	return -1;
 }
 
 int field_table_find(const struct field_table *t, const char *name)
 {
-	size_t h;
-
-	if (!t->cap_hash)
-		return -1;
-	h = name_hash(name) & (t->cap_hash - 1);
-	while (t->hash[h] >= 0) {
-		if (!strcmp(t->v[t->hash[h]].name, name))
-			return t->hash[h];
-		h = (h + 1) & (t->cap_hash - 1);
-	}
-	return -1;
+	return field_table_lookup(t, name, hashtab_hash_str(name));
 }
 
 int field_table_intern(struct field_table *t, const char *name, int parent,
 		       enum field_type type, const char *provider)
 {
-	int id = field_table_find(t, name);
+	uint32_t h = hashtab_hash_str(name);
+	int id = field_table_lookup(t, name, h);
 	struct field_info *f;
 
 	if (id >= 0)
@@ -76,8 +55,6 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
-	if ((t->n + 1) * 2 > t->cap_hash)
-		field_table_rehash(t, t->cap_hash ? t->cap_hash * 2 : 128);
 	f = &t->v[t->n];
 	memset(f, 0, sizeof(*f));
 	f->name = xstrdup(name);
@@ -85,15 +62,8 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 	f->type = type;
 	f->provider = provider;
 	f->bucket = -1;
-	id = (int)t->n++;
-	{
-		size_t h = name_hash(name) & (t->cap_hash - 1);
-
-		while (t->hash[h] >= 0)
-			h = (h + 1) & (t->cap_hash - 1);
-		t->hash[h] = id;
-	}
-	return id;
+	hashtab_add(&t->index, h, t->n);
+	return (int)t->n++;
 }
 
 struct field_info *field_table_info(struct field_table *t, int id)

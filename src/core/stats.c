@@ -28,58 +28,44 @@ void stats_free(struct stats *s)
 	free(s->sum);
 	free(s->keys);
 	free(s->cells);
-	free(s->slot);
+	hashtab_free(&s->index);
 	arbiter_free(&s->arbiter);
 	memset(s, 0, sizeof(*s));
 }
 
 static uint32_t key_hash(int field, pid_t pid, int vcpu)
 {
-	uint32_t h = (uint32_t)field * 2654435761u;
-
-	h ^= (uint32_t)pid * 2246822519u;
-	h ^= (uint32_t)(vcpu + 1) * 3266489917u;
-	return h ^ (h >> 15);
+	return hashtab_hash3((uint32_t)field, (uint32_t)pid,
+			     (uint32_t)(vcpu + 1));
 }
 
-static long stats_find(const struct stats *s, int field, pid_t pid, int vcpu)
+/* Position of a breakdown series in keys/cells, whose hash is h, or -1. */
+static long stats_lookup(const struct stats *s, int field, pid_t pid,
+			 int vcpu, uint32_t h)
 {
-	size_t h;
+	struct hashtab_iter it = hashtab_iter(&s->index, h);
+	long i;
 
-	if (!s->cap_slot)
-		return -1;
-	h = key_hash(field, pid, vcpu) & (s->cap_slot - 1);
-	while (s->slot[h]) {
-		const struct stats_key *k = &s->keys[s->slot[h] - 1];
+	while ((i = hashtab_next(&s->index, &it)) >= 0) {
+		const struct stats_key *k = &s->keys[i];
 
 		if (k->field == field && k->pid == pid && k->vcpu == vcpu)
-			return (long)s->slot[h] - 1;
-		h = (h + 1) & (s->cap_slot - 1);
+			return i;
 	}
 	return -1;
 }
 
-static void stats_rehash(struct stats *s, size_t cap)
+static long stats_find(const struct stats *s, int field, pid_t pid, int vcpu)
 {
-	free(s->slot);
-	s->slot = xcalloc(cap, sizeof(*s->slot));
-	s->cap_slot = cap;
-	for (size_t i = 0; i < s->nkeys; i++) {
-		const struct stats_key *k = &s->keys[i];
-		size_t h = key_hash(k->field, k->pid, k->vcpu) & (cap - 1);
-
-		while (s->slot[h])
-			h = (h + 1) & (cap - 1);
-		s->slot[h] = (uint32_t)i + 1;
-	}
+	return stats_lookup(s, field, pid, vcpu, key_hash(field, pid, vcpu));
 }
 
 /* The cell of one breakdown series, created on first use. */
 static struct stat_cell *stats_breakdown(struct stats *s, int field, pid_t pid,
 					 int vcpu)
 {
-	long i = stats_find(s, field, pid, vcpu);
-	size_t h;
+	uint32_t h = key_hash(field, pid, vcpu);
+	long i = stats_lookup(s, field, pid, vcpu, h);
 
 	if (i >= 0)
 		return &s->cells[i];
@@ -88,15 +74,10 @@ static struct stat_cell *stats_breakdown(struct stats *s, int field, pid_t pid,
 		s->keys = xrealloc(s->keys, s->cap * sizeof(*s->keys));
 		s->cells = xrealloc(s->cells, s->cap * sizeof(*s->cells));
 	}
-	if ((s->nkeys + 1) * 2 > s->cap_slot)
-		stats_rehash(s, s->cap_slot ? s->cap_slot * 2 : 512);
 	s->keys[s->nkeys] = (struct stats_key){ field, pid, vcpu };
 	memset(&s->cells[s->nkeys], 0, sizeof(s->cells[0]));
-	h = key_hash(field, pid, vcpu) & (s->cap_slot - 1);
-	while (s->slot[h])
-		h = (h + 1) & (s->cap_slot - 1);
-	s->slot[h] = (uint32_t)++s->nkeys;
-	return &s->cells[s->nkeys - 1];
+	hashtab_add(&s->index, h, s->nkeys);
+	return &s->cells[s->nkeys++];
 }
 
 const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Shared helpers: allocation that never returns NULL (it restores the
- * terminal and dies instead), clocks, small file reads and number parsing.
+ * terminal and dies instead), clocks and number parsing.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "util.h"
 
@@ -102,64 +100,6 @@ uint64_t util_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-ssize_t util_read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-	int fd;
-
-	if (!len)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
-}
-
-int util_slurp_fd(int fd, char **out, size_t *lenp)
-{
-	size_t cap = 4096, len = 0;
-	char *buf = xmalloc(cap);
-	ssize_t n;
-
-	for (;;) {
-		if (len + 1 >= cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		n = pread(fd, buf + len, cap - len - 1, (off_t)len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			free(buf);
-			return (int)n;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	if (lenp)
-		*lenp = len;
-	return 0;
 }
 
 int util_parse_u64(const char *s, uint64_t *out)

@@ -9,7 +9,7 @@
  * are re-read with pread(); KVM's own stat files refuse to seek (ESPIPE),
  * so those are reopened by name relative to a kept directory fd each
  * refresh instead, which costs no path building. The root is listed every
- * refresh (getdents64 on a kept fd) to see VMs come and go: when one goes,
+ * refresh (fs_dir over a kept fd) to see VMs come and go: when one goes,
  * the kernel's totals drop, and the samples say so with SAMPLE_REBASE.
  * Under kernel lockdown the writable files cannot be opened or read: they
  * are left out and counted in a notice, never reported as zero.
@@ -32,8 +32,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "options.h"
 #include "provider.h"
+#include "reading.h"
 #include "util.h"
 
 /* A counter is at most 20 digits and a newline; anything longer is not. */
@@ -42,14 +44,6 @@
  * saw it go and the next, since the kernel removes the directory just
  * before it drops the VM from the totals. */
 #define DEBUGFS_REBASE_REFRESHES 2
-#define DEBUGFS_DENTS_MIN 16384
-
-/* State of one name's value while a refresh sums it. */
-enum debugfs_val {
-	DEBUGFS_VAL_NONE = 0,
-	DEBUGFS_VAL_OK,
-	DEBUGFS_VAL_BAD,	/* a contributor failed: no sample */
-};
 
 /* A counter name this provider reports, and its field. */
 struct debugfs_name {
@@ -111,20 +105,16 @@ struct debugfs_priv {
 	pid_t pid;			/* -p, or 0 */
 	struct debugfs_name *names;	/* every counter name reported */
 	size_t nnames, capnames;
-	uint64_t *val;			/* per name: sum in this refresh */
-	unsigned char *state;		/* per name: enum debugfs_val */
+	struct reading *val;		/* per name: sum in this refresh */
 	struct debugfs_file *top;	/* top-level totals (not with -p) */
 	size_t ntop;
-	uint64_t *topval;		/* per top file, this refresh */
-	bool *topok;
+	struct reading *topval;		/* per top file, this refresh */
 	struct debugfs_vm *vms;		/* sorted by (pid, num) */
 	size_t nvms;
 	struct debugfs_vm *vms_next;	/* merge scratch, capvms too */
 	size_t capvms;
 	struct debugfs_ent *ents;	/* one listing of the root */
 	size_t nents, capents;
-	char *dents;			/* getdents64 buffer */
-	size_t capdents;
 	struct debugfs_vcval *vc;	/* one process's vCPU readings */
 	size_t nvc, capvc;
 	int rebase_left;		/* refreshes still to flag REBASE */
@@ -162,53 +152,6 @@ static void debugfs_close_fd(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-/* Reads a directory from its start into d->dents: bytes, or -errno. */
-static ssize_t debugfs_list(struct debugfs_priv *d, int dirfd)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	if (lseek(dirfd, 0, SEEK_SET) < 0)
-		return -errno;
-	for (;;) {
-		if (d->capdents - len < DEBUGFS_DENTS_MIN / 2) {
-			d->capdents = d->capdents ? d->capdents * 2 :
-						    DEBUGFS_DENTS_MIN;
-			d->dents = xrealloc(d->dents, d->capdents);
-		}
-		n = getdents64(dirfd, d->dents + len, d->capdents - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return (ssize_t)len;
-		len += (size_t)n;
-	}
-}
-
-static struct dirent64 *debugfs_dent(const struct debugfs_priv *d, size_t off)
-{
-	return (struct dirent64 *)(d->dents + off);
-}
-
-/* The entry's type, asking the file system when getdents did not say. */
-static unsigned char debugfs_dtype(int dirfd, const struct dirent64 *e)
-{
-	struct stat st;
-
-	if (e->d_type != DT_UNKNOWN)
-		return e->d_type;
-	if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
-		return DT_UNKNOWN;
-	if (S_ISREG(st.st_mode))
-		return DT_REG;
-	if (S_ISDIR(st.st_mode))
-		return DT_DIR;
-	return DT_UNKNOWN;
 }
 
 /* Parses a decimal that ends at the first non-digit into *end. */
@@ -257,30 +200,8 @@ static bool debugfs_vcpu_name(const char *s, int *index)
 static ssize_t debugfs_read_buf(int dirfd, const char *name, int fd,
 				char *buf, size_t len)
 {
-	ssize_t n;
-	int err;
-
-	if (fd >= 0) {
-		do
-			n = pread(fd, buf, len - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			return -errno;
-		buf[n] = '\0';
-		return n;
-	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	return n;
+	return fd >= 0 ? fs_pread_fd(fd, buf, len) :
+			 fs_read_at(dirfd, name, buf, len);
 }
 
 /* Reads one counter: 0, -errno, or -EINVAL when it is not one number. */
@@ -290,10 +211,10 @@ static int debugfs_read_value(int dirfd, const char *name, int fd,
 	char buf[DEBUGFS_VALUE_MAX];
 	ssize_t n = debugfs_read_buf(dirfd, name, fd, buf, sizeof(buf));
 
+	if (n == -EFBIG)
+		return -EINVAL;
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n >= sizeof(buf) - 1)
-		return -EINVAL;
 	return util_parse_u64(buf, v);
 }
 
@@ -323,26 +244,21 @@ static int debugfs_open_counter(int dirfd, const char *name, int *fdp,
 		rc = 1;
 		goto out_close;
 	}
-	do
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == ESPIPE) {
+	n = fs_pread_fd(fd, buf, sizeof(buf));
+	if (n == -ESPIPE) {
 		/* a seq/attr file: read once now, reopen on every refresh */
-		do
-			n = read(fd, buf, sizeof(buf) - 1);
-		while (n < 0 && errno == EINTR);
-		if (n >= 0) {
+		n = fs_read_fd(fd, buf, sizeof(buf));
+		if (n >= 0 || n == -EFBIG) {
 			close(fd);
 			fd = -1;
 		}
 	}
-	if (n < 0) {
-		rc = -errno;
+	if (n == -EFBIG || (n >= 0 && util_parse_u64(buf, &v))) {
+		rc = 1;
 		goto out_close;
 	}
-	buf[n] = '\0';
-	if ((size_t)n >= sizeof(buf) - 1 || util_parse_u64(buf, &v)) {
-		rc = 1;
+	if (n < 0) {
+		rc = (int)n;
 		goto out_close;
 	}
 	*fdp = fd;
@@ -420,9 +336,8 @@ static int debugfs_name_add(struct provider *p, const char *name,
 		d->capnames = d->capnames ? d->capnames * 2 : 64;
 		d->names = xrealloc(d->names, d->capnames * sizeof(*d->names));
 		d->val = xrealloc(d->val, d->capnames * sizeof(*d->val));
-		d->state = xrealloc(d->state, d->capnames);
 	}
-	d->state[d->nnames] = DEBUGFS_VAL_NONE;
+	readings_clear(&d->val[d->nnames], 1);
 	d->names[d->nnames].name = xstrdup(name);
 	d->names[d->nnames].field = debugfs_declare(p, name, type);
 	d->names[d->nnames].claimed = provider_claimed(p, name);
@@ -479,31 +394,24 @@ static void debugfs_vcpu_tid(struct debugfs_vcpu *c)
 static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 			     const char *dname, int index)
 {
-	struct debugfs_priv *d = p->priv;
 	struct debugfs_vcpu c = { .index = index, .dirfd = -1, .pidfd = -1 };
+	const struct fs_entry *e;
 	bool need_dir = false;
+	struct fs_dir dir;
 	size_t cap = 0;
-	ssize_t len;
 	int rc;
 
-	c.dirfd = openat(vm->dirfd, dname,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c.dirfd = fs_open_dir(vm->dirfd, dname);
 	if (c.dirfd < 0)
-		return -errno;
-	len = debugfs_list(d, c.dirfd);
-	if (len < 0) {
-		rc = (int)len;
-		goto out_close;
-	}
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+		return c.dirfd;
+	fs_dir_start(&dir, c.dirfd);
+	while ((e = fs_dir_next(&dir))) {
 		enum field_type type;
 		int fd, k;
 
-		if (debugfs_dtype(c.dirfd, e) != DT_REG)
+		if (fs_entry_type(e) != DT_REG)
 			continue;
-		if (!strcmp(e->d_name, "pid")) {
+		if (!strcmp(e->name, "pid")) {
 			rc = debugfs_open_counter(c.dirfd, "pid", &fd, &type);
 			if (rc == -EMFILE)
 				goto out_close;
@@ -511,10 +419,10 @@ static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 				c.pidfd = fd;
 			continue;
 		}
-		k = debugfs_name_find(p, e->d_name);
+		k = debugfs_name_find(p, e->name);
 		if (k < 0)
 			continue;
-		rc = debugfs_open_counter(c.dirfd, e->d_name, &fd, &type);
+		rc = debugfs_open_counter(c.dirfd, e->name, &fd, &type);
 		if (rc == -EMFILE)
 			goto out_close;
 		if (rc)
@@ -526,6 +434,9 @@ static int debugfs_vcpu_open(struct provider *p, struct debugfs_vm *vm,
 		c.f[c.nf++] = (struct debugfs_file){ .fd = fd, .name = k };
 		need_dir |= fd < 0;
 	}
+	rc = dir.err;
+	if (rc)
+		goto out_close;
 	debugfs_vcpu_tid(&c);
 	if (!c.tid && c.pidfd < 0)
 		need_dir = true;
@@ -558,28 +469,25 @@ static bool debugfs_vm_has_vcpu(const struct debugfs_vm *vm, int index)
 static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			   bool first)
 {
-	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
 	int *vcpus = NULL;
 	size_t nvcpus = 0, cap = 0;
+	struct fs_dir dir;
 	struct stat st;
-	ssize_t len;
 	int rc = 0;
 
 	if (fstat(vm->dirfd, &st))
 		return -errno;
 	vm->nlink = st.st_nlink;
-	len = debugfs_list(d, vm->dirfd);
-	if (len < 0)
-		return (int)len;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
-		unsigned char type = debugfs_dtype(vm->dirfd, e);
+	if (fs_dir_start(&dir, vm->dirfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		unsigned char type = fs_entry_type(e);
 		enum field_type ftype;
 		int index, fd;
 
-		if (type == DT_DIR && debugfs_vcpu_name(e->d_name, &index)) {
-			/* opened below: that lists into d->dents again */
+		if (type == DT_DIR && debugfs_vcpu_name(e->name, &index)) {
+			/* opened below, once the listing is done */
 			if (!debugfs_vm_has_vcpu(vm, index)) {
 				vcpus = xrealloc(vcpus, (nvcpus + 1) *
 							sizeof(*vcpus));
@@ -588,9 +496,9 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			continue;
 		}
 		if (!first || type != DT_REG ||
-		    !provider_keeps(p, e->d_name))
+		    !provider_keeps(p, e->name))
 			continue;
-		rc = debugfs_open_counter(vm->dirfd, e->d_name, &fd, &ftype);
+		rc = debugfs_open_counter(vm->dirfd, e->name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			vm->hidden++;
 			rc = 0;
@@ -608,9 +516,12 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 		}
 		vm->f[vm->nf++] = (struct debugfs_file){
 			.fd = fd,
-			.name = debugfs_name_add(p, e->d_name, ftype),
+			.name = debugfs_name_add(p, e->name, ftype),
 		};
 	}
+	rc = dir.err;
+	if (rc)
+		goto out;
 	for (size_t i = 0; i < nvcpus; i++) {
 		char name[32];
 
@@ -635,10 +546,9 @@ static int debugfs_vm_open(struct provider *p, struct debugfs_vm *vm)
 	int rc;
 
 	snprintf(name, sizeof(name), "%d-%d", (int)vm->pid, vm->num);
-	vm->dirfd = openat(d->rootfd, name,
-			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vm->dirfd = fs_open_dir(d->rootfd, name);
 	if (vm->dirfd < 0)
-		return -errno;
+		return vm->dirfd;
 	vm->opened = true;
 	vm->hidden = 0;
 	rc = debugfs_vm_list(p, vm, true);
@@ -692,32 +602,32 @@ static void debugfs_note_emfile(struct provider *p)
 static int debugfs_scan(struct provider *p)
 {
 	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
 	struct debugfs_vm *next;
+	struct fs_dir dir;
 	size_t i, j, n;
-	ssize_t len;
 	bool same;
 
-	len = debugfs_list(d, d->rootfd);
-	if (len < 0)
-		return (int)len;
+	if (fs_dir_start(&dir, d->rootfd))
+		return dir.err;
 	d->nents = 0;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+	while ((e = fs_dir_next(&dir))) {
 		pid_t pid;
 		int num;
 
-		if (!debugfs_vm_name(e->d_name, &pid, &num) ||
+		if (!debugfs_vm_name(e->name, &pid, &num) ||
 		    (d->pid && pid != d->pid) ||
-		    debugfs_dtype(d->rootfd, e) != DT_DIR)
+		    fs_entry_type(e) != DT_DIR)
 			continue;
 		if (d->nents == d->capents) {
 			d->capents = d->capents ? d->capents * 2 : 64;
 			d->ents = xrealloc(d->ents,
 					   d->capents * sizeof(*d->ents));
 		}
-		d->ents[d->nents++] = (struct debugfs_ent){ pid, num, e->d_ino };
+		d->ents[d->nents++] = (struct debugfs_ent){ pid, num, e->ino };
 	}
+	if (dir.err)
+		return dir.err;
 	if (d->nents > 1)
 		qsort(d->ents, d->nents, sizeof(*d->ents), debugfs_ent_cmp);
 
@@ -823,25 +733,23 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			    size_t *filtered)
 {
 	struct debugfs_priv *d = p->priv;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	size_t cap = 0;
-	ssize_t len;
 
-	len = debugfs_list(d, d->rootfd);
-	if (len < 0)
-		return (int)len;
-	for (size_t off = 0; off < (size_t)len;
-	     off += debugfs_dent(d, off)->d_reclen) {
-		const struct dirent64 *e = debugfs_dent(d, off);
+	if (fs_dir_start(&dir, d->rootfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		enum field_type type;
 		int fd, rc;
 
-		if (debugfs_dtype(d->rootfd, e) != DT_REG)
+		if (fs_entry_type(e) != DT_REG)
 			continue;
-		if (!provider_keeps(p, e->d_name)) {
+		if (!provider_keeps(p, e->name)) {
 			(*filtered)++;
 			continue;
 		}
-		rc = debugfs_open_counter(d->rootfd, e->d_name, &fd, &type);
+		rc = debugfs_open_counter(d->rootfd, e->name, &fd, &type);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			(*hidden)++;
 			continue;
@@ -850,9 +758,9 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 			return rc;
 		if (rc)
 			continue;
-		if (provider_claimed(p, e->d_name)) {
+		if (provider_claimed(p, e->name)) {
 			debugfs_close_fd(&fd);
-			debugfs_name_add(p, e->d_name, type);
+			debugfs_name_add(p, e->name, type);
 			d->fallback = true;
 			continue;
 		}
@@ -862,11 +770,12 @@ static int debugfs_open_top(struct provider *p, size_t *hidden,
 		}
 		d->top[d->ntop++] = (struct debugfs_file){
 			.fd = fd,
-			.name = debugfs_name_add(p, e->d_name, type),
+			.name = debugfs_name_add(p, e->name, type),
 		};
 	}
+	if (dir.err)
+		return dir.err;
 	d->topval = xcalloc(d->ntop, sizeof(*d->topval));
-	d->topok = xcalloc(d->ntop, sizeof(*d->topok));
 	return 0;
 }
 
@@ -882,15 +791,12 @@ static void debugfs_close(struct provider *p)
 	free(d->vms_next);
 	debugfs_files_close(d->top, d->ntop);
 	free(d->topval);
-	free(d->topok);
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i].name);
 	free(d->names);
 	free(d->val);
-	free(d->state);
 	free(d->ents);
 	free(d->vc);
-	free(d->dents);
 	debugfs_close_fd(&d->rootfd);
 	free(d->root);
 	free(d);
@@ -917,9 +823,9 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 	p->priv = d;
 	p->msg[0] = '\0';
 	p->notice = false;
-	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
-		rc = -errno;
+		rc = d->rootfd;
 		debugfs_root_msg(p, root, rc);
 		goto out_close;
 	}
@@ -990,7 +896,7 @@ out_close:
 }
 
 /*
- * Reads one VM's counters into d->val/d->state (summed with the other VMs
+ * Reads one VM's counters into d->val (summed with the other VMs
  * of the same process) and its vCPUs' into d->vc; with fill_only just the
  * names another provider owns, and no vCPUs. 0, or -errno when the VM
  * went.
@@ -1013,16 +919,16 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
 		if (rc < 0 && debugfs_gone_errno(rc)) {
 			/* no partial sums for its process this time */
 			for (size_t j = 0; j < vm->nf; j++)
-				d->state[vm->f[j].name] = DEBUGFS_VAL_BAD;
+				reading_fail(&d->val[vm->f[j].name]);
 			return rc;
 		}
 		if (rc) {
-			d->state[f->name] = DEBUGFS_VAL_BAD;
-		} else if (d->state[f->name] != DEBUGFS_VAL_BAD) {
-			if (d->state[f->name] == DEBUGFS_VAL_NONE)
-				d->val[f->name] = 0;
-			d->val[f->name] += v;
-			d->state[f->name] = DEBUGFS_VAL_OK;
+			reading_fail(&d->val[f->name]);
+		} else {
+			const struct field_info *fi = field_table_info(
+				p->fields, d->names[f->name].field);
+
+			reading_add(&d->val[f->name], v, fi->type);
 		}
 	}
 	if (fill_only)
@@ -1082,13 +988,14 @@ static void debugfs_push_group(struct provider *p, pid_t pid, size_t nvms,
 	struct debugfs_priv *d = p->priv;
 
 	for (size_t k = 0; k < d->nnames; k++) {
-		if (d->state[k] != DEBUGFS_VAL_OK)
+		if (!reading_ok(&d->val[k]))
 			continue;
 		sample_set_push(out, d->names[k].field, pid, SAMPLE_ALL_VCPUS,
-				0, d->val[k], flags);
+				0, d->val[k].value, flags);
 		if (d->pid)
 			sample_set_push(out, d->names[k].field, 0,
-					SAMPLE_ALL_VCPUS, 0, d->val[k], flags);
+					SAMPLE_ALL_VCPUS, 0, d->val[k].value,
+					flags);
 	}
 	if (nvms > 1 && d->nvc > 1)
 		qsort(d->vc, d->nvc, sizeof(*d->vc), debugfs_vcval_cmp);
@@ -1133,8 +1040,7 @@ static void debugfs_read_vms(struct provider *p, struct sample_set *out,
 		bool skip = fill_only && debugfs_served(p, pid);
 		size_t nread = 0;
 
-		if (d->nnames)
-			memset(d->state, 0, d->nnames);
+		readings_clear(d->val, d->nnames);
 		d->nvc = 0;
 		for (; i < d->nvms && d->vms[i].pid == pid; i++) {
 			struct debugfs_vm *vm = &d->vms[i];
@@ -1180,11 +1086,12 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	for (size_t i = 0; i < d->ntop; i++) {
 		const struct debugfs_file *f = &d->top[i];
 
-		d->topok[i] = !debugfs_read_value(d->rootfd,
-						  d->names[f->name].name,
-						  f->fd, &v);
-		if (d->topok[i])
-			d->topval[i] = v;
+		if (debugfs_read_value(d->rootfd, d->names[f->name].name,
+				       f->fd, &v))
+			d->topval[i] = (struct reading){
+				.state = READING_UNREADABLE };
+		else
+			d->topval[i] = (struct reading){ v, READING_OK };
 	}
 	d->vanished = false;
 	debugfs_scan(p);
@@ -1198,10 +1105,10 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	if (d->rebase_left)
 		d->rebase_left--;
 	for (size_t i = 0; i < d->ntop; i++)
-		if (d->topok[i])
+		if (reading_ok(&d->topval[i]))
 			sample_set_push(out, d->names[d->top[i].name].field, 0,
-					SAMPLE_ALL_VCPUS, 0, d->topval[i],
-					flags);
+					SAMPLE_ALL_VCPUS, 0,
+					d->topval[i].value, flags);
 	if (d->pid && !d->nvms && !d->gone_noted) {
 		d->gone_noted = true;
 		provider_msg(p, true,

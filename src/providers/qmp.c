@@ -35,6 +35,7 @@
 #include "options.h"
 #include "provider.h"
 #include "qmp.h"
+#include "reading.h"
 #include "util.h"
 
 #define QMP_PROVIDER "qmp"
@@ -77,8 +78,7 @@ struct qmp_vcpu {
 	int index;		/* cpu-index, -1 until query-cpus-fast tells */
 	pid_t tid;		/* thread-id, 0 if unknown */
 	bool present;		/* in this refresh's reply */
-	uint64_t *val;		/* by slot */
-	unsigned char *ok;	/* by slot: read in this refresh */
+	struct reading *val;	/* by slot: read in this refresh */
 };
 
 enum qmp_state {
@@ -106,10 +106,8 @@ struct qmp_vm {
 	size_t nvcpus;
 	uint64_t cpus_ns;	/* last query-cpus-fast */
 	size_t nslots;		/* what the arrays below hold */
-	uint64_t *val;		/* by slot: this refresh, VM and vCPUs */
-	unsigned char *ok;
-	uint64_t *last;		/* by slot: last value read */
-	unsigned char *lastok;
+	struct reading *val;	/* by slot: this refresh, VM and vCPUs */
+	struct reading *last;	/* by slot: last value read */
 	char *problem;		/* the last notice about it, or NULL */
 };
 
@@ -125,9 +123,6 @@ struct qmp_priv {
 	size_t nslots;
 	uint64_t *gone;		/* by slot: counters of VMs replaced at
 				 * their path by another process */
-	uint64_t *sum;		/* by slot: scratch for the totals */
-	unsigned char *sumok;
-	size_t nsum;
 	bool opening;		/* in open(): failures are not retried yet */
 	unsigned int reply_ms;	/* how long a refresh waits for replies */
 	unsigned int retry_ms;	/* how soon a failed socket is tried again */
@@ -247,17 +242,14 @@ static void qmp_vm_fit(struct qmp_priv *d, struct qmp_vm *vm)
 	if (n <= old)
 		return;
 	vm->val = xrealloc(vm->val, n * sizeof(*vm->val));
-	vm->ok = xrealloc(vm->ok, n);
 	vm->last = xrealloc(vm->last, n * sizeof(*vm->last));
-	vm->lastok = xrealloc(vm->lastok, n);
-	memset(vm->ok + old, 0, n - old);
-	memset(vm->lastok + old, 0, n - old);
+	readings_clear(vm->val + old, n - old);
+	readings_clear(vm->last + old, n - old);
 	for (size_t i = 0; i < vm->nvcpus; i++) {
 		struct qmp_vcpu *c = &vm->vcpus[i];
 
 		c->val = xrealloc(c->val, n * sizeof(*c->val));
-		c->ok = xrealloc(c->ok, n);
-		memset(c->ok + old, 0, n - old);
+		readings_clear(c->val + old, n - old);
 	}
 	vm->nslots = n;
 }
@@ -445,7 +437,6 @@ static void qmp_vcpus_free(struct qmp_vm *vm)
 	for (size_t i = 0; i < vm->nvcpus; i++) {
 		free(vm->vcpus[i].qom);
 		free(vm->vcpus[i].val);
-		free(vm->vcpus[i].ok);
 	}
 	free(vm->vcpus);
 	vm->vcpus = NULL;
@@ -464,8 +455,7 @@ static struct qmp_vcpu *qmp_vcpu_get(struct qmp_priv *d, struct qmp_vm *vm,
 	vm->vcpus = xrealloc(vm->vcpus, (vm->nvcpus + 1) * sizeof(*vm->vcpus));
 	c = &vm->vcpus[vm->nvcpus++];
 	*c = (struct qmp_vcpu){ .qom = xstrdup(qom), .index = -1 };
-	c->val = xmalloc((d->nslots ? d->nslots : 1) * sizeof(*c->val));
-	c->ok = xcalloc(d->nslots ? d->nslots : 1, 1);
+	c->val = xcalloc(d->nslots ? d->nslots : 1, sizeof(*c->val));
 	return c;
 }
 
@@ -594,11 +584,10 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 	if (vm->pid != vm->q.pid) {
 		/* another process: keep what the old one counted */
 		for (size_t s = 0; s < vm->nslots; s++)
-			if (vm->lastok[s] &&
+			if (reading_ok(&vm->last[s]) &&
 			    d->slots[s].type == FIELD_CUMULATIVE)
-				d->gone[s] += vm->last[s];
-		if (vm->nslots)
-			memset(vm->lastok, 0, vm->nslots);
+				d->gone[s] += vm->last[s].value;
+		readings_clear(vm->last, vm->nslots);
 		vm->replaced = vm->pid;
 		vm->pid = vm->q.pid;
 	}
@@ -647,26 +636,13 @@ static bool qmp_scalar(json_t *v, uint64_t *out)
 	return false;
 }
 
-/* Adds one slot's value into an array of sums (peaks: the maximum). */
-static void qmp_add(const struct qmp_priv *d, int slot, uint64_t *val,
-		    unsigned char *ok, uint64_t v)
-{
-	if (!ok[slot])
-		val[slot] = v;
-	else if (d->slots[slot].type == FIELD_PEAK)
-		val[slot] = val[slot] > v ? val[slot] : v;
-	else
-		val[slot] += v;
-	ok[slot] = 1;
-}
-
 /*
- * Takes one StatsResult's list of values into val/ok (a vCPU's, or the
- * VM's for the vm target). Values this code does not understand are left
- * unread, never zero.
+ * Takes one StatsResult's list of values into val (a vCPU's, or the VM's
+ * for the vm target), by slot. Values this code does not understand are
+ * left unread, never zero.
  */
 static void qmp_take_stats(struct provider *p, enum qmp_target target,
-			   json_t *stats, uint64_t *val, unsigned char *ok)
+			   json_t *stats, struct reading *val)
 {
 	struct qmp_priv *d = p->priv;
 	json_t *e;
@@ -691,7 +667,8 @@ static void qmp_take_stats(struct provider *p, enum qmp_target target,
 		st = &d->stats[k];
 		if (st->hist == HIST_NONE) {
 			if (qmp_scalar(v, &x))
-				qmp_add(d, st->slots[0], val, ok, x);
+				reading_add(&val[st->slots[0]], x,
+					    d->slots[st->slots[0]].type);
 			continue;
 		}
 		if (!json_is_array(v))
@@ -701,7 +678,8 @@ static void qmp_take_stats(struct provider *p, enum qmp_target target,
 			continue;
 		for (size_t b = 0; b < json_array_size(v); b++)
 			if (qmp_scalar(json_array_get(v, b), &x))
-				qmp_add(d, st->slots[b], val, ok, x);
+				reading_add(&val[st->slots[b]], x,
+					    d->slots[st->slots[b]].type);
 	}
 }
 
@@ -778,17 +756,17 @@ static int qmp_vm_take(struct provider *p, struct qmp_vm *vm,
 		if (!json_is_array(stats) || !prov || strcmp(prov, "kvm"))
 			continue;
 		if (t == QMP_TARGET_VM) {
-			qmp_take_stats(p, t, stats, vm->val, vm->ok);
+			qmp_take_stats(p, t, stats, vm->val);
 			continue;
 		}
 		qom = json_string_value(json_object_get(e, "qom-path"));
 		if (!qom)
 			continue;
 		c = qmp_vcpu_get(d, vm, qom);
-		if (!c->present && d->nslots)
-			memset(c->ok, 0, d->nslots);
+		if (!c->present)
+			readings_clear(c->val, d->nslots);
 		c->present = true;
-		qmp_take_stats(p, t, stats, c->val, c->ok);
+		qmp_take_stats(p, t, stats, c->val);
 		if (c->index < 0)
 			*unknown = true;
 	}
@@ -808,8 +786,7 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 	int rc = 0;
 
 	qmp_vm_fit(d, vm);
-	if (d->nslots)
-		memset(vm->ok, 0, d->nslots);
+	readings_clear(vm->val, d->nslots);
 	for (size_t i = 0; i < vm->nvcpus; i++)
 		vm->vcpus[i].present = false;
 	for (int t = 0; t < QMP_TARGETS && !rc; t++)
@@ -848,8 +825,8 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		if (!c->present)
 			continue;
 		for (size_t s = 0; s < d->nslots; s++)
-			if (c->ok[s])
-				qmp_add(d, (int)s, vm->val, vm->ok, c->val[s]);
+			reading_fold(&vm->val[s], &c->val[s],
+				     d->slots[s].type);
 	}
 	return true;
 }
@@ -861,12 +838,11 @@ static void qmp_vm_push(struct provider *p, struct qmp_vm *vm,
 	struct qmp_priv *d = p->priv;
 
 	for (size_t s = 0; s < d->nslots; s++) {
-		if (!vm->ok[s])
+		if (!reading_ok(&vm->val[s]))
 			continue;
 		sample_set_push(out, d->slots[s].field, vm->pid,
-				SAMPLE_ALL_VCPUS, 0, vm->val[s], 0);
+				SAMPLE_ALL_VCPUS, 0, vm->val[s].value, 0);
 		vm->last[s] = vm->val[s];
-		vm->lastok[s] = 1;
 	}
 	for (size_t i = 0; i < vm->nvcpus; i++) {
 		const struct qmp_vcpu *c = &vm->vcpus[i];
@@ -874,10 +850,10 @@ static void qmp_vm_push(struct provider *p, struct qmp_vm *vm,
 		if (!c->present || c->index < 0)
 			continue;
 		for (size_t s = 0; s < d->nslots; s++)
-			if (c->ok[s])
+			if (reading_ok(&c->val[s]))
 				sample_set_push(out, d->slots[s].field,
 						vm->pid, c->index, c->tid,
-						c->val[s], 0);
+						c->val[s].value, 0);
 	}
 }
 
@@ -887,33 +863,28 @@ static void qmp_push_totals(struct provider *p, struct sample_set *out,
 {
 	struct qmp_priv *d = p->priv;
 
-	if (d->nsum < d->nslots) {
-		d->sum = xrealloc(d->sum, d->nslots * sizeof(*d->sum));
-		d->sumok = xrealloc(d->sumok, d->nslots);
-		d->nsum = d->nslots;
-	}
 	for (size_t s = 0; s < d->nslots; s++) {
-		bool cumulative = d->slots[s].type == FIELD_CUMULATIVE;
-		unsigned char fresh = 0;
+		enum field_type type = d->slots[s].type;
+		bool cumulative = type == FIELD_CUMULATIVE, fresh = false;
+		struct reading sum = { 0 };
 
-		d->sum[s] = cumulative ? d->gone[s] : 0;
-		d->sumok[s] = 0;
+		if (cumulative)
+			reading_add(&sum, d->gone[s], type);
 		for (size_t i = 0; i < d->nvms; i++) {
 			const struct qmp_vm *vm = &d->vms[i];
 
 			if (s >= vm->nslots || (d->pid && vm->pid != d->pid))
 				continue;
-			if (vm->available && vm->ok[s])
-				fresh = 1;
-			if (cumulative && vm->lastok[s])
-				d->sum[s] += vm->last[s];
-			else if (!cumulative && vm->available && vm->ok[s])
-				qmp_add(d, (int)s, d->sum, d->sumok,
-					vm->val[s]);
+			if (vm->available && reading_ok(&vm->val[s]))
+				fresh = true;
+			if (cumulative)
+				reading_fold(&sum, &vm->last[s], type);
+			else if (vm->available)
+				reading_fold(&sum, &vm->val[s], type);
 		}
 		if (fresh)
 			sample_set_push(out, d->slots[s].field, 0,
-					SAMPLE_ALL_VCPUS, 0, d->sum[s], flags);
+					SAMPLE_ALL_VCPUS, 0, sum.value, flags);
 	}
 }
 
@@ -1009,9 +980,7 @@ static void qmp_provider_close(struct provider *p)
 			json_decref(vm->args[t]);
 		free(vm->path);
 		free(vm->val);
-		free(vm->ok);
 		free(vm->last);
-		free(vm->lastok);
 		free(vm->problem);
 	}
 	free(d->vms);
@@ -1024,8 +993,6 @@ static void qmp_provider_close(struct provider *p)
 		free(d->stat_of[t]);
 	free(d->slots);
 	free(d->gone);
-	free(d->sum);
-	free(d->sumok);
 	free(d);
 	p->priv = NULL;
 }

@@ -34,13 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "hist.h"
 #include "options.h"
 #include "provider.h"
+#include "reading.h"
 #include "statsfd.h"
 #include "util.h"
 #include "vm.h"
@@ -61,17 +62,6 @@
 #define STATSFD_FULL_SCAN_EVERY 5
 /* Pids a notice names before it says "and N more". */
 #define STATSFD_NOTE_PIDS 8
-
-static const char link_vm[] = "anon_inode:kvm-vm";
-static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
-static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
-
-/* How a value of one local field is summed this refresh. */
-enum sfd_val {
-	SFD_VAL_NONE = 0,
-	SFD_VAL_OK,
-	SFD_VAL_BAD,		/* a contributor failed: no sample */
-};
 
 /* A field this provider pushes. */
 struct sfd_local {
@@ -143,8 +133,7 @@ struct statsfd_priv {
 	int *local_of;			/* field id -> local index or -1 */
 	size_t nlocal_of;
 	/* per local index: the sum over VMs, over one VM, over one vCPU */
-	uint64_t *val, *vmval, *vcval;
-	unsigned char *st, *vmst, *vcst;	/* enum sfd_val */
+	struct reading *val, *vmval, *vcval;
 	unsigned char *data;		/* one data block */
 	size_t capdata;
 	struct pollfd *pfd;
@@ -203,78 +192,6 @@ static bool denied_errno(int err)
 static const char perm_hint[] =
 	"kvmstat needs CAP_SYS_PTRACE over the VM process (root, and ptrace access under Yama and LSM rules) and read access to /proc/PID/fd";
 
-/* Start time of a process in clock ticks after boot (field 22 of
- * /proc/PID/stat), or 0 when unknown. */
-static unsigned long long start_ticks(int rootfd, const char *pid)
-{
-	char path[32], buf[1024];
-	unsigned long long v = 0;
-	const char *s;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/stat", pid);
-	fd = openat(rootfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	s = strrchr(buf, ')');
-	if (!s)
-		return 0;
-	/* field 3 follows ") "; skip to field 22 */
-	for (int field = 2; s && field < 22; field++)
-		s = strchr(s + 1, ' ');
-	if (s)
-		v = strtoull(s + 1, NULL, 10);
-	return v;
-}
-
-/* What an fd link of a process is. */
-enum sfd_link_kind {
-	LINK_OTHER = 0,
-	LINK_STATS,		/* a stats fd; *vcpu says whose (-1: the VM's) */
-	LINK_VM,		/* the VM fd itself */
-};
-
-/* Classifies the n bytes readlink gave; stats links must match exactly
- * ("kvm-vcpu" is a prefix of "kvm-vcpu-stats"). */
-static enum sfd_link_kind link_kind(const char *l, size_t n, int *vcpu)
-{
-	size_t pre = sizeof(link_vcpu_stats) - 1;
-	long v = 0;
-
-	if (n == sizeof(link_vm) - 1 && !memcmp(l, link_vm, n))
-		return LINK_VM;
-	if (n == sizeof(link_vm_stats) - 1 && !memcmp(l, link_vm_stats, n)) {
-		*vcpu = -1;
-		return LINK_STATS;
-	}
-	if (n <= pre || n > pre + 10 || memcmp(l, link_vcpu_stats, pre))
-		return LINK_OTHER;
-	for (size_t i = pre; i < n; i++) {
-		if (l[i] < '0' || l[i] > '9')
-			return LINK_OTHER;
-		v = v * 10 + (l[i] - '0');
-	}
-	if (v > INT_MAX)
-		return LINK_OTHER;
-	*vcpu = (int)v;
-	return LINK_STATS;
-}
-
-/* A record of the getdents64 system call. */
-struct sfd_dirent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Appends a stats link to d->links, which holds *n. */
 static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
 {
@@ -285,6 +202,24 @@ static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
 	d->links[(*n)++] = (struct sfd_link){ srcfd, vcpu };
 }
 
+/* What one process's fd walk found (vm_proc_fds). */
+struct sfd_walk {
+	struct statsfd_priv *d;
+	bool is_vm;		/* it holds a VM fd */
+	size_t n;		/* stats links in d->links */
+};
+
+static int scan_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+{
+	struct sfd_walk *w = ctx;
+
+	if (kind == VM_FD_VM)
+		w->is_vm = true;
+	else if (kind == VM_FD_STATS)
+		link_add(w->d, &w->n, fd, vcpu);
+	return 0;
+}
+
 /*
  * Reads one process's fd directory: whether it holds a VM fd (*is_vm), and
  * its stats links into d->links (*n of them). 0 or -errno when the
@@ -292,43 +227,12 @@ static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
  */
 static int scan_fds(struct statsfd_priv *d, pid_t pid, bool *is_vm, size_t *n)
 {
-	char buf[4096] __attribute__((aligned(8)));
-	char path[32], l[64];
-	long len;
-	int fd;
+	struct sfd_walk w = { .d = d };
+	int rc = vm_proc_fds(d->rootfd, pid, scan_fd, &w);
 
-	*is_vm = false;
-	*n = 0;
-	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	fd = openat(d->rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < len;) {
-			struct sfd_dirent *de = (void *)(buf + off);
-			enum sfd_link_kind kind;
-			ssize_t ln;
-			long num;
-			int vcpu;
-
-			if (!de->d_reclen)
-				break;
-			off += de->d_reclen;
-			if (de->d_name[0] < '0' || de->d_name[0] > '9')
-				continue;
-			ln = readlinkat(fd, de->d_name, l, sizeof(l));
-			if (ln <= 0 || ln == (ssize_t)sizeof(l))
-				continue;
-			kind = link_kind(l, (size_t)ln, &vcpu);
-			if (kind == LINK_VM)
-				*is_vm = true;
-			else if (kind == LINK_STATS &&
-				 !util_parse_int(de->d_name, 0, INT_MAX, &num))
-				link_add(d, n, (int)num, vcpu);
-		}
-	}
-	close(fd);
-	return 0;
+	*is_vm = w.is_vm;
+	*n = w.n;
+	return rc;
 }
 
 /* The local index of a field, added when new. */
@@ -351,9 +255,6 @@ static int local_add(struct statsfd_priv *d, int field, enum field_type type)
 		d->val = xrealloc(d->val, d->caplocals * sizeof(*d->val));
 		d->vmval = xrealloc(d->vmval, d->caplocals * sizeof(*d->vmval));
 		d->vcval = xrealloc(d->vcval, d->caplocals * sizeof(*d->vcval));
-		d->st = xrealloc(d->st, d->caplocals);
-		d->vmst = xrealloc(d->vmst, d->caplocals);
-		d->vcst = xrealloc(d->vcst, d->caplocals);
 	}
 	d->locals[d->nlocals] = (struct sfd_local){ field, type };
 	d->local_of[field] = (int)d->nlocals;
@@ -528,7 +429,7 @@ static bool copy_is(const struct statsfd_priv *d, pid_t pid, int fd,
 	}
 	if (n <= 0 || n == (ssize_t)sizeof(l))
 		return false;
-	return link_kind(l, (size_t)n, &vcpu) == LINK_STATS &&
+	return vm_fd_kind(l, (size_t)n, &vcpu) == VM_FD_STATS &&
 	       vcpu == want->vcpu;
 }
 
@@ -675,7 +576,6 @@ static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
 {
 	struct sfd_vm *vm;
-	char name[16];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -688,8 +588,8 @@ static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
 	}
 	vm = &d->vms[d->nvms++];
 	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	vm->old = d->self_start && start_ticks(d->rootfd, name) < d->self_start;
+	vm->old = d->self_start &&
+		  vm_proc_start_ticks(d->rootfd, pid) < d->self_start;
 	return vm;
 }
 
@@ -795,19 +695,6 @@ static void note_vms(struct statsfd_priv *d)
 	free(denied);
 }
 
-/* How many fds a process has open: the size procfs gives its fd
- * directory (Linux 6.2 and later), or 0 when unknown. */
-static off_t fd_count(const struct statsfd_priv *d, pid_t pid)
-{
-	char path[32];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	if (fstatat(d->rootfd, path, &st, 0) || st.st_size < 0)
-		return 0;
-	return st.st_size;
-}
-
 /* Whether the last scan found pid without a VM and with nfds fds. */
 static bool known_same(const struct statsfd_priv *d, pid_t pid, off_t nfds)
 {
@@ -852,7 +739,7 @@ static void known_keep(struct statsfd_priv *d, pid_t pid, off_t nfds)
 static void scan_pid(struct provider *p, pid_t pid, bool full)
 {
 	struct statsfd_priv *d = p->priv;
-	off_t nfds = fd_count(d, pid);
+	off_t nfds = vm_proc_nfds(d->rootfd, pid);
 	struct sfd_vm *vm = vm_find(d, pid);
 	size_t n;
 	bool is_vm;
@@ -900,46 +787,23 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 		vm->nfds = nfds;
 }
 
-/* The pids under the proc root, sorted (or just -p's). Caller frees. */
+/* The pids under the proc root but ours, sorted (or just -p's). Caller
+ * frees. */
 static size_t scan_pids(struct statsfd_priv *d, pid_t **out)
 {
-	char buf[8192] __attribute__((aligned(8)));
-	size_t n = 0, cap = 0;
-	pid_t *v = NULL;
-	long len;
-	int fd;
+	size_t m = 0;
+	int n;
 
-	*out = NULL;
 	if (d->pid) {
 		*out = xmalloc(sizeof(**out));
 		(*out)[0] = d->pid;
 		return 1;
 	}
-	fd = openat(d->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < len;) {
-			struct sfd_dirent *de = (void *)(buf + off);
-			long pid;
-
-			if (!de->d_reclen)
-				break;
-			off += de->d_reclen;
-			if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-			    util_parse_int(de->d_name, 1, INT_MAX, &pid) ||
-			    (pid_t)pid == d->self)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				v = xrealloc(v, cap * sizeof(*v));
-			}
-			v[n++] = (pid_t)pid;
-		}
-	}
-	close(fd);
-	*out = v;
-	return n;
+	n = vm_proc_pids(d->rootfd, out);
+	for (int i = 0; i < n; i++)
+		if ((*out)[i] != d->self)
+			(*out)[m++] = (*out)[i];
+	return m;
 }
 
 /*
@@ -1004,33 +868,9 @@ static void reap(struct statsfd_priv *d)
 		vms_sweep(d);
 }
 
-/* Forgets an aggregate's values (st may be NULL while nothing is bound). */
-static void agg_clear(const struct statsfd_priv *d, unsigned char *st)
-{
-	if (d->nlocals)
-		memset(st, SFD_VAL_NONE, d->nlocals);
-}
-
-/* Folds v into an aggregate of its kind: peaks by maximum, others add. */
-static void acc(uint64_t *val, unsigned char *st, int k, uint64_t v,
-		enum field_type type)
-{
-	if (st[k] == SFD_VAL_BAD)
-		return;
-	if (st[k] == SFD_VAL_NONE) {
-		val[k] = v;
-		st[k] = SFD_VAL_OK;
-	} else if (type == FIELD_PEAK) {
-		if (v > val[k])
-			val[k] = v;
-	} else {
-		val[k] += v;
-	}
-}
-
-/* Adds one file's values (read into d->data) to the aggregates val/st. */
+/* Adds one file's values (read into d->data) to the aggregate agg. */
 static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
-		     uint64_t *val, unsigned char *st)
+		     struct reading *agg)
 {
 	const struct statsfd_schema *s = f->sc->s;
 
@@ -1050,14 +890,14 @@ static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
 
 				v = v >= b ? v - b : 0;
 			}
-			acc(val, st, l, v, d->locals[l].type);
+			reading_add(&agg[l], v, d->locals[l].type);
 		}
 	}
 }
 
-/* Marks one file's values unknown in the aggregate st: it could not be
- * read this time. */
-static void file_bad(const struct sfd_file *f, unsigned char *st)
+/* Marks one file's values unreadable in the aggregate agg: it could not
+ * be read this time. */
+static void file_bad(const struct sfd_file *f, struct reading *agg)
 {
 	const struct statsfd_schema *s = f->sc->s;
 
@@ -1068,30 +908,26 @@ static void file_bad(const struct sfd_file *f, unsigned char *st)
 			continue;
 		items = f->sc->items + f->sc->first[i];
 		for (unsigned int k = 0; k < s->desc[i].size; k++)
-			st[items[k]] = SFD_VAL_BAD;
+			reading_fail(&agg[items[k]]);
 	}
 }
 
-/* Folds the aggregate src/sst into dst/dst_st; BAD stays BAD. */
-static void fold(struct statsfd_priv *d, uint64_t *dst, unsigned char *dst_st,
-		 const uint64_t *src, const unsigned char *sst)
+/* Folds the aggregate part into whole (a vCPU's into its VM's). */
+static void fold(struct statsfd_priv *d, struct reading *whole,
+		 const struct reading *part)
 {
-	for (size_t k = 0; k < d->nlocals; k++) {
-		if (sst[k] == SFD_VAL_BAD)
-			dst_st[k] = SFD_VAL_BAD;
-		else if (sst[k] == SFD_VAL_OK)
-			acc(dst, dst_st, (int)k, src[k], d->locals[k].type);
-	}
+	for (size_t k = 0; k < d->nlocals; k++)
+		reading_fold(&whole[k], &part[k], d->locals[k].type);
 }
 
 static void push_all(struct statsfd_priv *d, struct sample_set *out,
-		     pid_t pid, int vcpu, pid_t tid, const uint64_t *val,
-		     const unsigned char *st, unsigned int flags)
+		     pid_t pid, int vcpu, pid_t tid, const struct reading *agg,
+		     unsigned int flags)
 {
 	for (size_t k = 0; k < d->nlocals; k++)
-		if (st[k] == SFD_VAL_OK)
+		if (reading_ok(&agg[k]))
 			sample_set_push(out, d->locals[k].field, pid, vcpu, tid,
-					val[k], flags);
+					agg[k].value, flags);
 }
 
 /* Whether samples per VM and vCPU are wanted. */
@@ -1105,7 +941,7 @@ static bool want_vms(const struct provider *p)
 /*
  * Reads every file of one VM, pushes its own samples, its vCPUs' when
  * wanted, and folds it into the pid-0 sums. A file that cannot be read
- * makes its values BAD (not pushed) for this refresh, never zero.
+ * makes its values unreadable (not pushed) for this refresh, never zero.
  */
 static void vm_read(struct provider *p, struct sfd_vm *vm,
 		    struct sample_set *out)
@@ -1114,13 +950,13 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 	unsigned int flags = vm->lost ? SAMPLE_REBASE : 0;
 	bool breakdown = want_vms(p);
 
-	agg_clear(d, d->vmst);
+	readings_clear(d->vmval, d->nlocals);
 	for (size_t i = 0; i < vm->nf;) {
 		int vcpu = vm->f[i].vcpu;
 		pid_t tid = vm->f[i].tid;
 		size_t j = i;
 
-		agg_clear(d, d->vcst);
+		readings_clear(d->vcval, d->nlocals);
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
 
@@ -1129,24 +965,22 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 				d->data = xrealloc(d->data, d->capdata);
 			}
 			if (statsfd_data_read(f->fd, f->sc->s, d->data)) {
-				file_bad(f, d->vcst);
+				file_bad(f, d->vcval);
 				continue;
 			}
-			file_add(d, f, d->vcval, d->vcst);
+			file_add(d, f, d->vcval);
 			if (f->tid != tid)
 				tid = 0;	/* several VMs: not one thread */
 		}
 		if (breakdown && vcpu >= 0)
-			push_all(d, out, vm->pid, vcpu, tid, d->vcval, d->vcst,
-				 0);
-		fold(d, d->vmval, d->vmst, d->vcval, d->vcst);
+			push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
+		fold(d, d->vmval, d->vcval);
 		i = j;
 	}
 	/* always: which VMs this provider served is how the stats layer
 	 * lets debugfs or QMP fill in the others */
-	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, d->vmst,
-		 flags);
-	fold(d, d->val, d->st, d->vmval, d->vmst);
+	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, flags);
+	fold(d, d->val, d->vmval);
 	vm->lost = false;
 }
 
@@ -1161,10 +995,10 @@ static int statsfd_read(struct provider *p, struct sample_set *out)
 	if (d->reads && now - d->last_scan >= STATSFD_RESCAN_NS)
 		scan(p, now);
 	flags = d->vanished ? SAMPLE_REBASE : 0;
-	agg_clear(d, d->st);
+	readings_clear(d->val, d->nlocals);
 	for (size_t i = 0; i < d->nvms; i++)
 		vm_read(p, &d->vms[i], out);
-	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, d->st, flags);
+	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, flags);
 	d->reads++;
 	if (d->pid && !d->nvms && !d->gone_noted) {
 		d->gone_noted = true;
@@ -1206,9 +1040,6 @@ static void statsfd_close(struct provider *p)
 	free(d->val);
 	free(d->vmval);
 	free(d->vcval);
-	free(d->st);
-	free(d->vmst);
-	free(d->vcst);
 	free(d->data);
 	free(d->pfd);
 	free(d->links);
@@ -1272,14 +1103,14 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 	d->pid = opts->pid;
 	d->include_past = opts->include_past;
 	d->self = getpid();
-	d->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
-		rc = -errno;
+		rc = d->rootfd;
 		provider_msg(p, false, "cannot read %s: %s", root,
 			     strerror(-rc));
 		goto out_close;
 	}
-	d->self_start = start_ticks(d->rootfd, "self");
+	d->self_start = vm_proc_start_ticks(d->rootfd, 0);
 	scan(p, util_now_ns());
 	if (d->pid) {
 		rc = pid_error(p);

@@ -11,12 +11,11 @@
  * crash.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "fs.h"
 #include "tpformat.h"
 
 #define TP_MAX_DEPTH 64			/* bracket nesting accepted in a print fmt */
@@ -1125,46 +1124,17 @@ out:
 	return p.f;
 }
 
-/*
- * Reads with a read() loop until end of file: tracefs files report size 0, so
- * stat() cannot size the buffer.
- */
 int tp_format_load(const char *path, struct tp_format **out)
 {
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	int fd, rc = 0;
+	size_t len;
+	char *buf;
+	int rc;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap >= TP_MAX_FILE) {
-				rc = -EFBIG;
-				break;
-			}
-			rc = tp_grow((void **)&buf, &cap, cap ? cap * 2 : 8192, 1);
-			if (rc)
-				break;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (!rc)
-		*out = tp_format_parse(buf ? buf : "", len, &rc);
+	rc = fs_read_all_at(AT_FDCWD, path, TP_MAX_FILE, &buf, &len);
+	if (rc)
+		return rc;
+	*out = tp_format_parse(buf, len, &rc);
 	free(buf);
 	return rc;
 }

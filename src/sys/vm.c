@@ -5,8 +5,9 @@
  * Guest names come from QEMU's -name option on the command line, vCPU
  * threads from their "CPU N/KVM" thread names. All paths are relative to an
  * injectable proc root, opened once per call and walked with *at() calls.
+ * The scan over processes and their fd links (vm_proc_pids, vm_proc_fds)
+ * is also what the statsfd provider finds stats fds with.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,20 +17,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "util.h"
 #include "vm.h"
 
-/* The fd link of a VM; kvm-vm-stats and kvm-vcpu:N links must not match. */
-static const char vm_fd_link[] = "anon_inode:kvm-vm";
+/* The fd links of KVM files; "kvm-vcpu" is a prefix of "kvm-vcpu-stats",
+ * so every match is exact. */
+static const char link_vm[] = "anon_inode:kvm-vm";
+static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
+static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
 
 static int root_open(const char *proc_root)
 {
-	int fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
+	return fs_open_dir(AT_FDCWD, proc_root);
 }
 
 /* A directory entry naming a pid or tid: digits only, positive, fits pid_t. */
@@ -45,79 +47,159 @@ static bool parse_id(const char *s, pid_t *out)
 	return true;
 }
 
-/* A record of the getdents64 system call, as the kernel lays it out. */
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
+enum vm_fd_kind vm_fd_kind(const char *link, size_t n, int *vcpu)
+{
+	size_t pre = sizeof(link_vcpu_stats) - 1;
+	long v = 0;
+
+	if (n == sizeof(link_vm) - 1 && !memcmp(link, link_vm, n))
+		return VM_FD_VM;
+	if (n == sizeof(link_vm_stats) - 1 && !memcmp(link, link_vm_stats, n)) {
+		*vcpu = -1;
+		return VM_FD_STATS;
+	}
+	if (n <= pre || n > pre + 10 || memcmp(link, link_vcpu_stats, pre))
+		return VM_FD_OTHER;
+	for (size_t i = pre; i < n; i++) {
+		if (link[i] < '0' || link[i] > '9')
+			return VM_FD_OTHER;
+		v = v * 10 + (link[i] - '0');
+	}
+	if (v > INT_MAX)
+		return VM_FD_OTHER;
+	*vcpu = (int)v;
+	return VM_FD_STATS;
+}
 
 /*
- * Whether the fd directory at path (relative to at) holds a VM fd: 1, 0, or
- * -errno when the directory cannot be opened. Stops at the first match, so a
- * QEMU with thousands of fds costs one readlink per fd up to its VM fd. Raw
- * getdents64 rather than readdir: this runs once per process on the system,
- * and opendir's extra system calls and buffer would double its cost.
+ * One readlink per fd, each link classified; stops at the first non-zero
+ * fn return, so a QEMU with thousands of fds costs one readlink per fd up
+ * to what the caller looks for. The listing is raw getdents64 (fs_dir):
+ * this runs once per process on the system, where readdir's extra calls
+ * and allocation would double its cost.
  */
-static int fd_dir_has_vm(int at, const char *path)
+int vm_proc_fds(int rootfd, pid_t pid, vm_fd_fn fn, void *ctx)
 {
-	/* one byte more than a match needs, so longer links never compare equal */
-	char link[sizeof(vm_fd_link) + 1];
-	char buf[4096] __attribute__((aligned(8)));
-	int fd, found = 0;
-	long len;
-
-	fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* an error here means the process went away: it holds no VM */
-	while (!found && (len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < len && !found;) {
-			struct linux_dirent64 *de = (void *)(buf + off);
-			ssize_t n;
-
-			if (!de->d_reclen)
-				break;
-			off += de->d_reclen;
-			if (de->d_name[0] == '.')
-				continue;
-			n = readlinkat(fd, de->d_name, link, sizeof(link));
-			found = n == (ssize_t)sizeof(vm_fd_link) - 1 &&
-				!memcmp(link, vm_fd_link, (size_t)n);
-		}
-	}
-	close(fd);
-	return found;
-}
-
-static int pid_has_vm(int root, pid_t pid)
-{
-	char path[32];
+	const struct fs_entry *e;
+	struct fs_dir dir;
+	char path[32], link[64];
+	int rc = 0;
 
 	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	return fd_dir_has_vm(root, path);
+	if (fs_dir_open(&dir, rootfd, path))
+		return dir.err;
+	while (!rc && (e = fs_dir_next(&dir))) {
+		enum vm_fd_kind kind;
+		ssize_t n;
+		int vcpu = -1;
+		long fd;
+
+		if (e->name[0] < '0' || e->name[0] > '9')
+			continue;
+		n = readlinkat(e->dirfd, e->name, link, sizeof(link));
+		/* a link as long as the buffer may be cut: none of ours */
+		if (n <= 0 || n == (ssize_t)sizeof(link))
+			continue;
+		kind = vm_fd_kind(link, (size_t)n, &vcpu);
+		if (kind == VM_FD_OTHER)
+			continue;
+		if (util_parse_int(e->name, 0, INT_MAX, &fd))
+			continue;
+		rc = fn((int)fd, kind, vcpu, ctx);
+	}
+	/* a listing that fails midway means the process went: it holds
+	 * nothing more */
+	fs_dir_close(&dir);
+	return rc;
 }
 
-/* Reads a small file relative to at, NUL-terminated; bytes or -errno. */
-static ssize_t read_small_at(int at, const char *path, char *buf, size_t len)
+static int pid_cmp(const void *a, const void *b)
 {
-	ssize_t n;
-	int fd;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
-	fd = openat(at, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
+	return (x > y) - (x < y);
+}
+
+int vm_proc_pids(int rootfd, pid_t **pids)
+{
+	const struct fs_entry *e;
+	struct fs_dir dir;
+	size_t n = 0, cap = 0;
+	bool sorted = true;
+	pid_t *p = NULL;
+
+	*pids = NULL;
+	if (fs_dir_open(&dir, rootfd, "."))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		pid_t pid;
+
+		if (!parse_id(e->name, &pid))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			p = xrealloc(p, cap * sizeof(*p));
+		}
+		sorted &= !n || p[n - 1] < pid;
+		p[n++] = pid;
+	}
+	fs_dir_close(&dir);
+	if (dir.err || n > INT_MAX) {
+		free(p);
+		return dir.err ? dir.err : -EOVERFLOW;
+	}
+	/* procfs lists in pid order; other trees need sorting */
+	if (!sorted)
+		qsort(p, n, sizeof(*p), pid_cmp);
+	*pids = p;
+	return (int)n;
+}
+
+off_t vm_proc_nfds(int rootfd, pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	if (fstatat(rootfd, path, &st, 0) || st.st_size < 0)
+		return 0;
+	return st.st_size;
+}
+
+unsigned long long vm_proc_start_ticks(int rootfd, pid_t pid)
+{
+	char path[32], buf[4096];
+	const char *s;
+
+	if (pid)
+		snprintf(path, sizeof(path), "%d/stat", (int)pid);
 	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
+		snprintf(path, sizeof(path), "self/stat");
+	if (fs_read_at(rootfd, path, buf, sizeof(buf)) <= 0)
+		return 0;
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* field 3 follows ") "; skip to field 22 */
+	for (int field = 2; s && field < 22; field++)
+		s = strchr(s + 1, ' ');
+	return s ? strtoull(s + 1, NULL, 10) : 0;
+}
+
+/* Stops a walk over fd links at the VM fd. */
+static int is_vm_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+{
+	(void)fd;
+	(void)vcpu;
+	(void)ctx;
+	return kind == VM_FD_VM;
+}
+
+/* 1 when pid holds a VM fd, 0 when not, -errno when its fd directory
+ * cannot be opened. */
+static int pid_has_vm(int root, pid_t pid)
+{
+	return vm_proc_fds(root, pid, is_vm_fd, NULL);
 }
 
 /*
@@ -209,15 +291,9 @@ static char *guest_name_at(int root, pid_t pid)
 {
 	char path[32], *buf, *name;
 	size_t len;
-	int fd, rc;
 
 	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
-	fd = openat(root, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	rc = util_slurp_fd(fd, &buf, &len);
-	close(fd);
-	if (rc)
+	if (fs_read_all_at(root, path, SIZE_MAX, &buf, &len))
 		return NULL;
 	name = cmdline_guest_name(buf, len);
 	free(buf);
@@ -261,32 +337,23 @@ static void vcpus_clear(struct vm_info *v)
 static int load_vcpus_at(int root, struct vm_info *v)
 {
 	char path[48], comm[64];
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	size_t cap = 0;
-	struct dirent *de;
-	int fd;
-	DIR *d;
 
 	vcpus_clear(v);
 	snprintf(path, sizeof(path), "%d/task", (int)v->pid);
-	fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	while ((de = readdir(d))) {
+	if (fs_dir_open(&dir, root, path))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		pid_t tid;
 		int index;
 
-		if (!parse_id(de->d_name, &tid))
+		if (!parse_id(e->name, &tid))
 			continue;
 		snprintf(path, sizeof(path), "%d/comm", (int)tid);
 		/* a thread that just exited has no comm: not a vCPU now */
-		if (read_small_at(fd, path, comm, sizeof(comm)) < 0)
+		if (fs_read_at(e->dirfd, path, comm, sizeof(comm)) < 0)
 			continue;
 		index = vcpu_index_of_comm(comm);
 		if (index < 0)
@@ -297,17 +364,10 @@ static int load_vcpus_at(int root, struct vm_info *v)
 		}
 		v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid };
 	}
-	closedir(d);
+	fs_dir_close(&dir);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
 	return 0;
-}
-
-static int pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /*
@@ -317,50 +377,23 @@ static int pid_cmp(const void *a, const void *b)
  */
 static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
 {
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	pid_t *p = NULL;
-	int dfd;
-	DIR *d;
+	pid_t *p;
+	int n, m = 0;
 
 	*ndenied = 0;
-	/* readdir consumes its fd; keep root usable for the per-pid lookups */
-	dfd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		int rc = -errno;
+	n = vm_proc_pids(root, &p);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		int rc = pid_has_vm(root, p[i]);
 
-		close(dfd);
-		return rc;
-	}
-	while ((de = readdir(d))) {
-		pid_t pid;
-		int rc;
-
-		if (!parse_id(de->d_name, &pid))
-			continue;
-		rc = pid_has_vm(root, pid);
 		if (rc == -EACCES || rc == -EPERM)
 			(*ndenied)++;
-		if (rc <= 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			p = xrealloc(p, cap * sizeof(*p));
-		}
-		p[n++] = pid;
+		if (rc > 0)
+			p[m++] = p[i];
 	}
-	closedir(d);
-	if (n > INT_MAX) {
-		free(p);
-		return -EOVERFLOW;
-	}
-	if (n)
-		qsort(p, n, sizeof(*p), pid_cmp);
 	*pids = p;
-	return (int)n;
+	return m;
 }
 
 /* vm_list() on an open root, vCPUs loaded only when asked for. */
@@ -702,30 +735,26 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 {
-	char prefix[32], path[PATH_MAX + 512], buf[32];
-	struct dirent *de, *ce;
-	DIR *d, *vd;
+	char prefix[32], path[NAME_MAX + 8], buf[32];
+	const struct fs_entry *de, *ce;
+	struct fs_dir d, vd;
 	long tid, idx;
 
 	vcpus_clear(v);
-	d = opendir(debugfs_root);
-	if (!d)
-		return -errno;
+	if (fs_dir_open(&d, AT_FDCWD, debugfs_root))
+		return d.err;
 	snprintf(prefix, sizeof(prefix), "%d-", v->pid);
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, strlen(prefix)))
+	while ((de = fs_dir_next(&d))) {
+		if (strncmp(de->name, prefix, strlen(prefix)))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", debugfs_root, de->d_name);
-		vd = opendir(path);
-		if (!vd)
+		if (fs_dir_open(&vd, de->dirfd, de->name))
 			continue;
-		while ((ce = readdir(vd))) {
-			if (strncmp(ce->d_name, "vcpu", 4) ||
-			    util_parse_int(ce->d_name + 4, 0, INT_MAX, &idx))
+		while ((ce = fs_dir_next(&vd))) {
+			if (strncmp(ce->name, "vcpu", 4) ||
+			    util_parse_int(ce->name + 4, 0, INT_MAX, &idx))
 				continue;
-			snprintf(path, sizeof(path), "%s/%s/%s/pid",
-				 debugfs_root, de->d_name, ce->d_name);
-			if (util_read_file(path, buf, sizeof(buf)) <= 0)
+			snprintf(path, sizeof(path), "%s/pid", ce->name);
+			if (fs_read_at(ce->dirfd, path, buf, sizeof(buf)) <= 0)
 				continue;
 			buf[strcspn(buf, "\n")] = '\0';
 			if (util_parse_int(buf, 1, INT_MAX, &tid))
@@ -736,9 +765,9 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 			v->vcpus[v->nvcpus].tid = (pid_t)tid;
 			v->nvcpus++;
 		}
-		closedir(vd);
+		fs_dir_close(&vd);
 	}
-	closedir(d);
+	fs_dir_close(&d);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
 	return 0;

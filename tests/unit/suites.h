@@ -29,5 +29,8 @@ Suite *handoff_suite(void);
 Suite *vcpu_check_suite(void);
 Suite *testlib_suite(void);
 Suite *tui_keys_suite(void);
+Suite *hashtab_suite(void);
+Suite *fs_suite(void);
+Suite *reading_suite(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bpf_count.h"
+#include "fs.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"
@@ -72,7 +73,7 @@ static int rename_id(const char **why)
 		return -1;
 	}
 	for (size_t i = 0; i < 2; i++)
-		if (util_read_file(paths[i], buf, sizeof(buf)) > 0 &&
+		if (fs_read_at(AT_FDCWD, paths[i], buf, sizeof(buf)) > 0 &&
 		    !util_parse_u64(buf, &v) && v < 1u << 30)
 			return (int)v;
 	return -1;

@@ -657,6 +657,40 @@ START_TEST(test_pid_mode)
 }
 END_TEST
 
+/* A process's VMs sum, but a peak (max_*) is the highest of them, as the
+ * stats-fd and QMP providers aggregate peaks. */
+START_TEST(test_pid_mode_peak)
+{
+	char root[PATH_MAX];
+	struct dfx f;
+
+	fx_build(root, sizeof(root));
+	fx_put(root, "max_mmu_rmap_size", "9\n", 0644);
+	fx_put(root, "1111-10/max_mmu_rmap_size", "5\n", 0644);
+	fx_vm(root, "1111-12", 5, 1, 10);
+	fx_put(root, "1111-12/max_mmu_rmap_size", "7\n", 0644);
+	ck_assert_msg(dfx_open(&f, root, NULL, 1111, true) == 0, "open: %s",
+		      f.p.msg);
+	ck_assert_int_eq(f.fields.v[field_table_find(&f.fields,
+				"max_mmu_rmap_size")].type, FIELD_PEAK);
+	dfx_read(&f);
+	ck_assert_uint_eq(dfx_value(&f, "exits", 1111, SAMPLE_ALL_VCPUS), 65);
+	ck_assert_uint_eq(dfx_value(&f, "max_mmu_rmap_size", 1111,
+				    SAMPLE_ALL_VCPUS), 7);
+	ck_assert_uint_eq(dfx_value(&f, "max_mmu_rmap_size", 0,
+				    SAMPLE_ALL_VCPUS), 7);
+	/* one VM's file unreadable: no value for the process, not the
+	 * other's alone */
+	fx_put(root, "1111-12/max_mmu_rmap_size", "x\n", 0644);
+	dfx_read(&f);
+	ck_assert_ptr_null(dfx_find(&f, "max_mmu_rmap_size", 1111,
+				    SAMPLE_ALL_VCPUS));
+	ck_assert_uint_eq(dfx_value(&f, "exits", 1111, SAMPLE_ALL_VCPUS), 65);
+	dfx_free(&f);
+	fx_rm(root, NULL);
+}
+END_TEST
+
 START_TEST(test_pid_mode_no_vm)
 {
 	char root[PATH_MAX];
@@ -1132,6 +1166,7 @@ Suite *debugfs_suite(void)
 	tcase_add_test(tc, test_hidden_errno);
 	tcase_add_test(tc, test_lockdown_notice);
 	tcase_add_test(tc, test_pid_mode);
+	tcase_add_test(tc, test_pid_mode_peak);
 	tcase_add_test(tc, test_pid_mode_no_vm);
 	tcase_add_test(tc, test_want_vms);
 	tcase_add_test(tc, test_fill_in_claimed);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "handoff.h"
 #include "suites.h"
 #include "util.h"
@@ -174,7 +175,7 @@ static bool ho_gone(pid_t pid)
 	char path[64], buf[256], *paren;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (util_read_file(path, buf, sizeof(buf)) <= 0)
+	if (fs_read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return true;
 	paren = strrchr(buf, ')');
 	return paren && paren[1] == ' ' && paren[2] == 'Z';

@@ -526,6 +526,148 @@ START_TEST(test_resolve_small_buffer)
 }
 END_TEST
 
+/* What a classified link gives. */
+static enum vm_fd_kind kind_of(const char *link, int *vcpu)
+{
+	*vcpu = -7;
+	return vm_fd_kind(link, strlen(link), vcpu);
+}
+
+/* Only exact KVM links count; a stats link says whose it is. */
+START_TEST(test_fd_kind)
+{
+	static const char *const other[] = {
+		"anon_inode:kvm-vcpu:0", "anon_inode:kvm-vm-", "anon_inode:kvm",
+		"anon_inode:kvm-vcpu-stats:", "anon_inode:kvm-vcpu-stats:1x",
+		"anon_inode:kvm-vcpu-stats:-1", "anon_inode:kvm-vm-statsx",
+		"anon_inode:kvm-vcpu-stats:99999999999", "/dev/kvm", "",
+		"anon_inode:[eventfd]",
+	};
+	int vcpu;
+
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vm", &vcpu), VM_FD_VM);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vm-stats", &vcpu),
+			 VM_FD_STATS);
+	ck_assert_int_eq(vcpu, -1);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:0", &vcpu),
+			 VM_FD_STATS);
+	ck_assert_int_eq(vcpu, 0);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:2147483647",
+				 &vcpu), VM_FD_STATS);
+	ck_assert_int_eq(vcpu, 2147483647);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		ck_assert_msg(kind_of(other[i], &vcpu) == VM_FD_OTHER, "%s",
+			      other[i]);
+	/* n bytes, not the string: a prefix of a VM link is no VM link */
+	ck_assert_int_eq(vm_fd_kind("anon_inode:kvm-vm-stats", 17, &vcpu),
+			 VM_FD_VM);
+}
+END_TEST
+
+/* What a walk over fd links saw. */
+struct fd_seen {
+	int fd[8], kind[8], vcpu[8];
+	int n;
+	int stop_at;		/* ends the walk with 5 after this many */
+};
+
+static int fd_note(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+{
+	struct fd_seen *s = ctx;
+
+	ck_assert_int_lt(s->n, 8);
+	s->fd[s->n] = fd;
+	s->kind[s->n] = kind;
+	s->vcpu[s->n] = vcpu;
+	s->n++;
+	return s->n == s->stop_at ? 5 : 0;
+}
+
+/* The process list comes sorted from any tree; the fd walk reports the
+ * KVM fds only, with their numbers, and stops when told. */
+START_TEST(test_proc_scan)
+{
+	static const pid_t made[] = { 300, 7, 4000, 12, 1 };
+	/* fields 4 to 21 are 4 to 21, then the start time */
+	static const char stat[] = "20 (a) b (c) S 4 5 6 7 8 9 10 11 12 13 "
+				   "14 15 16 17 18 19 20 21 987654 23 24\n";
+	struct fd_seen s = { 0 };
+	char path[512];
+	pid_t *pids;
+	int rootfd, n;
+
+	fake_root();
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++)
+		fake_proc(made[i], LIST("/dev/null"));
+	mkdirf("%s/self", root);
+	mkdirf("%s/0", root);
+	mkdirf("%s/12x", root);
+	fake_proc_fds(20, 3, LIST("/dev/null", "anon_inode:kvm-vm",
+				  "socket:[1]", "anon_inode:kvm-vcpu-stats:1",
+				  "anon_inode:kvm-vm-stats",
+				  "anon_inode:kvm-vcpu:1"));
+	fake_proc(21, NULL);
+	rootfd = open(root, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(rootfd, 0);
+
+	n = vm_proc_pids(rootfd, &pids);
+	ck_assert_int_eq(n, 7);
+	ck_assert_int_eq(pids[0], 1);
+	ck_assert_int_eq(pids[1], 7);
+	ck_assert_int_eq(pids[2], 12);
+	ck_assert_int_eq(pids[3], 20);
+	ck_assert_int_eq(pids[4], 21);
+	ck_assert_int_eq(pids[5], 300);
+	ck_assert_int_eq(pids[6], 4000);
+	free(pids);
+
+	ck_assert_int_eq(vm_proc_fds(rootfd, 20, fd_note, &s), 0);
+	ck_assert_int_eq(s.n, 3);
+	for (int i = 0; i < s.n; i++) {
+		if (s.fd[i] == 4) {
+			ck_assert_int_eq(s.kind[i], VM_FD_VM);
+		} else if (s.fd[i] == 6) {
+			ck_assert_int_eq(s.kind[i], VM_FD_STATS);
+			ck_assert_int_eq(s.vcpu[i], 1);
+		} else {
+			ck_assert_int_eq(s.fd[i], 7);
+			ck_assert_int_eq(s.kind[i], VM_FD_STATS);
+			ck_assert_int_eq(s.vcpu[i], -1);
+		}
+	}
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 2;
+	ck_assert_int_eq(vm_proc_fds(rootfd, 20, fd_note, &s), 5);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_int_eq(vm_proc_fds(rootfd, 21, fd_note, &s), -ENOENT);
+	ck_assert_int_eq(vm_proc_fds(rootfd, 99, fd_note, &s), -ENOENT);
+	ck_assert_int_eq(s.n, 2);
+
+	/* procfs gives the fd count as the directory's size; not tmpfs */
+	ck_assert_int_eq(vm_proc_nfds(rootfd, 99), 0);
+	/* field 22 of stat, after a command name with blanks and parens */
+	snprintf(path, sizeof(path), "%s/20/stat", root);
+	write_file(path, stat, strlen(stat));
+	ck_assert_uint_eq(vm_proc_start_ticks(rootfd, 20), 987654);
+	ck_assert_uint_eq(vm_proc_start_ticks(rootfd, 7), 0);
+	close(rootfd);
+	fake_root_rm();
+
+	/* the real /proc: this process, its fd count and start */
+	rootfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(rootfd, 0);
+	n = vm_proc_pids(rootfd, &pids);
+	ck_assert_int_gt(n, 1);
+	for (int i = 1; i < n; i++)
+		ck_assert_int_lt(pids[i - 1], pids[i]);
+	free(pids);
+	ck_assert_uint_gt(vm_proc_start_ticks(rootfd, 0), 0);
+	ck_assert_uint_eq(vm_proc_start_ticks(rootfd, 0),
+			  vm_proc_start_ticks(rootfd, getpid()));
+	close(rootfd);
+}
+END_TEST
+
 static double elapsed_ms(const struct timespec *a)
 {
 	struct timespec b;
@@ -688,6 +830,8 @@ Suite *vm_suite(void)
 	tcase_add_test(fake, test_resolve_guest);
 	tcase_add_test(fake, test_resolve_small_buffer);
 	tcase_add_test(fake, test_many_fds_and_processes);
+	tcase_add_test(fake, test_fd_kind);
+	tcase_add_test(fake, test_proc_scan);
 	tcase_add_unchecked_fixture(fake, top_create, top_remove);
 	tcase_set_timeout(fake, 30);
 	suite_add_tcase(s, fake);

@@ -11,7 +11,6 @@
  * (or with --no-bpf) they are kvm_stat's filtered perf events, one per
  * reason and CPU.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
@@ -26,6 +25,8 @@
 
 #include "arch.h"
 #include "bpf_count.h"
+#include "fs.h"
+#include "hashtab.h"
 #include "options.h"
 #include "provider.h"
 #include "tpformat.h"
@@ -129,8 +130,7 @@ struct tp_priv {
 	/* BPF breakdowns collected during one read */
 	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; pid_t tid; } *bd;
 	size_t nbd, capbd;
-	uint32_t *slot;			/* hash of bd: index + 1, 0 = empty */
-	size_t capslot;
+	struct hashtab bd_index;	/* (pid, vcpu, field) -> bd */
 	unsigned long refresh;		/* reads so far */
 	int *rep;			/* field ids reported each refresh */
 	size_t nrep;
@@ -180,13 +180,14 @@ static bool tp_probe(const struct options *o)
 	return tp_find_events(o, dir) == 0;
 }
 
-static int tp_read_id(const char *dir, const char *event)
+/* The id of an event, from its directory in dirfd; -1 when unreadable. */
+static int tp_read_id(int dirfd, const char *event)
 {
-	char path[PATH_MAX], buf[32];
+	char path[NAME_MAX + 8], buf[32];
 	long id;
 
-	snprintf(path, sizeof(path), "%s/%s/id", dir, event);
-	if (util_read_file(path, buf, sizeof(buf)) <= 0)
+	snprintf(path, sizeof(path), "%s/id", event);
+	if (fs_read_at(dirfd, path, buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
 	if (util_parse_int(buf, 0, INT_MAX, &id))
@@ -203,30 +204,30 @@ static int tp_name_cmp(const void *a, const void *b)
 /* Every event under events/kvm with a readable id. */
 static int tp_list_events(struct tp_priv *tp)
 {
-	DIR *d = opendir(tp->events_dir);
-	struct dirent *de;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	size_t cap = 0;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
+	if (fs_dir_open(&dir, AT_FDCWD, tp->events_dir))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		int id;
 
-		if (de->d_name[0] == '.')
+		if (e->name[0] == '.')
 			continue;
-		id = tp_read_id(tp->events_dir, de->d_name);
+		id = tp_read_id(e->dirfd, e->name);
 		if (id < 0)
 			continue;
 		if (tp->nev == cap) {
 			cap = cap ? cap * 2 : 128;
 			tp->ev = xrealloc(tp->ev, cap * sizeof(*tp->ev));
 		}
-		tp->ev[tp->nev].name = xstrdup(de->d_name);
+		tp->ev[tp->nev].name = xstrdup(e->name);
 		tp->ev[tp->nev].id = id;
 		tp->ev[tp->nev].field = -1;
 		tp->nev++;
 	}
-	closedir(d);
+	fs_dir_close(&dir);
 	qsort(tp->ev, tp->nev, sizeof(*tp->ev), tp_name_cmp);
 	return tp->nev ? 0 : -ENOENT;
 }
@@ -551,8 +552,8 @@ static int tp_online_cpus(int **cpus)
 	int n = 0, cap = 64;
 
 	*cpus = xmalloc(cap * sizeof(**cpus));
-	if (util_read_file("/sys/devices/system/cpu/online", buf,
-			   sizeof(buf)) <= 0) {
+	if (fs_read_at(AT_FDCWD, "/sys/devices/system/cpu/online", buf,
+		       sizeof(buf)) <= 0) {
 		long m = sysconf(_SC_NPROCESSORS_ONLN);
 
 		for (long i = 0; i < m; i++) {
@@ -699,19 +700,18 @@ static void tp_assign_vcpus(struct tp_priv *tp)
 static int tp_scan_threads(struct tp_priv *tp)
 {
 	char path[PATH_MAX + 256];
-	struct dirent *de;
-	DIR *d;
+	const struct fs_entry *e;
+	struct fs_dir dir;
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/task", tp->proc_root, tp->pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
+	if (fs_dir_open(&dir, AT_FDCWD, path))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
 		long tid;
 		bool known = false;
 
-		if (util_parse_int(de->d_name, 1, INT_MAX, &tid))
+		if (util_parse_int(e->name, 1, INT_MAX, &tid))
 			continue;
 		for (size_t i = 0; i < tp->ngroups; i++)
 			if (tp->groups[i].tid == (pid_t)tid)
@@ -725,7 +725,7 @@ static int tp_scan_threads(struct tp_priv *tp)
 		if (rc)
 			break;
 	}
-	closedir(d);
+	fs_dir_close(&dir);
 	return rc;
 }
 
@@ -781,7 +781,7 @@ static void tp_free_priv(struct tp_priv *tp)
 	free(tp->acc);
 	free(tp->retired);
 	free(tp->bd);
-	free(tp->slot);
+	hashtab_free(&tp->bd_index);
 	free(tp->rep);
 	free(tp);
 }
@@ -940,60 +940,37 @@ static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
 	return stat(path, &st) == 0;
 }
 
-static uint32_t tp_bd_hash(pid_t pid, int vcpu, int field)
-{
-	uint32_t h = (uint32_t)pid * 2654435761u ^ (uint32_t)(vcpu + 1) *
-		     2246822519u ^ (uint32_t)field * 3266489917u;
-
-	return h ^ (h >> 16);
-}
-
 /* Adds v to the breakdown (pid, vcpu, field) of this refresh; a hash keeps
  * it linear in the number of BPF keys. Returns the entry. */
 static struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 		      uint64_t v)
 {
-	size_t h;
+	uint32_t h = hashtab_hash3((uint32_t)field, (uint32_t)pid,
+				   (uint32_t)(vcpu + 1));
+	struct hashtab_iter it = hashtab_iter(&tp->bd_index, h);
+	long i;
 
-	if ((tp->nbd + 1) * 2 > tp->capslot) {
-		size_t cap = tp->capslot ? tp->capslot * 2 : 1024;
-
-		free(tp->slot);
-		tp->slot = xcalloc(cap, sizeof(*tp->slot));
-		tp->capslot = cap;
-		for (size_t i = 0; i < tp->nbd; i++) {
-			const struct tp_bd *b = &tp->bd[i];
-
-			h = tp_bd_hash(b->pid, b->vcpu, b->field) & (cap - 1);
-			while (tp->slot[h])
-				h = (h + 1) & (cap - 1);
-			tp->slot[h] = (uint32_t)i + 1;
-		}
-	}
-	h = tp_bd_hash(pid, vcpu, field) & (tp->capslot - 1);
-	while (tp->slot[h]) {
-		struct tp_bd *b = &tp->bd[tp->slot[h] - 1];
+	while ((i = hashtab_next(&tp->bd_index, &it)) >= 0) {
+		struct tp_bd *b = &tp->bd[i];
 
 		if (b->pid == pid && b->vcpu == vcpu && b->field == field) {
 			b->v += v;
 			return b;
 		}
-		h = (h + 1) & (tp->capslot - 1);
 	}
 	if (tp->nbd == tp->capbd) {
 		tp->capbd = tp->capbd ? tp->capbd * 2 : 256;
 		tp->bd = xrealloc(tp->bd, tp->capbd * sizeof(*tp->bd));
 	}
 	tp->bd[tp->nbd] = (struct tp_bd){ pid, vcpu, field, v, 0 };
-	tp->slot[h] = (uint32_t)++tp->nbd;
-	return &tp->bd[tp->nbd - 1];
+	hashtab_add(&tp->bd_index, h, tp->nbd);
+	return &tp->bd[tp->nbd++];
 }
 
 /* Empties the breakdowns for a new refresh. */
 static void tp_bd_clear(struct tp_priv *tp)
 {
-	if (tp->nbd && tp->slot)
-		memset(tp->slot, 0, tp->capslot * sizeof(*tp->slot));
+	hashtab_clear(&tp->bd_index);
 	tp->nbd = 0;
 }
 
