@@ -4,7 +4,6 @@
  * raised for them, and the fork hand-off that lets the run end at once
  * while a detached grandchild waits out their slow last close.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,19 +38,19 @@ void handoff_raise_nofile(void)
 
 void handoff_keep_only_kernel_fds(int keep_fd)
 {
-	char link[64], path[64];
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/fd");
-	int dfd = d ? dirfd(d) : -1;
+	struct fs_dir dir;
+	const struct fs_entry *e;
+	char link[64];
 
-	while (d && (de = readdir(d))) {
-		int fd = atoi(de->d_name);
+	if (fs_dir_open(&dir, AT_FDCWD, "/proc/self/fd"))
+		return;
+	while ((e = fs_dir_next(&dir))) {
+		int fd = atoi(e->name);
 		ssize_t n;
 
-		if (de->d_name[0] == '.' || fd == keep_fd || fd == dfd)
+		if (fd == keep_fd || fd == dir.fd)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
+		n = readlinkat(e->dirfd, e->name, link, sizeof(link) - 1);
 		if (n < 0)
 			continue;
 		link[n] = '\0';
@@ -59,8 +58,7 @@ void handoff_keep_only_kernel_fds(int keep_fd)
 		    strncmp(link, "anon_inode:bpf", 14))
 			close(fd);
 	}
-	if (d)
-		closedir(d);
+	fs_dir_close(&dir);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "util.h"
@@ -53,8 +54,7 @@ struct snap_builder {
 	/* scopes found in the cells, in order of appearance */
 	struct sb_scope *sc;
 	size_t nsc, capsc;
-	int *hash;			/* (pid, vcpu) -> index in sc, -1 */
-	size_t caphash;
+	struct hashtab index;		/* (pid, vcpu) -> index in sc */
 	int *key_scope;			/* by cell: index in sc, or -1 */
 	int *row_of;			/* by field: row in the scope built */
 };
@@ -160,50 +160,22 @@ static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 			b->split[v[i].parent] = true;
 }
 
-static uint32_t sb_hash(pid_t pid, int vcpu)
-{
-	uint32_t h = (uint32_t)pid * 2654435761u ^
-		     (uint32_t)(vcpu + 1) * 2246822519u;
-
-	return h ^ (h >> 16);
-}
-
-static void sb_rehash(struct snap_builder *b, size_t cap)
-{
-	free(b->hash);
-	b->hash = xmalloc(cap * sizeof(*b->hash));
-	memset(b->hash, 0xff, cap * sizeof(*b->hash));
-	b->caphash = cap;
-	for (size_t i = 0; i < b->nsc; i++) {
-		size_t h = sb_hash(b->sc[i].pid, b->sc[i].vcpu) & (cap - 1);
-
-		while (b->hash[h] >= 0)
-			h = (h + 1) & (cap - 1);
-		b->hash[h] = (int)i;
-	}
-}
-
 /* The index of scope (pid, vcpu), added when new. */
 static int sb_scope(struct snap_builder *b, pid_t pid, int vcpu)
 {
-	size_t h;
+	uint32_t h = hashtab_hash3((uint32_t)pid, (uint32_t)vcpu, 0);
+	struct hashtab_iter it = hashtab_iter(&b->index, h);
+	long i;
 
-	if ((b->nsc + 1) * 2 > b->caphash)
-		sb_rehash(b, b->caphash ? b->caphash * 2 : 64);
-	h = sb_hash(pid, vcpu) & (b->caphash - 1);
-	while (b->hash[h] >= 0) {
-		const struct sb_scope *x = &b->sc[b->hash[h]];
-
-		if (x->pid == pid && x->vcpu == vcpu)
-			return b->hash[h];
-		h = (h + 1) & (b->caphash - 1);
-	}
+	while ((i = hashtab_next(&b->index, &it)) >= 0)
+		if (b->sc[i].pid == pid && b->sc[i].vcpu == vcpu)
+			return (int)i;
 	if (b->nsc == b->capsc) {
 		b->capsc = b->capsc ? b->capsc * 2 : 64;
 		b->sc = xrealloc(b->sc, b->capsc * sizeof(*b->sc));
 	}
 	b->sc[b->nsc] = (struct sb_scope){ .pid = pid, .vcpu = vcpu };
-	b->hash[h] = (int)b->nsc;
+	hashtab_add(&b->index, h, b->nsc);
 	return (int)b->nsc++;
 }
 
@@ -673,7 +645,7 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	free(b.bucket_count);
 	free(b.bucket_child);
 	free(b.sc);
-	free(b.hash);
+	hashtab_free(&b.index);
 	free(b.key_scope);
 	free(b.row_of);
 }
