@@ -6,11 +6,12 @@
 # setpriv drops every other one, sets no-new-privileges, the unit's
 # open-file limit and umask), logs (JSON Lines) and exports exactly the
 # exits of a test guest that another user runs (as libvirt runs QEMU), by
-# tracepoint and BPF and by stats fd, in the guest's own counts (so other
-# VMs do not matter), making only system calls the unit's SystemCallFilter=
-# allows and only sockets its RestrictAddressFamilies= allows (watched with
-# strace). Without any one of those capabilities, kvmstat visibly fails or
-# loses a source.
+# tracepoint with BPF and by stats fd, in the guest's own counts (so other
+# VMs do not matter), says nothing that kvmstat with every capability does
+# not, and makes only system calls the unit's SystemCallFilter= allows and
+# only sockets its RestrictAddressFamilies= allows (watched with strace).
+# Without any one of those capabilities, kvmstat visibly fails or loses a
+# source. The kvmstat runs of a unit all watch the same guest at once.
 source tests/system/lib.sh
 
 LOGGER=${LOGGER:-systemd/kvmstat.service}
@@ -164,25 +165,10 @@ stop_as() {
 	STATUS=$?
 }
 
-# guest_run: starts guest g (V vCPUs, N halts each, named sysd), which waits
-guest_run() {
-	start_guest g --name guest=sysd -s -m 1 -v "$V" -n "$N" -k hlt -t "$1"
-	VM=${g_VMS% }
-}
-
-# guest_done: until every vCPU made its exits
-guest_done() {
-	for _ in $(seq 1 200); do
-		[ "$(grep -c '^done ' "$TMP/g.out")" -ge "$V" ] && return 0
-		sleep 0.05
-	done
-	fail "guest vCPUs did not finish: $(cat "$TMP/g.out")"
-}
-
-# notices: kvmstat's stderr but what it says about other VMs, numbers as N
+# notices I: what kvmstat case I said, but of other VMs, numbers as N
 notices() {
-	awk -v vm="$VM" '!/VMs? [0-9]/ || $0 ~ "(^|[^0-9])" vm "([^0-9]|$)"' "$TMP/k.err" |
-		sed 's/[0-9][0-9]*/N/g'
+	awk -v vm="$VM" '!/VMs? [0-9]/ || $0 ~ "(^|[^0-9])" vm "([^0-9]|$)"' \
+		"$TMP/k$1.err" | sed 's/[0-9][0-9]*/N/g'
 }
 
 # vm_sum FILE FIELD: the guest's deltas of FIELD in JSON Lines FILE, summed
@@ -192,56 +178,101 @@ vm_sum() {
 		"$1" 2>/dev/null || echo none
 }
 
-# logger UNIT CAPS [TRACEFILE]: kvmstat -l -L as the unit, in JSON Lines,
-# while the guest runs; sets GOT ("status S hlt H halt_exits E": the
-# guest's halts by the tracepoints and by the stats fds) and ERR (notices)
-logger() {
-	local log=$TMP/log/kvmstat.log
-	rm -f "$log"
-	guest_run 1
-	start_as k "$1" "$2" "$3" -l --json -s 0.2 -L "$log" \
-		-f '^(kvm_userspace_exit|halt_exits)'
-	for _ in $(seq 1 100); do
-		[ "$(wc -l 2>/dev/null <"$log" || echo 0)" -ge 2 ] && break
-		kill -0 "$k_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	go_guest g
-	wait_guest g
-	stop_as k
-	GOT="status $STATUS hlt $(vm_sum "$log" 'kvm_userspace_exit(HLT)') halt_exits $(vm_sum "$log" halt_exits)"
-	ERR=$(notices)
-	LOG=$log
+# exported I SERIES: the value of SERIES in case I's /metrics, or none
+exported() {
+	local v
+	v=$(metric "$(curl -sf --max-time 5 "http://127.0.0.1:${PORTS[$1]}/metrics")" "$2")
+	echo "${v:-none}"
 }
 
-# exporter UNIT CAPS [TRACEFILE]: kvmstat --listen as the unit, scraped
-# once the guest made its exits; sets GOT (as logger does, from the guest's
-# series) and ERR
-exporter() {
-	local port url text="" hlt halt want
-	port=$(free_port)
-	url="http://127.0.0.1:$port/metrics"
-	guest_run 30
-	start_as k "$1" "$2" "$3" --listen "127.0.0.1:$port" -s 0.2
-	for _ in $(seq 1 100); do
-		curl -sf -o /dev/null --max-time 1 "$url" && break
-		kill -0 "$k_PID" 2>/dev/null || break
-		sleep 0.1
+# start_case I MODE UNIT CAPS TRACEFILE: kvmstat case I (k$I) as UNIT runs
+# it, with CAPS: the logger (-l -L, in JSON Lines to count per VM) or the
+# exporter (--listen)
+start_case() {
+	local i=$1 mode=$2
+	shift 2
+	if [ "$mode" = logger ]; then
+		start_as "k$i" "$@" -l --json -s 0.2 -L "$TMP/log/k$i.log" \
+			-f '^(kvm_userspace_exit|halt_exits)'
+	else
+		PORTS[i]=$(free_port)
+		start_as "k$i" "$@" --listen "127.0.0.1:${PORTS[i]}" -s 0.2
+	fi
+}
+
+# ready_case I MODE: until case I counts (2 log lines, or /metrics
+# answers), or has ended
+ready_case() {
+	local p="k${1}_PID"
+	for _ in $(seq 1 200); do
+		if [ "$2" = logger ]; then
+			[ "$(wc -l 2>/dev/null <"$TMP/log/k$1.log" || echo 0)" -ge 2 ] &&
+				return
+		else
+			curl -sf -o /dev/null --max-time 1 \
+				"http://127.0.0.1:${PORTS[$1]}/metrics" && return
+		fi
+		kill -0 "${!p}" 2>/dev/null || return
+		sleep 0.05
+	done
+}
+
+# counts I MODE: "hlt H halt_exits E", the guest's halts that case I
+# counted by tracepoint (and BPF, per VM) and by its stats fds
+counts() {
+	if [ "$2" = logger ]; then
+		echo "hlt $(vm_sum "$TMP/log/k$1.log" 'kvm_userspace_exit(HLT)')" \
+			"halt_exits $(vm_sum "$TMP/log/k$1.log" halt_exits)"
+	else
+		echo "hlt $(exported "$1" "kvm_userspace_exit_total{pid=\"$VM\",guest=\"sysd\",reason=\"HLT\"}")" \
+			"halt_exits $(exported "$1" "kvm_halt_exits_total{pid=\"$VM\",guest=\"sysd\"}")"
+	fi
+}
+
+# run_cases MODE UNIT TRACEFILE CAPS...: kvmstat as UNIT once per CAPS, all
+# at once, while one guest (run by another user, V vCPUs, N halts each)
+# makes its exits; case 1 under strace into TRACEFILE when set. Sets
+# GOT[I] ("status S hlt H halt_exits E") and ERR[I] (notices) per case.
+run_cases() {
+	local mode=$1 unit=$2 trace=$3 i n want
+	shift 3
+	n=$#
+	want="hlt $((V * N)) halt_exits $((V * N))"
+	start_guest g --name guest=sysd -s -m 1 -v "$V" -n "$N" -k hlt -t 60
+	VM=${g_VMS% }
+	for ((i = 0; i < n; i++)); do
+		start_case "$i" "$mode" "$unit" "$1" "$([ $i = 1 ] && echo "$trace")"
+		shift
+	done
+	for ((i = 0; i < n; i++)); do
+		ready_case "$i" "$mode"
 	done
 	go_guest g
-	guest_done
-	for _ in $(seq 1 30); do
-		text=$(curl -sf --max-time 5 "$url")
-		hlt=$(metric "$text" "kvm_userspace_exit_total{pid=\"$VM\",guest=\"sysd\",reason=\"HLT\"}")
-		halt=$(metric "$text" "kvm_halt_exits_total{pid=\"$VM\",guest=\"sysd\"}")
-		[ "$hlt $halt" = "$((V * N)) $((V * N))" ] && break
-		sleep 0.1
+	for _ in $(seq 1 200); do
+		[ "$(grep -c '^done ' "$TMP/g.out")" -ge "$V" ] && break
+		sleep 0.05
 	done
-	stop_as k
+	[ "$(grep -c '^done ' "$TMP/g.out")" = "$V" ] ||
+		fail "guest vCPUs did not finish: $(cat "$TMP/g.out")"
+	# two intervals; then each exporter until it has the counts (2 s)
+	sleep 0.4
+	if [ "$mode" = exporter ]; then
+		for ((i = 0; i < n; i++)); do
+			for _ in $(seq 1 10); do
+				[ "$(counts "$i" "$mode")" = "$want" ] && break
+				sleep 0.2
+			done
+			COUNTS[i]=$(counts "$i" "$mode")
+		done
+	fi
+	for ((i = 0; i < n; i++)); do
+		stop_as "k$i"
+		[ "$mode" = logger ] && COUNTS[i]=$(counts "$i" "$mode")
+		GOT[i]="status $STATUS ${COUNTS[i]}"
+		ERR[i]=$(notices "$i")
+	done
 	kill -TERM "$g_PID"
 	wait "$g_PID"
-	GOT="status $STATUS hlt ${hlt:-none} halt_exits ${halt:-none}"
-	ERR=$(notices)
 }
 
 # filter_allows UNIT: the system calls the unit's SystemCallFilter= lines
@@ -328,38 +359,41 @@ for u in "$LOGGER" "$EXPORTER"; do
 	mode=logger
 	[ "$u" = "$EXPORTER" ] && mode=exporter
 	want="status 0 hlt $((V * N)) halt_exits $((V * N))"
-
-	# 2. every capability: what this host lets kvmstat say at best
-	"$mode" "$u" all ""
-	[ "$GOT" = "$want" ] ||
-		fail "$mode with every capability: $GOT, want $want; stderr: $(cat "$TMP/k.err")"
-	all_err=$ERR
-
-	# 3. exactly the unit's capabilities: as well, with no other notice
+	# case 0: every capability, what this host lets kvmstat do at best;
+	# 1: exactly the unit's; 2...: one of them dropped
+	sets=(all "$caps")
+	drops=(${caps//,/ })
+	for drop in "${drops[@]}"; do
+		sets+=("$(tr ',' '\n' <<<"$caps" | grep -vx "$drop" | paste -sd,)")
+	done
 	trace=${TRACE:+$TMP/$mode.trace}
-	"$mode" "$u" "$caps" "$trace"
-	[ "$GOT" = "$want" ] ||
-		fail "$mode with $caps: $GOT, want $want; stderr: $(cat "$TMP/k.err")"
-	new=$(new_lines "$all_err" "$ERR")
-	[ -z "$new" ] || fail "$mode with $caps said: $(cat "$TMP/k.err")"
+	GOT=() ERR=() COUNTS=() PORTS=()
+	run_cases "$mode" "$u" "$trace" "${sets[@]}"
+
+	[ "${GOT[0]}" = "$want" ] ||
+		fail "$mode with every capability: ${GOT[0]}, want $want; stderr: $(cat "$TMP/k0.err")"
+	# 2. exactly the unit's capabilities: as well, and nothing more said
+	[ "${GOT[1]}" = "$want" ] ||
+		fail "$mode with $caps: ${GOT[1]}, want $want; stderr: $(cat "$TMP/k1.err")"
+	new=$(new_lines "${ERR[0]}" "${ERR[1]}")
+	[ -z "$new" ] || fail "$mode with $caps said: $(cat "$TMP/k1.err")"
+	got=${GOT[1]}
 	if [ $mode = logger ]; then
 		mask=$(unit_values "$u" UMask)
-		bits=$(stat -c %a "$LOG")
+		bits=$(stat -c %a "$TMP/log/k1.log")
 		[ $((8#$bits & 8#${mask:-0})) = 0 ] ||
 			fail "log file mode $bits, against UMask=$mask"
-		GOT+=", log file mode $bits"
+		got+=", log file mode $bits"
 	fi
-	echo "ok: $mode as $u, capabilities $caps: $GOT"
+	echo "ok: $mode as $u, capabilities $caps: $got"
 	[ -z "$trace" ] || check_trace "$u" "$trace" "$mode"
 
-	# 4. one capability fewer: a failure, a miscount or a notice
-	unit_err=$ERR
-	for drop in ${caps//,/ }; do
-		less=$(tr ',' '\n' <<<"$caps" | grep -vx "$drop" | paste -sd,)
-		"$mode" "$u" "$less" ""
-		new=$(new_lines "$unit_err" "$ERR")
-		[ "$GOT" != "$want" ] || [ -n "$new" ] ||
-			fail "$mode without CAP_${drop^^} works as well: $GOT, stderr: $(cat "$TMP/k.err")"
-		echo "ok: $mode without CAP_${drop^^}: $GOT${new:+; $(head -n 1 <<<"$new")}"
+	# 3. one capability fewer: a failure, a miscount or a notice
+	for ((i = 0; i < ${#drops[@]}; i++)); do
+		c=$((i + 2))
+		new=$(new_lines "${ERR[1]}" "${ERR[c]}")
+		[ "${GOT[c]}" != "$want" ] || [ -n "$new" ] ||
+			fail "$mode without CAP_${drops[i]^^} works as well: ${GOT[c]}, stderr: $(cat "$TMP/k$c.err")"
+		echo "ok: $mode without CAP_${drops[i]^^}: ${GOT[c]}${new:+; $(head -n 1 <<<"$new")}"
 	done
 done
