@@ -53,8 +53,9 @@ BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 	libmicrohttpd-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
-# JSON checked with jq, the exporter scraped by curl and a real Prometheus
-TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus
+# JSON checked with jq, the exporter scraped by curl and a real Prometheus,
+# the systemd units rated by systemd-analyze and their filters by strace
+TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check
