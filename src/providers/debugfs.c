@@ -925,10 +925,10 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
 		if (rc) {
 			reading_fail(&d->val[f->name]);
 		} else {
-			const struct field_info *fi = field_table_info(
-				p->fields, d->names[f->name].field);
+			int field = d->names[f->name].field;
 
-			reading_add(&d->val[f->name], v, fi->type);
+			reading_add(&d->val[f->name], v,
+				    p->fields->v[field].type);
 		}
 	}
 	if (fill_only)

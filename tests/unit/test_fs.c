@@ -19,13 +19,10 @@
 #include "fs.h"
 #include "suites.h"
 
-static char root[64];
-
-static void tree_create(void)
-{
-	strcpy(root, "/tmp/kvmstat-fs.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
-}
+/* Every tree lives under top, which the runner process removes even when
+ * a forked test fails before removing its own. */
+static char top[64];
+static char root[96];
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
 		    struct FTW *ftw)
@@ -34,6 +31,26 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	(void)flag;
 	(void)ftw;
 	return remove(path);
+}
+
+static void top_create(void)
+{
+	strcpy(top, "/tmp/kvmstat-fs.XXXXXX");
+	if (!mkdtemp(top)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void top_remove(void)
+{
+	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void tree_create(void)
+{
+	snprintf(root, sizeof(root), "%s/t.XXXXXX", top);
+	ck_assert_ptr_nonnull(mkdtemp(root));
 }
 
 static void tree_remove(void)
@@ -355,6 +372,7 @@ Suite *fs_suite(void)
 	Suite *s = suite_create("fs");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_unchecked_fixture(tc, top_create, top_remove);
 	tcase_add_test(tc, test_read_small);
 	tcase_add_test(tc, test_read_kept_fd);
 	tcase_add_test(tc, test_read_all);
