@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "fs.h"
 #include "util.h"
 
 /* VMX basic exit reasons: bits 15:0 of the exit reason. */
@@ -344,20 +345,12 @@ static bool x86_module_present(const char *sysfs_root, const char *name)
 static bool x86_module_live(const char *sysfs_root, const char *name)
 {
 	char path[PATH_MAX], buf[16];
-	ssize_t len;
-	int n = snprintf(path, sizeof(path), "%s/module/%s/initstate", sysfs_root, name);
-	int fd;
+	int n = snprintf(path, sizeof(path), "%s/module/%s/initstate",
+			 sysfs_root, name);
 
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (n < 0 || (size_t)n >= sizeof(path) ||
+	    fs_read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return false;
-	buf[len] = '\0';
 	return !strcmp(buf, "live") || !strcmp(buf, "live\n");
 }
 
