@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "errmsg.h"
 #include "loop.h"
 #include "options.h"
 #include "util.h"
@@ -50,11 +51,11 @@ int main(int argc, char **argv)
 {
 	static struct options opts;
 	static struct loop l;
-	char err[512];
+	struct errmsg err;
 	int rc;
 
-	if (options_parse(argc, argv, &opts, err, sizeof(err)))
-		fail(err, true);
+	if (options_parse(argc, argv, &opts, &err))
+		fail(err.text, true);
 	if (opts.help) {
 		options_usage(stdout);
 		return 0;
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = opts.fields_help ? list_fields(&l) : loop_run(&l);
 	if (rc)
-		fail(l.msg, l.usage);
+		fail(l.msg.text, l.usage);
 	loop_close(&l);
 	options_free(&opts);
 	return 0;

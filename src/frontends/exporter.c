@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "exporter.h"
 #include "openmetrics.h"
 #include "options.h"
@@ -67,7 +68,7 @@ static int exp_port(const char *s, unsigned int *port)
 }
 
 int exporter_parse_listen(const char *spec, struct exporter_addr *out,
-			  char *err, size_t errlen)
+			  struct errmsg *msg)
 {
 	char host[INET6_ADDRSTRLEN];
 	const char *port_s, *colon = strrchr(spec, ':');
@@ -118,10 +119,9 @@ int exporter_parse_listen(const char *spec, struct exporter_addr *out,
 	}
 	return 0;
 bad:
-	snprintf(err, errlen,
-		 "--listen needs [ADDR:]PORT (PORT 1-65535, ADDR an IPv4 address, [IPv6] or localhost), not \"%s\"",
-		 spec);
-	return -EINVAL;
+	return errmsg_set(msg, -EINVAL,
+			  "--listen needs [ADDR:]PORT (PORT 1-65535, ADDR an IPv4 address, [IPv6] or localhost), not \"%s\"",
+			  spec);
 }
 
 static enum MHD_Result exp_queue(struct MHD_Connection *conn,
@@ -302,8 +302,8 @@ static void exp_free(struct exporter *e)
 	free(e);
 }
 
-struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
-				size_t errlen)
+struct exporter *exporter_start(const struct exporter_addr *addr,
+				struct errmsg *msg)
 {
 	struct exporter *e = xcalloc(1, sizeof(*e));
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
@@ -322,14 +322,15 @@ struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
 	if (!e->index || !e->not_found || !e->not_allowed || !e->unavailable ||
 	    MHD_add_response_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER,
 				    "1") != MHD_YES) {
-		snprintf(err, errlen, "cannot set up the HTTP server: out of memory");
+		errmsg_set(msg, -ENOMEM,
+			   "cannot set up the HTTP server: out of memory");
 		goto out_free;
 	}
 	fd = exp_listen(addr);
 	if (fd < 0) {
-		snprintf(err, errlen,
-			 "cannot listen on %s: %s; pick another address or port with --listen",
-			 addr->text, strerror(-fd));
+		errmsg_set(msg, fd,
+			   "cannot listen on %s: %s; pick another address or port with --listen",
+			   addr->text, strerror(-fd));
 		goto out_free;
 	}
 	if (addr->ss.ss_family == AF_INET6)
@@ -347,9 +348,9 @@ struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
 			MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
-		snprintf(err, errlen,
-			 "cannot start the HTTP server on %s (libmicrohttpd refused its options)",
-			 addr->text);
+		errmsg_set(msg, -EIO,
+			   "cannot start the HTTP server on %s (libmicrohttpd refused its options)",
+			   addr->text);
 		goto out_free;
 	}
 	return e;
@@ -438,10 +439,9 @@ static int exporter_fe_open(struct frontend *fe, const struct options *opts)
 {
 	struct exporter_addr addr;
 
-	if (exporter_parse_listen(opts->listen, &addr, fe->msg,
-				  sizeof(fe->msg)))
+	if (exporter_parse_listen(opts->listen, &addr, &fe->msg))
 		return -EINVAL;
-	fe->priv = exporter_start(&addr, fe->msg, sizeof(fe->msg));
+	fe->priv = exporter_start(&addr, &fe->msg);
 	if (!fe->priv) {
 		fe->runtime = true;
 		return -EIO;

@@ -32,5 +32,6 @@ Suite *tui_keys_suite(void);
 Suite *hashtab_suite(void);
 Suite *fs_suite(void);
 Suite *reading_suite(void);
+Suite *errmsg_suite(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
 #include "options.h"
@@ -273,10 +274,10 @@ START_TEST(test_filter)
 	struct stats s;
 	struct snapshot snap;
 	struct strbuf b;
-	char err[128];
+	struct errmsg err;
 	json_t *j, *fields;
 
-	ck_assert_int_eq(filter_set(&flt, FILTER_DEFAULT, err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&flt, FILTER_DEFAULT, &err), 0);
 	jt_build(&s);
 	snapshot_build(&s, &req, &snap);
 	strbuf_init(&b);
@@ -372,7 +373,7 @@ START_TEST(test_frontend_bad_file)
 	struct frontend fe = { .ops = &json_frontend_ops };
 
 	ck_assert_int_lt(fe.ops->open(&fe, &o), 0);
-	ck_assert_ptr_nonnull(strstr(fe.msg, "/nonexistent-dir/k.json"));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "/nonexistent-dir/k.json"));
 }
 END_TEST
 
