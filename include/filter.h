@@ -22,7 +22,7 @@ struct field_filter {
 };
 
 /* 0, or -EINVAL with a readable reason in msg when the pattern is bad (f
- * is left as it was), or -ENOMEM (f is left unset). */
+ * is left as it was). */
 int filter_set(struct field_filter *f, const char *pattern,
 	       struct errmsg *msg);
 void filter_free(struct field_filter *f);

@@ -5,6 +5,7 @@
  * turn the result into output and an exit status. Only this file and the
  * front-ends print or exit.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,6 +55,9 @@ int main(int argc, char **argv)
 	struct errmsg err;
 	int rc;
 
+	/* jansson allocates through xmalloc too: out of memory ends the
+	 * program there as everywhere (util.h) */
+	json_set_alloc_funcs(xmalloc, free);
 	if (options_parse(argc, argv, &opts, &err))
 		fail(err.text, true);
 	if (opts.help) {

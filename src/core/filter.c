@@ -32,13 +32,10 @@ int filter_set(struct field_filter *f, const char *pattern,
 	}
 	regfree(&trial);
 	filter_free(f);
-	rc = regcomp(&f->re, pattern, REG_EXTENDED);
-	if (rc) {
-		/* it compiled a moment ago: only memory can be short */
-		regerror(rc, &f->re, why, sizeof(why));
-		return errmsg_set(msg, -ENOMEM, "cannot compile \"%s\": %s",
-				  pattern, why);
-	}
+	/* it compiled a moment ago: only memory can be short, and running
+	 * out of memory ends the program (util.h) */
+	if (regcomp(&f->re, pattern, REG_EXTENDED))
+		util_die("out of memory compiling the field filter");
 	f->pattern = xstrdup(pattern);
 	return 0;
 }

@@ -183,9 +183,7 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return;
+		c = xcalloc(1, sizeof(*c));
 		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		if (c->fd < 0) {
 			free(c);
@@ -247,22 +245,33 @@ static void exp_reap(struct exporter *e)
 	pthread_mutex_unlock(&e->conns_lock);
 }
 
-/* A fixed answer; NULL when out of memory. */
+/* libmicrohttpd fails to make a response or add one of these valid
+ * headers only when memory runs out: that ends the program, as xmalloc
+ * does (util.h). */
+static struct MHD_Response *exp_made(struct MHD_Response *r)
+{
+	if (!r)
+		util_die("out of memory making an HTTP response");
+	return r;
+}
+
+static void exp_header(struct MHD_Response *r, const char *name,
+		       const char *value)
+{
+	if (MHD_add_response_header(r, name, value) != MHD_YES)
+		util_die("out of memory making an HTTP response");
+}
+
+/* A fixed answer. */
 static struct MHD_Response *exp_fixed(const char *body, const char *type,
 				      bool allow)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body),
-			(void *)body, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = exp_made(MHD_create_response_from_buffer(
+		strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT));
 
-	if (!r)
-		return NULL;
-	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) !=
-	    MHD_YES ||
-	    (allow && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
-					      "GET, HEAD") != MHD_YES)) {
-		MHD_destroy_response(r);
-		return NULL;
-	}
+	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (allow)
+		exp_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	return r;
 }
 
@@ -319,13 +328,7 @@ struct exporter *exporter_start(const struct exporter_addr *addr,
 				   true);
 	e->unavailable = exp_fixed(exp_unavailable,
 				   "text/plain; charset=utf-8", false);
-	if (!e->index || !e->not_found || !e->not_allowed || !e->unavailable ||
-	    MHD_add_response_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER,
-				    "1") != MHD_YES) {
-		errmsg_set(msg, -ENOMEM,
-			   "cannot set up the HTTP server: out of memory");
-		goto out_free;
-	}
+	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	fd = exp_listen(addr);
 	if (fd < 0) {
 		errmsg_set(msg, fd,
@@ -359,8 +362,7 @@ out_free:
 	return NULL;
 }
 
-/* A response that owns the text of b (b is emptied); NULL when out of
- * memory. */
+/* A response that owns the text of b (b is emptied). */
 static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 {
 	struct MHD_Response *r;
@@ -368,16 +370,9 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	size_t len = b->len;
 
 	strbuf_init(b);
-	r = MHD_create_response_from_buffer_with_free_callback(len, s, free);
-	if (!r) {
-		free(s);
-		return NULL;
-	}
-	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) !=
-	    MHD_YES) {
-		MHD_destroy_response(r);
-		return NULL;
-	}
+	r = exp_made(MHD_create_response_from_buffer_with_free_callback(len, s,
+									free));
+	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
 
@@ -396,9 +391,8 @@ void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	}
 	pthread_mutex_lock(&e->lock);
 	for (int f = 0; f < 2; f++) {
-		old[f] = fresh[f] ? e->resp[f] : NULL;
-		if (fresh[f])
-			e->resp[f] = fresh[f];
+		old[f] = e->resp[f];
+		e->resp[f] = fresh[f];
 	}
 	pthread_mutex_unlock(&e->lock);
 	/* connections still sending an old text hold their own reference */

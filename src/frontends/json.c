@@ -70,14 +70,11 @@ static int json_open(struct frontend *fe, const struct options *opts)
 static int json_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct json_priv *jp = fe->priv;
-	int rc;
 
 	if (jp->skip_zero && ui_text_all_zero(snap))
 		return 0;
 	strbuf_reset(&jp->b);
-	rc = json_out_render(&jp->b, snap, fe->providers, !jp->lines);
-	if (rc)
-		return frontend_write_result(fe, rc);
+	json_out_render(&jp->b, snap, fe->providers, !jp->lines);
 	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s,
 						    jp->b.len));
 }

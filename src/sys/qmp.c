@@ -168,10 +168,10 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 	if (args)
 		json_object_set(m, "arguments", args);
 	json_object_set_new(m, "id", json_integer((json_int_t)q->next_id));
+	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
+	 * set in main) never lets happen */
 	text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
-	if (!text)
-		util_die("out of memory");
 	len = strlen(text);
 	text[len++] = '\n';	/* over the NUL: the length is known */
 	while (off < len) {

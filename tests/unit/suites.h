@@ -33,5 +33,6 @@ Suite *hashtab_suite(void);
 Suite *fs_suite(void);
 Suite *reading_suite(void);
 Suite *errmsg_suite(void);
+Suite *util_suite(void);
 
 #endif

@@ -111,8 +111,8 @@ static json_t *jt_render(bool pretty)
 	snapshot_build(&s, &req, &snap);
 	guests_free(&names);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, "tracepoint statsfd",
-					 pretty), 0);
+	json_out_render(&b, &snap, "tracepoint statsfd", pretty);
+	ck_assert_uint_gt(b.len, 1);
 	ck_assert_int_eq(b.s[b.len - 1], '\n');
 	if (!pretty)
 		ck_assert_ptr_eq(strchr(b.s, '\n'), b.s + b.len - 1);
@@ -281,7 +281,8 @@ START_TEST(test_filter)
 	jt_build(&s);
 	snapshot_build(&s, &req, &snap);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, NULL, false), 0);
+	json_out_render(&b, &snap, NULL, false);
+	ck_assert_uint_gt(b.len, 1);
 	j = json_loads(b.s, 0, NULL);
 	ck_assert_ptr_nonnull(j);
 	fields = json_object_get(j, "fields");

@@ -213,13 +213,10 @@ static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
 		    ...)
 {
 	va_list ap;
-	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		util_die("out of memory");
+	r->text[col] = xvasprintf(fmt, ap);
 	va_end(ap);
-	r->text[col] = s;
 	r->key[col] = key;
 }
 
