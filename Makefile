@@ -151,9 +151,9 @@ demo: all
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/sys/statsfd.c src/render/units.c \
-	src/lib/util.c
+	src/lib/util.c src/lib/errmsg.c
 $(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
-		include/sample.h include/util.h
+		include/sample.h include/util.h include/errmsg.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -32,6 +32,8 @@
 #include "frontend.h"
 #include "snapshot.h"
 
+struct errmsg;
+
 #define EXPORTER_DEFAULT_ADDR "127.0.0.1"
 #define EXPORTER_DEFAULT_PORT 9712
 #define EXPORTER_MAX_CONNECTIONS 64u
@@ -50,20 +52,20 @@ struct exporter_addr {
 /*
  * Parses "[ADDR:]PORT": PORT 1-65535; ADDR a numeric IPv4 address, an
  * IPv6 one in brackets, or "localhost"; no ADDR is 127.0.0.1. 0, or
- * -EINVAL with one line in err.
+ * -EINVAL with one line in msg.
  */
 int exporter_parse_listen(const char *spec, struct exporter_addr *out,
-			  char *err, size_t errlen);
+			  struct errmsg *msg);
 
 struct exporter;
 
 /*
  * Binds addr and starts serving (503 until the first publish). NULL on
- * failure with one line in err saying what to do. Start it after signals
+ * failure with one line in msg saying what to do. Start it after signals
  * are blocked: its thread inherits the mask.
  */
-struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
-				size_t errlen);
+struct exporter *exporter_start(const struct exporter_addr *addr,
+				struct errmsg *msg);
 /* Renders snap (a snapshot of the whole selection, its guest names the
  * guest labels) in both formats and makes them what scrapes get from now
  * on; then cuts off requests past their deadline. */

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct errmsg;
+
 #define FILTER_DEFAULT "^[^(]*$"
 
 struct field_filter {
@@ -19,10 +21,10 @@ struct field_filter {
 	regex_t re;		/* pattern compiled, while pattern is set */
 };
 
-/* 0, or -EINVAL with a readable reason in err when the pattern is bad (f
- * is left as it was), or -ENOMEM (f is left unset). */
-int filter_set(struct field_filter *f, const char *pattern, char *err,
-	       size_t errlen);
+/* 0, or -EINVAL with a readable reason in msg when the pattern is bad (f
+ * is left as it was). */
+int filter_set(struct field_filter *f, const char *pattern,
+	       struct errmsg *msg);
 void filter_free(struct field_filter *f);
 /* Whether the regex matches name at its start; a NULL filter or one never
  * set keeps everything. */

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 
+#include "errmsg.h"
 #include "snapshot.h"
 
 struct options;
@@ -88,7 +89,7 @@ struct frontend {
 	const struct frontend_ops *ops;
 	const struct frontend_view *view;	/* what select() returned */
 	void *priv;
-	char msg[512];
+	struct errmsg msg;		/* why open, render or reopen failed */
 	bool runtime;			/* open failed, but not on a bad option
 					 * value (exit status 1, not 2) */
 	struct ui_request req;		/* the last request of input() */

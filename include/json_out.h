@@ -53,12 +53,12 @@
 
 /* The object of snap (the view's fields, breakdowns from its VM and vCPU
  * scopes); providers is "tracepoint debugfs" or NULL. A new reference the
- * caller json_decref()s; NULL when out of memory. */
+ * caller json_decref()s. */
 json_t *json_out_snapshot(const struct snapshot *snap, const char *providers);
 
 /* Appends the object as text and a newline: indented with pretty, else
- * on one line. 0, or -ENOMEM. */
-int json_out_render(struct strbuf *b, const struct snapshot *snap,
-		    const char *providers, bool pretty);
+ * on one line. */
+void json_out_render(struct strbuf *b, const struct snapshot *snap,
+		     const char *providers, bool pretty);
 
 #endif

@@ -5,8 +5,8 @@
  * front-end and waits on a timer, the signals and the monitor's input.
  * It names no provider and no front-end: their registries and views say
  * what opens and what each snapshot holds. It prints nothing and never
- * exits: failures come back as -errno with a line in loop.msg, and what
- * the user should read along the way goes to loop.say.
+ * exits: failures come back as -errno with a line in loop.msg (errmsg.h),
+ * and what the user should read along the way goes to loop.say.
  */
 #ifndef KVMSTAT_LOOP_H
 #define KVMSTAT_LOOP_H
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errmsg.h"
 #include "filter.h"
 #include "guests.h"
 #include "frontend.h"
@@ -45,8 +46,8 @@ struct loop {
 	char *fields;			/* -f set in the monitor, owned */
 	bool reopening;			/* the monitor changed a setting */
 	char guest[128];		/* a guest chosen in the monitor */
-	char skipped[1024];		/* providers it had to leave out */
-	char msg[2560];			/* why the last action failed */
+	struct errmsg skipped;		/* providers it had to leave out */
+	struct errmsg msg;		/* why the last action failed */
 	bool usage;			/* ... and it is a usage error */
 };
 

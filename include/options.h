@@ -14,6 +14,8 @@
 
 #include "filter.h"
 
+struct errmsg;
+
 enum run_mode {
 	MODE_TUI,	/* default: interactive monitor */
 	MODE_BATCH,	/* -1: one sample, then exit */
@@ -68,9 +70,9 @@ struct options {
 /* Exit status for every usage error, as the issue and kvm_stat scripts expect. */
 #define EXIT_USAGE 2
 
-/* 0, or -EINVAL with one line (no newline) in err. */
-int options_parse(int argc, char **argv, struct options *o, char *err,
-		  size_t errlen);
+/* 0, or -EINVAL with one line (no newline) in msg. */
+int options_parse(int argc, char **argv, struct options *o,
+		  struct errmsg *msg);
 void options_free(struct options *o);
 /* The --help text. */
 void options_usage(FILE *out);

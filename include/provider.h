@@ -2,7 +2,7 @@
 /*
  * Providers: pluggable sources of KVM counters behind one const ops table.
  * Providers never print and never exit: they return -errno and leave a
- * message a user can act on in provider.msg.
+ * line a user can act on in provider.msg (errmsg.h).
  */
 #ifndef KVMSTAT_PROVIDER_H
 #define KVMSTAT_PROVIDER_H
@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "errmsg.h"
 #include "filter.h"
 #include "sample.h"
 
@@ -38,8 +39,6 @@ struct provider_ops {
 	bool own_pid_check;
 };
 
-#define PROVIDER_MSG_MAX 512
-
 struct provider {
 	const struct provider_ops *ops;
 	void *priv;				/* the provider's own state */
@@ -51,7 +50,7 @@ struct provider {
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
 	bool want_vms;				/* also report per-VM/vCPU */
-	char msg[PROVIDER_MSG_MAX];		/* error or notice text */
+	struct errmsg msg;			/* error or notice line */
 	bool notice;				/* msg holds a notice to show once */
 };
 
@@ -72,7 +71,8 @@ bool provider_wants(const struct provider *p, const char *name);
 bool provider_claimed(const struct provider *p, const char *name);
 /* Whether a provider read before p in this refresh served (field, pid). */
 bool provider_served(const struct provider *p, int field, pid_t pid);
-/* Sets p->msg (and marks a notice when notice is true). */
+/* Sets p->msg (errmsg_set) and marks it a notice to show once when notice
+ * is true, a failure's line when false. */
 void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

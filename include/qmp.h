@@ -5,7 +5,8 @@
  * replies with a deadline, skipping asynchronous events and replies to
  * commands given up on earlier. JSON is jansson's; the server ends every
  * message with CRLF (QMP specification), which is how messages are framed.
- * Nothing here prints: failures return -errno and leave a line in q->err.
+ * Nothing here prints: failures return -errno and leave a line in q->err
+ * (errmsg.h).
  */
 #ifndef KVMSTAT_QMP_H
 #define KVMSTAT_QMP_H
@@ -14,9 +15,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "errmsg.h"
+
 /* Longest message accepted from the server. */
 #define QMP_MSG_MAX (16u << 20)
-#define QMP_ERR_MAX 256
 
 /* How long a reply may take, and how soon a socket that failed is tried
  * again, unless struct options says otherwise (its fields are 0). */
@@ -33,7 +35,7 @@ struct qmp {
 	uint64_t events;	/* asynchronous events skipped so far */
 	unsigned int timeout_ms;	/* what the caller's deadlines allow a
 					 * reply: the messages say it */
-	char err[QMP_ERR_MAX];	/* what went wrong last */
+	struct errmsg err;	/* what went wrong last */
 };
 
 /* A closed client; timeout_ms is only quoted in messages (the deadlines

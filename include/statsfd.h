@@ -18,6 +18,8 @@
 
 #include "sample.h"
 
+struct errmsg;
+
 /* Limits past which a file is refused (the kernel's are far smaller:
  * names of 48 bytes, under a hundred stats, a few KiB of data). */
 #define STATSFD_NAME_SIZE_MAX 1024u
@@ -75,11 +77,11 @@ struct statsfd_schema {
 
 /*
  * Reads and checks the header, id and descriptors of fd. Returns 0 with
- * *out (free with statsfd_schema_free), -EINVAL with the reason in err for
+ * *out (free with statsfd_schema_free), -EINVAL with the reason in msg for
  * a malformed or truncated file, or another -errno from pread.
  */
-int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
-			size_t errlen);
+int statsfd_schema_read(int fd, struct statsfd_schema **out,
+			struct errmsg *msg);
 void statsfd_schema_free(struct statsfd_schema *s);
 /* Whether a and b have the same header (but for the id) and descriptors. */
 bool statsfd_schema_equal(const struct statsfd_schema *a,

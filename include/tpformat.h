@@ -70,7 +70,7 @@ struct tp_format {
  * is not "REC->f", "REC->f & const" or "const & REC->f" (maybe in
  * parentheses).
  * Returns a new format, or NULL with *err (if err is not NULL) set to -EINVAL
- * for malformed text or -ENOMEM. The caller frees it with tp_format_free().
+ * for malformed text. The caller frees it with tp_format_free().
  */
 struct tp_format *tp_format_parse(const char *text, size_t len, int *err);
 

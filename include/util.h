@@ -1,12 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Small helpers shared by every module: checked allocation that restores the
- * terminal before dying, monotonic and wall clocks and strict number
- * parsing (files are read through fs.h).
+ * Small helpers shared by every module: checked allocation, monotonic and
+ * wall clocks and strict number parsing (files are read through fs.h).
+ *
+ * The allocation policy: allocation never fails. Every allocation goes
+ * through xmalloc and its kin (jansson's too: main sets them with
+ * json_set_alloc_funcs), and a library that can only say "out of memory"
+ * (libmicrohttpd, regcomp) is treated the same way: the program ends with
+ * util_die, which restores the terminal first. So no code carries an
+ * -ENOMEM path, and NULL from an x* function never needs a check.
+ *
+ * Dying on a thread other than the main one (the exporter's HTTP thread)
+ * skips the fatal hook: the hook may touch curses, which belongs to the
+ * main thread, and exit() would run exit handlers and flush stdio under
+ * the main thread's feet. That thread writes its line with one write(2)
+ * and ends the process with _exit(1). No terminal is left to restore:
+ * the options never run the monitor and the exporter together.
+ *
+ * Failures a user can fix are not this file's: they come back as -errno
+ * with a line in a struct errmsg (errmsg.h).
  */
 #ifndef KVMSTAT_UTIL_H
 #define KVMSTAT_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,9 +31,11 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Called before a fatal exit so a front-end can restore the terminal. */
+/* Called before a fatal exit on the main thread, so a front-end can
+ * restore the terminal. */
 void util_set_fatal_hook(void (*hook)(void));
 void util_run_fatal_hook(void);
+/* "kvmstat: MESSAGE" on stderr, then exit status 1 (see above). */
 void util_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 void *xmalloc(size_t size);
@@ -24,6 +43,7 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 uint64_t util_now_ns(void);
 

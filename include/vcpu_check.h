@@ -12,12 +12,14 @@
 #include "options.h"
 #include "stats.h"
 
+struct errmsg;
+
 /*
  * 0 when o->vcpu is unset or names a vCPU of VM o->pid; else -EINVAL with
- * one line in err: "VM PID has no vCPU N (its vCPUs: 0 1 2)", or what to
+ * one line in msg: "VM PID has no vCPU N (its vCPUs: 0 1 2)", or what to
  * do when no vCPU is known at all. Run it after the first sample.
  */
-int vcpu_check(const struct stats *s, const struct options *o, char *err,
-	       size_t errlen);
+int vcpu_check(const struct stats *s, const struct options *o,
+	       struct errmsg *msg);
 
 #endif

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct errmsg;
+
 /* One vCPU thread: the index from its "CPU N/KVM" name and its thread id. */
 struct vm_vcpu {
 	int index;		/* N of "CPU N/KVM" */
@@ -118,17 +120,17 @@ unsigned long long vm_proc_start_ticks(int rootfd, pid_t pid);
 /*
  * Checks -p PID for main. Returns 0 when pid is a running KVM VM; otherwise
  * -EINVAL (pid not positive), -ESRCH (no such process), -EACCES (its fds
- * cannot be read) or -ENOENT (not a VM), with one line in err saying what is
+ * cannot be read) or -ENOENT (not a VM), with one line in msg saying what is
  * wrong and what to do.
  */
-int vm_resolve_pid(const char *proc_root, pid_t pid, char *err, size_t errlen);
+int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg);
 
 /*
  * Turns -g NAME into the pid of the one VM with that guest name. Returns 0
  * and sets *pid; otherwise -ENOENT (no such guest), -ENOTUNIQ (several VMs
- * have it) or another -errno, with one line in err saying what to do.
+ * have it) or another -errno, with one line in msg saying what to do.
  */
 int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
-		     char *err, size_t errlen);
+		     struct errmsg *msg);
 
 #endif

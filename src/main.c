@@ -5,9 +5,11 @@
  * turn the result into output and an exit status. Only this file and the
  * front-ends print or exit.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "errmsg.h"
 #include "loop.h"
 #include "options.h"
 #include "util.h"
@@ -50,11 +52,14 @@ int main(int argc, char **argv)
 {
 	static struct options opts;
 	static struct loop l;
-	char err[512];
+	struct errmsg err;
 	int rc;
 
-	if (options_parse(argc, argv, &opts, err, sizeof(err)))
-		fail(err, true);
+	/* jansson allocates through xmalloc too: out of memory ends the
+	 * program there as everywhere (util.h) */
+	json_set_alloc_funcs(xmalloc, free);
+	if (options_parse(argc, argv, &opts, &err))
+		fail(err.text, true);
 	if (opts.help) {
 		options_usage(stdout);
 		return 0;
@@ -67,7 +72,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = opts.fields_help ? list_fields(&l) : loop_run(&l);
 	if (rc)
-		fail(l.msg, l.usage);
+		fail(l.msg.text, l.usage);
 	loop_close(&l);
 	options_free(&opts);
 	return 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "handoff.h"
 #include "loop.h"
 #include "signals.h"
@@ -38,7 +39,7 @@ static int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(l->msg, sizeof(l->msg), fmt, ap);
+	errmsg_vset(&l->msg, rc, fmt, ap);
 	va_end(ap);
 	l->usage = usage;
 	return rc;
@@ -49,10 +50,10 @@ static void report_notices(struct loop *l)
 	for (size_t i = 0; i < l->nprovs; i++) {
 		struct provider *p = &l->provs[i];
 
-		if (p->notice && p->msg[0]) {
-			loop_say(l, p->msg);
+		if (p->notice && errmsg_isset(&p->msg)) {
+			loop_say(l, p->msg.text);
 			p->notice = false;
-			p->msg[0] = '\0';
+			errmsg_clear(&p->msg);
 		}
 	}
 }
@@ -69,7 +70,7 @@ static int open_providers(struct loop *l, bool all_fields)
 	const struct options *o = l->opts;
 	int nasked = 0;
 	bool explicit, lenient;
-	char why[2048] = "";
+	struct errmsg why = { "" };
 
 	for (size_t i = 0; provider_registry[i]; i++)
 		nasked += provider_asked(provider_registry[i], o);
@@ -97,22 +98,21 @@ static int open_providers(struct loop *l, bool all_fields)
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = o->pid != 0 || l->want_vms;
 		rc = ops->open(p, o);
-		if (rc && lenient) {
-			size_t len = strlen(l->skipped);
-
-			snprintf(l->skipped + len, sizeof(l->skipped) - len,
-				 "%s%s provider left out: %s", len ? "; " : "",
-				 ops->name,
-				 p->msg[0] ? p->msg : strerror(-rc));
-		}
 		if (rc) {
+			const char *reason = errmsg_isset(&p->msg) ?
+					     p->msg.text : strerror(-rc);
+
+			if (lenient)
+				errmsg_add(&l->skipped,
+					   "%s%s provider left out: %s",
+					   errmsg_isset(&l->skipped) ? "; " : "",
+					   ops->name, reason);
 			if (explicit && !lenient)
 				return loop_fail(l, rc, false, "%s provider: %s",
-						 ops->name, p->msg[0] ? p->msg :
-						 strerror(-rc));
-			snprintf(why + strlen(why), sizeof(why) - strlen(why),
-				 "%s%s: %s", why[0] ? "; " : "", ops->name,
-				 p->msg[0] ? p->msg : strerror(-rc));
+						 ops->name, reason);
+			errmsg_add(&why, "%s%s: %s",
+				   errmsg_isset(&why) ? "; " : "", ops->name,
+				   reason);
 			continue;
 		}
 		l->nprovs++;
@@ -120,7 +120,8 @@ static int open_providers(struct loop *l, bool all_fields)
 	if (!l->nprovs)
 		return loop_fail(l, -ENODEV, false,
 				 "no statistics source could be opened (%s)",
-				 why[0] ? why : "no provider supports this host");
+				 errmsg_isset(&why) ? why.text :
+				 "no provider supports this host");
 	l->providers[0] = '\0';
 	for (size_t i = 0; i < l->nprovs; i++)
 		snprintf(l->providers + strlen(l->providers),
@@ -132,9 +133,9 @@ static int open_providers(struct loop *l, bool all_fields)
 /* Says which providers were left out, once. */
 static void say_skipped(struct loop *l)
 {
-	if (l->skipped[0])
-		loop_say(l, l->skipped);
-	l->skipped[0] = '\0';
+	if (errmsg_isset(&l->skipped))
+		loop_say(l, l->skipped.text);
+	errmsg_clear(&l->skipped);
 }
 
 static void close_providers(struct loop *l)
@@ -169,7 +170,7 @@ static void sample_all(struct loop *l)
 		struct provider *p = &l->provs[i];
 
 		l->stats.set.src = p->ops->name;
-		if (p->ops->read(p, &l->stats.set) && p->msg[0])
+		if (p->ops->read(p, &l->stats.set) && errmsg_isset(&p->msg))
 			p->notice = true;
 		arbiter_note(&l->stats.arbiter, &l->stats.set);
 	}
@@ -221,7 +222,7 @@ int loop_render(struct loop *l, bool at_once_only)
 		snapshot_free(&snap);
 		if (rc && !first) {
 			first = rc;
-			loop_fail(l, rc, false, "%s", fe->msg);
+			loop_fail(l, rc, false, "%s", fe->msg.text);
 		}
 	}
 	return first;
@@ -235,7 +236,7 @@ static void reopen_frontends(struct loop *l)
 		struct frontend *fe = &l->fes[i];
 
 		if (l->fe_open[i] && fe->ops->reopen && fe->ops->reopen(fe) < 0)
-			loop_say(l, fe->msg);
+			loop_say(l, fe->msg.text);
 	}
 }
 
@@ -311,12 +312,13 @@ static uint64_t delay_ns(const struct loop *l)
 /* The first sample, then --vcpu checked against what it found. */
 static int first_sample(struct loop *l)
 {
+	int rc;
+
 	sample_all(l);
-	if (vcpu_check(&l->stats, l->opts, l->msg, sizeof(l->msg))) {
+	rc = vcpu_check(&l->stats, l->opts, &l->msg);
+	if (rc)
 		l->usage = true;
-		return -EINVAL;
-	}
-	return 0;
+	return rc;
 }
 
 /* One interval, then one render; as -1 always did, a write that fails
@@ -381,7 +383,7 @@ static int reopen_providers(struct loop *l)
 	close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->opts->include_past);
-	l->skipped[0] = '\0';
+	errmsg_clear(&l->skipped);
 	l->reopening = true;
 	rc = open_providers(l, false);
 	l->reopening = false;
@@ -396,7 +398,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 			  bool *quit)
 {
 	struct options *o = l->opts;
-	char err[256];
+	struct errmsg err;
 
 	*quit = false;
 	switch (req->action) {
@@ -419,7 +421,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 			xstrdup(req->filter) : NULL;
 		o->fields = l->fields;
 		if (filter_set(&o->filter, o->fields ? o->fields :
-			       FILTER_DEFAULT, err, sizeof(err)))
+			       FILTER_DEFAULT, &err))
 			break;
 		return reopen_providers(l);
 	case UI_SET_PID:
@@ -504,15 +506,14 @@ int loop_run(struct loop *l)
 static int resolve_vm(struct loop *l)
 {
 	struct options *o = l->opts;
-	char err[512];
+	struct errmsg err;
 	pid_t pid;
 	int rc;
 
 	if (o->guest) {
-		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, err,
-				      sizeof(err));
+		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, &err);
 		if (rc)
-			return loop_fail(l, rc, true, "%s", err);
+			return loop_fail(l, rc, true, "%s", err.text);
 		o->pid = pid;
 	} else if (o->pid) {
 		/* a provider that checks -p itself needs no root (QMP
@@ -529,9 +530,9 @@ static int resolve_vm(struct loop *l)
 			checked |= ops->own_pid_check;
 			others |= !ops->own_pid_check;
 		}
-		rc = vm_resolve_pid(o->proc_root, o->pid, err, sizeof(err));
+		rc = vm_resolve_pid(o->proc_root, o->pid, &err);
 		if (rc && (others || !checked))
-			return loop_fail(l, rc, true, "%s", err);
+			return loop_fail(l, rc, true, "%s", err.text);
 	}
 	return 0;
 }
@@ -547,7 +548,8 @@ static int open_frontends(struct loop *l, bool late)
 			continue;
 		rc = fe->ops->open(fe, l->opts);
 		if (rc)
-			return loop_fail(l, rc, !fe->runtime, "%s", fe->msg);
+			return loop_fail(l, rc, !fe->runtime, "%s",
+					 fe->msg.text);
 		l->fe_open[i] = true;
 	}
 	return 0;

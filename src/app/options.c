@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "exporter.h"
 #include "options.h"
 #include "util.h"
@@ -153,8 +154,8 @@ static const char *env_or(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
-int options_parse(int argc, char **argv, struct options *o, char *err,
-		  size_t errlen)
+int options_parse(int argc, char **argv, struct options *o,
+		  struct errmsg *msg)
 {
 	bool once = false, log = false;
 	const char *pattern;
@@ -205,21 +206,17 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			o->log_file = optarg;
 			break;
 		case 'p':
-			if (util_parse_int(optarg, 1, 0x7fffffff, &v)) {
-				snprintf(err, errlen,
-					 "-p/--pid needs a process id (a positive number), not \"%s\"",
-					 optarg);
-				return -EINVAL;
-			}
+			if (util_parse_int(optarg, 1, 0x7fffffff, &v))
+				return errmsg_set(msg, -EINVAL,
+						  "-p/--pid needs a process id (a positive number), not \"%s\"",
+						  optarg);
 			o->pid = (pid_t)v;
 			break;
 		case 's':
-			if (parse_delay(optarg, &o->delay)) {
-				snprintf(err, errlen,
-					 "-s/--set-delay needs seconds from %.1f to %.1f, not \"%s\"",
-					 DELAY_MIN, DELAY_MAX, optarg);
-				return -EINVAL;
-			}
+			if (parse_delay(optarg, &o->delay))
+				return errmsg_set(msg, -EINVAL,
+						  "-s/--set-delay needs seconds from %.1f to %.1f, not \"%s\"",
+						  DELAY_MIN, DELAY_MAX, optarg);
 			o->delay_given = true;
 			break;
 		case 't':
@@ -232,12 +229,10 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			o->use_statsfd = true;
 			break;
 		case OPT_VCPU:
-			if (util_parse_int(optarg, 0, 0x7fffffff, &v)) {
-				snprintf(err, errlen,
-					 "--vcpu needs a vCPU index (0, 1, ...), not \"%s\"",
-					 optarg);
-				return -EINVAL;
-			}
+			if (util_parse_int(optarg, 0, 0x7fffffff, &v))
+				return errmsg_set(msg, -EINVAL,
+						  "--vcpu needs a vCPU index (0, 1, ...), not \"%s\"",
+						  optarg);
 			o->vcpu = (int)v;
 			break;
 		case OPT_PER_VCPU:
@@ -270,89 +265,67 @@ int options_parse(int argc, char **argv, struct options *o, char *err,
 			o->proc_root = optarg;
 			break;
 		case ':':
-			snprintf(err, errlen, "option %s needs a value: see kvmstat --help",
-				 argv[optind - 1]);
-			return -EINVAL;
+			return errmsg_set(msg, -EINVAL,
+					  "option %s needs a value: see kvmstat --help",
+					  argv[optind - 1]);
 		default:
 			if (optopt && optopt < 256)
-				snprintf(err, errlen,
-					 "unknown option -%c: see kvmstat --help",
-					 optopt);
-			else
-				snprintf(err, errlen,
-					 "unknown option %s: see kvmstat --help",
-					 argv[optind - 1]);
-			return -EINVAL;
+				return errmsg_set(msg, -EINVAL,
+						  "unknown option -%c: see kvmstat --help",
+						  optopt);
+			return errmsg_set(msg, -EINVAL,
+					  "unknown option %s: see kvmstat --help",
+					  argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, errlen,
-			 "unexpected argument \"%s\": see kvmstat --help",
-			 argv[optind]);
-		return -EINVAL;
-	}
-	if (once && log) {
-		snprintf(err, errlen,
-			 "-1/--once and -l/-L cannot be combined: pick one mode");
-		return -EINVAL;
-	}
-	if (o->csv && !log) {
-		snprintf(err, errlen,
-			 "-c/--csv needs a log mode: add -l or -L FILE");
-		return -EINVAL;
-	}
-	if (o->skip_zero && !log) {
-		snprintf(err, errlen,
-			 "-z/--skip-zero-records needs a log mode: add -l or -L FILE");
-		return -EINVAL;
-	}
-	if (o->pid && o->guest) {
-		snprintf(err, errlen,
-			 "-p/--pid and -g/--guest cannot be combined: give one");
-		return -EINVAL;
-	}
-	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest) {
-		snprintf(err, errlen, "%s works on one VM: add -p PID or -g NAME",
-			 o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
-		return -EINVAL;
-	}
-	if (o->json && !once && !log) {
-		snprintf(err, errlen,
-			 "--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
-		return -EINVAL;
-	}
-	if (o->json && o->csv) {
-		snprintf(err, errlen,
-			 "--json and -c/--csv cannot be combined: pick one format");
-		return -EINVAL;
-	}
-	if (o->json && (o->vcpu >= 0 || o->per_vcpu)) {
-		snprintf(err, errlen,
-			 "--json always includes every vCPU: drop %s",
-			 o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return errmsg_set(msg, -EINVAL,
+				  "unexpected argument \"%s\": see kvmstat --help",
+				  argv[optind]);
+	if (once && log)
+		return errmsg_set(msg, -EINVAL,
+				  "-1/--once and -l/-L cannot be combined: pick one mode");
+	if (o->csv && !log)
+		return errmsg_set(msg, -EINVAL,
+				  "-c/--csv needs a log mode: add -l or -L FILE");
+	if (o->skip_zero && !log)
+		return errmsg_set(msg, -EINVAL,
+				  "-z/--skip-zero-records needs a log mode: add -l or -L FILE");
+	if (o->pid && o->guest)
+		return errmsg_set(msg, -EINVAL,
+				  "-p/--pid and -g/--guest cannot be combined: give one");
+	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest)
+		return errmsg_set(msg, -EINVAL,
+				  "%s works on one VM: add -p PID or -g NAME",
+				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+	if (o->json && !once && !log)
+		return errmsg_set(msg, -EINVAL,
+				  "--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+	if (o->json && o->csv)
+		return errmsg_set(msg, -EINVAL,
+				  "--json and -c/--csv cannot be combined: pick one format");
+	if (o->json && (o->vcpu >= 0 || o->per_vcpu))
+		return errmsg_set(msg, -EINVAL,
+				  "--json always includes every vCPU: drop %s",
+				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
 	if (o->listen) {
 		struct exporter_addr addr;
 
-		if (once) {
-			snprintf(err, errlen,
-				 "--listen serves metrics until stopped: it cannot be combined with -1/--once");
-			return -EINVAL;
-		}
-		if (exporter_parse_listen(o->listen, &addr, err, errlen))
+		if (once)
+			return errmsg_set(msg, -EINVAL,
+					  "--listen serves metrics until stopped: it cannot be combined with -1/--once");
+		if (exporter_parse_listen(o->listen, &addr, msg))
 			return -EINVAL;
 	}
-	if (o->log_file && !*o->log_file) {
-		snprintf(err, errlen, "-L/--log-to-file needs a file name");
-		return -EINVAL;
-	}
+	if (o->log_file && !*o->log_file)
+		return errmsg_set(msg, -EINVAL,
+				  "-L/--log-to-file needs a file name");
 	o->mode = once ? MODE_BATCH : log ? MODE_LOG :
 		  o->listen ? MODE_EXPORT : MODE_TUI;
 	if (o->mode == MODE_BATCH && !o->delay_given)
 		o->delay = 1.0;
 	pattern = o->fields ? o->fields : FILTER_DEFAULT;
-	return filter_set(&o->filter, pattern, err, errlen);
+	return filter_set(&o->filter, pattern, msg);
 }
 
 void options_free(struct options *o)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "util.h"
 #include "vcpu_check.h"
 #include "vm.h"
@@ -31,8 +32,8 @@ static size_t vcpu_check_threads(const struct options *o, int **out)
 	return n;
 }
 
-int vcpu_check(const struct stats *s, const struct options *o, char *err,
-	       size_t errlen)
+int vcpu_check(const struct stats *s, const struct options *o,
+	       struct errmsg *msg)
 {
 	char list[256] = "";
 	int *v;
@@ -55,8 +56,7 @@ int vcpu_check(const struct stats *s, const struct options *o, char *err,
 			 "%s%d", i ? " " : "", v[i]);
 	}
 	free(v);
-	snprintf(err, errlen, "VM %d has no vCPU %d (%s%s)", o->pid, o->vcpu,
-		 n ? "its vCPUs: " : "no vCPU is known: ",
-		 n ? list : "name its threads or use debugfs");
-	return -EINVAL;
+	return errmsg_set(msg, -EINVAL, "VM %d has no vCPU %d (%s%s)", o->pid,
+			  o->vcpu, n ? "its vCPUs: " : "no vCPU is known: ",
+			  n ? list : "name its threads or use debugfs");
 }

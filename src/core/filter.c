@@ -4,10 +4,10 @@
  * anchored at the start of the name, the way kvm_stat's -f behaves.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "filter.h"
 #include "util.h"
 
@@ -16,8 +16,8 @@
  * survive a copy); a trial compile first leaves f as it was when the
  * pattern is bad.
  */
-int filter_set(struct field_filter *f, const char *pattern, char *err,
-	       size_t errlen)
+int filter_set(struct field_filter *f, const char *pattern,
+	       struct errmsg *msg)
 {
 	regex_t trial;
 	char why[128];
@@ -26,20 +26,16 @@ int filter_set(struct field_filter *f, const char *pattern, char *err,
 	rc = regcomp(&trial, pattern, REG_EXTENDED);
 	if (rc) {
 		regerror(rc, &trial, why, sizeof(why));
-		snprintf(err, errlen, "invalid regular expression \"%s\": %s",
-			 pattern, why);
-		return -EINVAL;
+		return errmsg_set(msg, -EINVAL,
+				  "invalid regular expression \"%s\": %s",
+				  pattern, why);
 	}
 	regfree(&trial);
 	filter_free(f);
-	rc = regcomp(&f->re, pattern, REG_EXTENDED);
-	if (rc) {
-		/* it compiled a moment ago: only memory can be short */
-		regerror(rc, &f->re, why, sizeof(why));
-		snprintf(err, errlen, "cannot compile \"%s\": %s", pattern,
-			 why);
-		return -ENOMEM;
-	}
+	/* it compiled a moment ago: only memory can be short, and running
+	 * out of memory ends the program (util.h) */
+	if (regcomp(&f->re, pattern, REG_EXTENDED))
+		util_die("out of memory compiling the field filter");
 	f->pattern = xstrdup(pattern);
 	return 0;
 }

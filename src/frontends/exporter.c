@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "exporter.h"
 #include "openmetrics.h"
 #include "options.h"
@@ -67,7 +68,7 @@ static int exp_port(const char *s, unsigned int *port)
 }
 
 int exporter_parse_listen(const char *spec, struct exporter_addr *out,
-			  char *err, size_t errlen)
+			  struct errmsg *msg)
 {
 	char host[INET6_ADDRSTRLEN];
 	const char *port_s, *colon = strrchr(spec, ':');
@@ -118,10 +119,9 @@ int exporter_parse_listen(const char *spec, struct exporter_addr *out,
 	}
 	return 0;
 bad:
-	snprintf(err, errlen,
-		 "--listen needs [ADDR:]PORT (PORT 1-65535, ADDR an IPv4 address, [IPv6] or localhost), not \"%s\"",
-		 spec);
-	return -EINVAL;
+	return errmsg_set(msg, -EINVAL,
+			  "--listen needs [ADDR:]PORT (PORT 1-65535, ADDR an IPv4 address, [IPv6] or localhost), not \"%s\"",
+			  spec);
 }
 
 static enum MHD_Result exp_queue(struct MHD_Connection *conn,
@@ -183,9 +183,7 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return;
+		c = xcalloc(1, sizeof(*c));
 		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		if (c->fd < 0) {
 			free(c);
@@ -247,22 +245,33 @@ static void exp_reap(struct exporter *e)
 	pthread_mutex_unlock(&e->conns_lock);
 }
 
-/* A fixed answer; NULL when out of memory. */
+/* libmicrohttpd fails to make a response or add one of these valid
+ * headers only when memory runs out: that ends the program, as xmalloc
+ * does (util.h). */
+static struct MHD_Response *exp_made(struct MHD_Response *r)
+{
+	if (!r)
+		util_die("out of memory making an HTTP response");
+	return r;
+}
+
+static void exp_header(struct MHD_Response *r, const char *name,
+		       const char *value)
+{
+	if (MHD_add_response_header(r, name, value) != MHD_YES)
+		util_die("out of memory making an HTTP response");
+}
+
+/* A fixed answer. */
 static struct MHD_Response *exp_fixed(const char *body, const char *type,
 				      bool allow)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body),
-			(void *)body, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = exp_made(MHD_create_response_from_buffer(
+		strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT));
 
-	if (!r)
-		return NULL;
-	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) !=
-	    MHD_YES ||
-	    (allow && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
-					      "GET, HEAD") != MHD_YES)) {
-		MHD_destroy_response(r);
-		return NULL;
-	}
+	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (allow)
+		exp_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	return r;
 }
 
@@ -302,8 +311,8 @@ static void exp_free(struct exporter *e)
 	free(e);
 }
 
-struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
-				size_t errlen)
+struct exporter *exporter_start(const struct exporter_addr *addr,
+				struct errmsg *msg)
 {
 	struct exporter *e = xcalloc(1, sizeof(*e));
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
@@ -319,17 +328,12 @@ struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
 				   true);
 	e->unavailable = exp_fixed(exp_unavailable,
 				   "text/plain; charset=utf-8", false);
-	if (!e->index || !e->not_found || !e->not_allowed || !e->unavailable ||
-	    MHD_add_response_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER,
-				    "1") != MHD_YES) {
-		snprintf(err, errlen, "cannot set up the HTTP server: out of memory");
-		goto out_free;
-	}
+	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	fd = exp_listen(addr);
 	if (fd < 0) {
-		snprintf(err, errlen,
-			 "cannot listen on %s: %s; pick another address or port with --listen",
-			 addr->text, strerror(-fd));
+		errmsg_set(msg, fd,
+			   "cannot listen on %s: %s; pick another address or port with --listen",
+			   addr->text, strerror(-fd));
 		goto out_free;
 	}
 	if (addr->ss.ss_family == AF_INET6)
@@ -347,9 +351,9 @@ struct exporter *exporter_start(const struct exporter_addr *addr, char *err,
 			MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
-		snprintf(err, errlen,
-			 "cannot start the HTTP server on %s (libmicrohttpd refused its options)",
-			 addr->text);
+		errmsg_set(msg, -EIO,
+			   "cannot start the HTTP server on %s (libmicrohttpd refused its options)",
+			   addr->text);
 		goto out_free;
 	}
 	return e;
@@ -358,8 +362,7 @@ out_free:
 	return NULL;
 }
 
-/* A response that owns the text of b (b is emptied); NULL when out of
- * memory. */
+/* A response that owns the text of b (b is emptied). */
 static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 {
 	struct MHD_Response *r;
@@ -367,16 +370,9 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	size_t len = b->len;
 
 	strbuf_init(b);
-	r = MHD_create_response_from_buffer_with_free_callback(len, s, free);
-	if (!r) {
-		free(s);
-		return NULL;
-	}
-	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) !=
-	    MHD_YES) {
-		MHD_destroy_response(r);
-		return NULL;
-	}
+	r = exp_made(MHD_create_response_from_buffer_with_free_callback(len, s,
+									free));
+	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
 
@@ -395,9 +391,8 @@ void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	}
 	pthread_mutex_lock(&e->lock);
 	for (int f = 0; f < 2; f++) {
-		old[f] = fresh[f] ? e->resp[f] : NULL;
-		if (fresh[f])
-			e->resp[f] = fresh[f];
+		old[f] = e->resp[f];
+		e->resp[f] = fresh[f];
 	}
 	pthread_mutex_unlock(&e->lock);
 	/* connections still sending an old text hold their own reference */
@@ -438,10 +433,9 @@ static int exporter_fe_open(struct frontend *fe, const struct options *opts)
 {
 	struct exporter_addr addr;
 
-	if (exporter_parse_listen(opts->listen, &addr, fe->msg,
-				  sizeof(fe->msg)))
+	if (exporter_parse_listen(opts->listen, &addr, &fe->msg))
 		return -EINVAL;
-	fe->priv = exporter_start(&addr, fe->msg, sizeof(fe->msg));
+	fe->priv = exporter_start(&addr, &fe->msg);
 	if (!fe->priv) {
 		fe->runtime = true;
 		return -EIO;

@@ -5,9 +5,9 @@
  * A new mode adds its file and one line here; the loop and main name none.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 
 /* The exporter comes last: a bad -L file is a usage error before it binds
@@ -61,7 +61,7 @@ void frontend_needs(const struct frontend *fes, size_t n,
 int frontend_write_result(struct frontend *fe, int rc)
 {
 	if (rc < 0 && rc != -EPIPE)
-		snprintf(fe->msg, sizeof(fe->msg), "cannot write the log: %s",
-			 strerror(-rc));
+		errmsg_set(&fe->msg, rc, "cannot write the log: %s",
+			   strerror(-rc));
 	return rc;
 }

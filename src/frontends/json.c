@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
 #include "options.h"
@@ -28,7 +29,7 @@ struct json_priv {
 	struct strbuf b;
 };
 
-static int json_open_file(struct json_priv *jp, char *msg, size_t msglen)
+static int json_open_file(struct json_priv *jp, struct errmsg *msg)
 {
 	int fd = open(jp->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		      0644);
@@ -36,10 +37,9 @@ static int json_open_file(struct json_priv *jp, char *msg, size_t msglen)
 	if (fd < 0) {
 		int e = errno;
 
-		snprintf(msg, msglen,
-			 "cannot write log file %s: %s; pick a writable path for -L",
-			 jp->path, strerror(e));
-		return -e;
+		return errmsg_set(msg, -e,
+				  "cannot write log file %s: %s; pick a writable path for -L",
+				  jp->path, strerror(e));
 	}
 	jp->fd = fd;
 	return 0;
@@ -56,7 +56,7 @@ static int json_open(struct frontend *fe, const struct options *opts)
 	jp->skip_zero = jp->lines && opts->skip_zero;
 	strbuf_init(&jp->b);
 	if (jp->path) {
-		rc = json_open_file(jp, fe->msg, sizeof(fe->msg));
+		rc = json_open_file(jp, &fe->msg);
 		if (rc) {
 			strbuf_free(&jp->b);
 			free(jp);
@@ -70,14 +70,11 @@ static int json_open(struct frontend *fe, const struct options *opts)
 static int json_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct json_priv *jp = fe->priv;
-	int rc;
 
 	if (jp->skip_zero && ui_text_all_zero(snap))
 		return 0;
 	strbuf_reset(&jp->b);
-	rc = json_out_render(&jp->b, snap, fe->providers, !jp->lines);
-	if (rc)
-		return frontend_write_result(fe, rc);
+	json_out_render(&jp->b, snap, fe->providers, !jp->lines);
 	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s,
 						    jp->b.len));
 }
@@ -89,7 +86,7 @@ static int json_reopen(struct frontend *fe)
 
 	if (!jp->path)
 		return 0;
-	rc = json_open_file(jp, fe->msg, sizeof(fe->msg));
+	rc = json_open_file(jp, &fe->msg);
 	if (rc)
 		return rc;
 	close(old);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 #include "options.h"
 #include "ui_text.h"
@@ -34,7 +35,7 @@ struct log_priv {
 };
 
 /* Opens the -L file for appending; tells whether it is empty. */
-static int log_open_file(struct log_priv *lp, char *msg, size_t msglen)
+static int log_open_file(struct log_priv *lp, struct errmsg *msg)
 {
 	struct stat st;
 	int fd;
@@ -43,9 +44,9 @@ static int log_open_file(struct log_priv *lp, char *msg, size_t msglen)
 	if (fd < 0) {
 		int e = errno;
 
-		snprintf(msg, msglen, "cannot write log file %s: %s; pick a writable path for -L",
-			 lp->path, strerror(e));
-		return -e;
+		return errmsg_set(msg, -e,
+				  "cannot write log file %s: %s; pick a writable path for -L",
+				  lp->path, strerror(e));
 	}
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
 		lp->need_header = false;
@@ -67,7 +68,7 @@ static int log_open(struct frontend *fe, const struct options *opts)
 	lp->need_header = true;
 	strbuf_init(&lp->b);
 	if (lp->path) {
-		rc = log_open_file(lp, fe->msg, sizeof(fe->msg));
+		rc = log_open_file(lp, &fe->msg);
 		if (rc) {
 			strbuf_free(&lp->b);
 			free(lp);
@@ -149,7 +150,7 @@ static int log_reopen(struct frontend *fe)
 
 	if (!lp->path)
 		return 0;
-	rc = log_open_file(lp, fe->msg, sizeof(fe->msg));
+	rc = log_open_file(lp, &fe->msg);
 	if (rc)
 		return rc;
 	close(old);

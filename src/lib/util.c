@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Shared helpers: allocation that never returns NULL (it restores the
- * terminal and dies instead), clocks and number parsing.
+ * terminal and dies instead, util.h says how), clocks and number parsing.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -30,11 +32,37 @@ void util_run_fatal_hook(void)
 		hook();
 }
 
+/* The main thread's id is the process id. */
+static bool util_on_main_thread(void)
+{
+	return (pid_t)syscall(SYS_gettid) == getpid();
+}
+
+/* Death on another thread: no hook, no exit handlers, one write (util.h). */
+static void __attribute__((noreturn)) util_die_off_main(const char *fmt,
+							 va_list ap)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "kvmstat: ");
+	ssize_t w;
+
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	w = write(STDERR_FILENO, line, (size_t)n);
+	(void)w;
+	_exit(1);
+}
+
 void util_die(const char *fmt, ...)
 {
 	va_list ap;
 	int saved = errno;
 
+	if (!util_on_main_thread()) {
+		va_start(ap, fmt);
+		util_die_off_main(fmt, ap);
+	}
 	util_run_fatal_hook();
 	errno = saved;
 	fputs("kvmstat: ", stderr);
@@ -80,17 +108,23 @@ char *xstrdup(const char *s)
 	return d;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		util_die("out of memory");
+	return s;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		util_die("out of memory");
 	return s;
 }
 

@@ -32,6 +32,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fs.h"
 #include "options.h"
 #include "provider.h"
@@ -821,7 +822,7 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 	d->root = xstrdup(root);
 	d->pid = opts->pid;
 	p->priv = d;
-	p->msg[0] = '\0';
+	errmsg_clear(&p->msg);
 	p->notice = false;
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {

@@ -5,10 +5,10 @@
  * the filter and the arbiter through.
  */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "arbiter.h"
+#include "errmsg.h"
 #include "provider.h"
 
 extern const struct provider_ops tracepoint_provider_ops;
@@ -41,7 +41,7 @@ void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
+	errmsg_vset(&p->msg, 0, fmt, ap);
 	va_end(ap);
 	p->notice = notice;
 }

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "hist.h"
 #include "options.h"
 #include "provider.h"
@@ -134,17 +135,14 @@ static void qmp_note(struct provider *p, const char *fmt, ...)
 /* Adds a notice, after any not yet shown. */
 static void qmp_note(struct provider *p, const char *fmt, ...)
 {
-	size_t len = p->notice ? strlen(p->msg) : 0;
 	va_list ap;
 
-	if (len && len + 2 < sizeof(p->msg)) {
-		memcpy(p->msg + len, "; ", 3);
-		len += 2;
-	} else if (len) {
-		return;
-	}
+	if (!p->notice)
+		errmsg_clear(&p->msg);
+	else if (errmsg_isset(&p->msg))
+		errmsg_add(&p->msg, "; ");
 	va_start(ap, fmt);
-	vsnprintf(p->msg + len, sizeof(p->msg) - len, fmt, ap);
+	errmsg_vadd(&p->msg, fmt, ap);
 	va_end(ap);
 	p->notice = true;
 }
@@ -387,9 +385,8 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 	json_t *e;
 
 	if (!json_is_array(r)) {
-		snprintf(vm->q.err, sizeof(vm->q.err),
-			 "query-stats-schemas did not return a list");
-		return -EPROTO;
+		return errmsg_set(&vm->q.err, -EPROTO,
+				  "query-stats-schemas did not return a list");
 	}
 	json_array_foreach(r, i, e) {
 		const char *prov = json_string_value(
@@ -416,9 +413,8 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 		}
 	}
 	if (!total) {
-		snprintf(vm->q.err, sizeof(vm->q.err),
-			 "QEMU reports no KVM statistics: is it running with -accel kvm (QEMU 7.1 or later)?");
-		return -ENOENT;
+		return errmsg_set(&vm->q.err, -ENOENT,
+				  "QEMU reports no KVM statistics: is it running with -accel kvm (QEMU 7.1 or later)?");
 	}
 	for (int t = 0; t < QMP_TARGETS; t++) {
 		json_decref(vm->args[t]);
@@ -500,23 +496,21 @@ static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm,
 			const char *what, const char *fix)
 {
 	struct qmp_priv *d = p->priv;
-	char text[PROVIDER_MSG_MAX], vmid[32] = "";
-	int n;
+	struct errmsg text;
+	char vmid[32] = "";
 
 	if (vm->pid)
 		snprintf(vmid, sizeof(vmid), " (VM %d)", (int)vm->pid);
-	n = snprintf(text, sizeof(text), "QMP socket %s%s: %s: %s%s%s",
-		     vm->path, vmid, what, vm->q.err, fix ? ": " : "",
-		     fix ? fix : "");
-	if (!d->opening && n > 0 && (size_t)n < sizeof(text))
-		snprintf(text + n, sizeof(text) - (size_t)n,
-			 "; %s, retrying every %u s",
-			 vm->ever_read ? "VM unavailable" : "not read",
-			 (d->retry_ms + 999) / 1000);
+	errmsg_set(&text, 0, "QMP socket %s%s: %s: %s%s%s", vm->path, vmid,
+		   what, vm->q.err.text, fix ? ": " : "", fix ? fix : "");
+	if (!d->opening)
+		errmsg_add(&text, "; %s, retrying every %u s",
+			   vm->ever_read ? "VM unavailable" : "not read",
+			   (d->retry_ms + 999) / 1000);
 	qmp_close(&vm->q);
 	vm->state = QMP_DOWN;
 	vm->retry_ns = util_now_ns() + d->retry_ms * 1000000ull;
-	qmp_vm_note(p, vm, text);
+	qmp_vm_note(p, vm, text.text);
 }
 
 static bool qmp_pid_taken(const struct qmp_priv *d, const struct qmp_vm *vm,
@@ -543,7 +537,7 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 
 	rc = qmp_connect(&vm->q, vm->path, deadline);
 	if (rc) {
-		char fix[PROVIDER_MSG_MAX / 2];
+		char fix[ERRMSG_MAX / 2];
 
 		if (rc == -ENOENT || rc == -ECONNREFUSED)
 			snprintf(fix, sizeof(fix),
@@ -558,16 +552,15 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 		return rc;
 	}
 	if (d->pid && vm->q.pid && vm->q.pid != d->pid) {
-		snprintf(vm->q.err, sizeof(vm->q.err),
-			 "its QEMU is pid %d, not -p %d", (int)vm->q.pid,
-			 (int)d->pid);
+		errmsg_set(&vm->q.err, -ESRCH, "its QEMU is pid %d, not -p %d",
+			   (int)vm->q.pid, (int)d->pid);
 		qmp_vm_fail(p, vm, "ignored", NULL);
 		return -ESRCH;
 	}
 	if (vm->q.pid && qmp_pid_taken(d, vm, vm->q.pid)) {
-		snprintf(vm->q.err, sizeof(vm->q.err),
-			 "another --qmp socket reaches the same VM (pid %d)",
-			 (int)vm->q.pid);
+		errmsg_set(&vm->q.err, -EEXIST,
+			   "another --qmp socket reaches the same VM (pid %d)",
+			   (int)vm->q.pid);
 		qmp_vm_fail(p, vm, "ignored", NULL);
 		return -EEXIST;
 	}
@@ -733,9 +726,8 @@ static int qmp_vm_take(struct provider *p, struct qmp_vm *vm,
 		return rc;
 	if (!json_is_array(r)) {
 		json_decref(r);
-		snprintf(vm->q.err, sizeof(vm->q.err),
-			 "query-stats did not return a list");
-		return -EPROTO;
+		return errmsg_set(&vm->q.err, -EPROTO,
+				  "query-stats did not return a list");
 	}
 	json_array_foreach(r, i, e) {
 		json_t *stats = json_object_get(e, "stats");
@@ -794,13 +786,13 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 			rc = qmp_vm_take(p, vm, (enum qmp_target)t, deadline,
 					 &unknown);
 	if (rc == -ETIMEDOUT) {
-		char text[PROVIDER_MSG_MAX];
+		struct errmsg text;
 
 		vm->state = QMP_PENDING;
-		snprintf(text, sizeof(text),
-			 "QMP socket %s (VM %d): no reply to query-stats within %u ms: VM unavailable until it answers",
-			 vm->path, (int)vm->pid, d->reply_ms);
-		qmp_vm_note(p, vm, text);
+		errmsg_set(&text, 0,
+			   "QMP socket %s (VM %d): no reply to query-stats within %u ms: VM unavailable until it answers",
+			   vm->path, (int)vm->pid, d->reply_ms);
+		qmp_vm_note(p, vm, text.text);
 		return false;
 	}
 	if (rc) {
@@ -1007,7 +999,7 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 	size_t up = 0, wanted = 0;
 	int rc = -ENOENT;
 
-	p->msg[0] = '\0';
+	errmsg_clear(&p->msg);
 	p->notice = false;
 	if (!opts->nqmp) {
 		provider_msg(p, false,
@@ -1041,11 +1033,10 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 		/* the notes become the reason, one line */
 		p->notice = false;
 		if (d->nvms > 1) {
-			char why[PROVIDER_MSG_MAX];
+			struct errmsg why = p->msg;
 
-			memcpy(why, p->msg, sizeof(why));
 			provider_msg(p, false, "no QMP socket could be used: %s",
-				     why);
+				     why.text);
 		}
 		goto out_close;
 	}

@@ -37,6 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fs.h"
 #include "hist.h"
 #include "options.h"
@@ -150,22 +151,19 @@ struct statsfd_priv {
 	bool fake_proc;			/* proc_root is not /proc (tests) */
 	bool emfile_noted, denied_noted, gone_noted;
 	size_t ndenied;			/* processes whose fds are hidden */
-	char note[PROVIDER_MSG_MAX];	/* notices gathered in this call */
+	struct errmsg note;		/* notices gathered in this call */
 };
 
 /* Appends one notice to d->note ("; " between them). */
 __attribute__((format(printf, 2, 3)))
 static void note_add(struct statsfd_priv *d, const char *fmt, ...)
 {
-	size_t pos = strlen(d->note);
 	va_list ap;
 
-	if (pos && pos + 2 < sizeof(d->note)) {
-		memcpy(d->note + pos, "; ", 3);
-		pos += 2;
-	}
+	if (errmsg_isset(&d->note))
+		errmsg_add(&d->note, "; ");
 	va_start(ap, fmt);
-	vsnprintf(d->note + pos, sizeof(d->note) - pos, fmt, ap);
+	errmsg_vadd(&d->note, fmt, ap);
 	va_end(ap);
 }
 
@@ -174,13 +172,13 @@ static void note_flush(struct provider *p)
 {
 	struct statsfd_priv *d = p->priv;
 
-	if (!d->note[0])
+	if (!errmsg_isset(&d->note))
 		return;
-	if (p->notice && p->msg[0])
-		provider_msg(p, true, "%s; %s", p->msg, d->note);
+	if (p->notice && errmsg_isset(&p->msg))
+		errmsg_add(&p->msg, "; %s", d->note.text);
 	else
-		provider_msg(p, true, "%s", d->note);
-	d->note[0] = '\0';
+		provider_msg(p, true, "%s", d->note.text);
+	errmsg_clear(&d->note);
 }
 
 static bool denied_errno(int err)
@@ -450,7 +448,7 @@ static int file_open(struct provider *p, struct sfd_vm *vm,
 {
 	struct statsfd_priv *d = p->priv;
 	struct statsfd_schema *s;
-	char err[256];
+	struct errmsg err;
 	int fd, rc;
 
 	fd = (int)syscall(SYS_pidfd_getfd, vm->pidfd, lk->srcfd, 0);
@@ -466,10 +464,10 @@ static int file_open(struct provider *p, struct sfd_vm *vm,
 		close(fd);
 		return -ESTALE;
 	}
-	rc = statsfd_schema_read(fd, &s, err, sizeof(err));
+	rc = statsfd_schema_read(fd, &s, &err);
 	if (rc) {
 		note_add(d, "VM %d: stats fd %d left out: %s", (int)vm->pid,
-			 lk->srcfd, rc == -EINVAL ? err : strerror(-rc));
+			 lk->srcfd, rc == -EINVAL ? err.text : strerror(-rc));
 		close(fd);
 		return rc;
 	}
@@ -1096,7 +1094,7 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 
 	d = xcalloc(1, sizeof(*d));
 	p->priv = d;
-	p->msg[0] = '\0';
+	errmsg_clear(&p->msg);
 	p->notice = false;
 	d->proc_root = xstrdup(root);
 	d->fake_proc = strcmp(root, "/proc") != 0;

@@ -9,32 +9,19 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "qmp.h"
 #include "util.h"
 
 #define QMP_READ_MIN 16384
 /* How much of an unparsable message a diagnostic quotes. */
 #define QMP_QUOTE_MAX 40
-
-static void qmp_err(struct qmp *q, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void qmp_err(struct qmp *q, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q->err, sizeof(q->err), fmt, ap);
-	va_end(ap);
-}
 
 void qmp_init(struct qmp *q, unsigned int timeout_ms)
 {
@@ -111,12 +98,14 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 
 				qmp_quote(quote, sizeof(quote), q->buf, end);
 				if (m)
-					qmp_err(q, "not a QMP message: \"%s\"",
-						quote);
+					errmsg_set(&q->err, -EPROTO,
+						   "not a QMP message: \"%s\"",
+						   quote);
 				else
-					qmp_err(q, "not JSON (%s): \"%s\"",
-						end ? jerr.text : "empty line",
-						quote);
+					errmsg_set(&q->err, -EPROTO,
+						   "not JSON (%s): \"%s\"",
+						   end ? jerr.text : "empty line",
+						   quote);
 				json_decref(m);
 				return -EPROTO;
 			}
@@ -127,11 +116,10 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 			return 0;
 		}
 		q->scan = q->len;
-		if (q->len >= QMP_MSG_MAX) {
-			qmp_err(q, "a message longer than %u bytes",
-				QMP_MSG_MAX);
-			return -EMSGSIZE;
-		}
+		if (q->len >= QMP_MSG_MAX)
+			return errmsg_set(&q->err, -EMSGSIZE,
+					  "a message longer than %u bytes",
+					  QMP_MSG_MAX);
 		if (q->cap - q->len < QMP_READ_MIN) {
 			q->cap = q->cap ? q->cap * 2 : 4 * QMP_READ_MIN;
 			q->buf = xrealloc(q->buf, q->cap);
@@ -141,24 +129,24 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 			q->len += (size_t)n;
 			continue;
 		}
-		if (n == 0 || (n < 0 && errno == ECONNRESET)) {
-			qmp_err(q, "QEMU closed the connection");
-			return -ECONNRESET;
-		}
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return errmsg_set(&q->err, -ECONNRESET,
+					  "QEMU closed the connection");
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			rc = -errno;
-			qmp_err(q, "cannot read: %s", strerror(-rc));
-			return rc;
+			return errmsg_set(&q->err, rc, "cannot read: %s",
+					  strerror(-rc));
 		}
 		rc = qmp_wait(q, POLLIN, deadline);
 		if (rc) {
 			if (rc == -ETIMEDOUT)
-				qmp_err(q, "no reply within %u ms",
-					q->timeout_ms);
+				errmsg_set(&q->err, rc, "no reply within %u ms",
+					   q->timeout_ms);
 			else
-				qmp_err(q, "cannot wait: %s", strerror(-rc));
+				errmsg_set(&q->err, rc, "cannot wait: %s",
+					   strerror(-rc));
 			return rc;
 		}
 	}
@@ -174,17 +162,16 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 
 	if (q->fd < 0) {
 		json_decref(m);
-		qmp_err(q, "not connected");
-		return -ENOTCONN;
+		return errmsg_set(&q->err, -ENOTCONN, "not connected");
 	}
 	json_object_set_new(m, "execute", json_string(cmd));
 	if (args)
 		json_object_set(m, "arguments", args);
 	json_object_set_new(m, "id", json_integer((json_int_t)q->next_id));
+	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
+	 * set in main) never lets happen */
 	text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
-	if (!text)
-		util_die("out of memory");
 	len = strlen(text);
 	text[len++] = '\n';	/* over the NUL: the length is known */
 	while (off < len) {
@@ -200,8 +187,9 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			rc = qmp_wait(q, POLLOUT, deadline);
 			if (rc == -ETIMEDOUT) {
-				qmp_err(q, "cannot send %s within %u ms", cmd,
-					q->timeout_ms);
+				errmsg_set(&q->err, rc,
+					   "cannot send %s within %u ms", cmd,
+					   q->timeout_ms);
 				break;
 			}
 			if (!rc)
@@ -210,10 +198,11 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 			rc = -errno;
 		}
 		if (rc == -EPIPE || rc == -ECONNRESET) {
-			qmp_err(q, "QEMU closed the connection");
-			rc = -ECONNRESET;
+			rc = errmsg_set(&q->err, -ECONNRESET,
+					"QEMU closed the connection");
 		} else {
-			qmp_err(q, "cannot send %s: %s", cmd, strerror(-rc));
+			errmsg_set(&q->err, rc, "cannot send %s: %s", cmd,
+				   strerror(-rc));
 		}
 		break;
 	}
@@ -253,9 +242,9 @@ int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret)
 		v = json_object_get(m, "return");
 		err = json_object_get(m, "error");
 		if (!v && !err) {
-			qmp_err(q, "not a QMP reply (no return, error or event)");
 			json_decref(m);
-			return -EPROTO;
+			return errmsg_set(&q->err, -EPROTO,
+					  "not a QMP reply (no return, error or event)");
 		}
 		if (!qmp_id_is(m, id)) {
 			json_decref(m);	/* late reply to a command given up on */
@@ -267,8 +256,9 @@ int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret)
 			const char *desc = json_string_value(
 				json_object_get(err, "desc"));
 
-			qmp_err(q, "%s: %s", cls ? cls : "error",
-				desc ? desc : "(no description)");
+			errmsg_set(&q->err, -EREMOTEIO, "%s: %s",
+				   cls ? cls : "error",
+				   desc ? desc : "(no description)");
 			json_decref(m);
 			return -EREMOTEIO;
 		}
@@ -296,24 +286,22 @@ static int qmp_dial(struct qmp *q, const char *path)
 	socklen_t clen = sizeof(cred);
 	int rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		qmp_err(q, "path longer than %zu bytes",
-			sizeof(sa.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return errmsg_set(&q->err, -ENAMETOOLONG,
+				  "path longer than %zu bytes",
+				  sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (q->fd < 0) {
 		rc = -errno;
-		qmp_err(q, "socket: %s", strerror(-rc));
-		return rc;
+		return errmsg_set(&q->err, rc, "socket: %s", strerror(-rc));
 	}
 	if (connect(q->fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		rc = -errno;
 		if (rc == -EAGAIN)
-			qmp_err(q, "the listen queue is full");
+			errmsg_set(&q->err, rc, "the listen queue is full");
 		else
-			qmp_err(q, "%s", strerror(-rc));
+			errmsg_set(&q->err, rc, "%s", strerror(-rc));
 		return rc;
 	}
 	if (!getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
@@ -338,23 +326,23 @@ int qmp_connect(struct qmp *q, const char *path, uint64_t deadline)
 	}
 	if (rc) {
 		if (rc == -ETIMEDOUT)
-			qmp_err(q, "no greeting within %u ms: is another client connected? (a QMP socket serves one at a time)",
-				q->timeout_ms);
+			errmsg_set(&q->err, rc,
+				   "no greeting within %u ms: is another client connected? (a QMP socket serves one at a time)",
+				   q->timeout_ms);
 		goto out_close;
 	}
 	if (!json_is_object(json_object_get(m, "QMP"))) {
 		json_decref(m);
-		qmp_err(q, "no QMP greeting: is this a QMP socket?");
-		rc = -EPROTO;
+		rc = errmsg_set(&q->err, -EPROTO,
+				"no QMP greeting: is this a QMP socket?");
 		goto out_close;
 	}
 	json_decref(m);
 	rc = qmp_command(q, "qmp_capabilities", NULL, deadline, NULL);
 	if (rc) {
-		char why[QMP_ERR_MAX];
+		struct errmsg why = q->err;
 
-		memcpy(why, q->err, sizeof(why));
-		qmp_err(q, "qmp_capabilities: %.200s", why);
+		errmsg_set(&q->err, rc, "qmp_capabilities: %.200s", why.text);
 		goto out_close;
 	}
 	return 0;

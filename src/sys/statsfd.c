@@ -10,14 +10,13 @@
  */
 #include <errno.h>
 #include <linux/kvm.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "statsfd.h"
 #include "util.h"
 
@@ -33,19 +32,6 @@ struct block {
 	const char *what;
 	uint64_t start, end;
 };
-
-__attribute__((format(printf, 3, 4)))
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* Reads len bytes at off: 0, -EIO when the file ends first, or -errno. */
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
@@ -100,22 +86,22 @@ static bool block_overlap(const struct block *a, const struct block *b)
 
 /* Checks blk against the file size (0: unknown) and the blocks before it. */
 static int block_check(const struct block *blk, const struct block *prev,
-		       size_t nprev, uint64_t fsize, char *err, size_t errlen)
+		       size_t nprev, uint64_t fsize, struct errmsg *msg)
 {
 	if (fsize && blk->end > fsize)
-		return bad(err, errlen,
-			   "%s [%llu, %llu) past the end of the file (%llu bytes)",
-			   blk->what, (unsigned long long)blk->start,
-			   (unsigned long long)blk->end,
-			   (unsigned long long)fsize);
+		return errmsg_set(msg, -EINVAL,
+				  "%s [%llu, %llu) past the end of the file (%llu bytes)",
+				  blk->what, (unsigned long long)blk->start,
+				  (unsigned long long)blk->end,
+				  (unsigned long long)fsize);
 	for (size_t i = 0; i < nprev; i++)
 		if (block_overlap(blk, &prev[i]))
-			return bad(err, errlen,
-				   "%s [%llu, %llu) overlaps the %s [%llu, %llu)",
-				   blk->what, (unsigned long long)blk->start,
-				   (unsigned long long)blk->end, prev[i].what,
-				   (unsigned long long)prev[i].start,
-				   (unsigned long long)prev[i].end);
+			return errmsg_set(msg, -EINVAL,
+					  "%s [%llu, %llu) overlaps the %s [%llu, %llu)",
+					  blk->what, (unsigned long long)blk->start,
+					  (unsigned long long)blk->end, prev[i].what,
+					  (unsigned long long)prev[i].start,
+					  (unsigned long long)prev[i].end);
 	return 0;
 }
 
@@ -128,8 +114,8 @@ static uint32_t get_u32(const unsigned char *p)
 }
 
 /* Decodes descriptor i from the raw block; -EINVAL when it is malformed. */
-static int desc_decode(struct statsfd_schema *s, uint32_t i, char *err,
-		       size_t errlen)
+static int desc_decode(struct statsfd_schema *s, uint32_t i,
+		       struct errmsg *msg)
 {
 	size_t stride = DESC_HEAD + s->name_size;
 	const unsigned char *p = s->raw + (size_t)i * stride;
@@ -141,10 +127,10 @@ static int desc_decode(struct statsfd_schema *s, uint32_t i, char *err,
 	int16_t exp;
 
 	if (!memchr(name, '\0', s->name_size))
-		return bad(err, errlen, "descriptor %u: name not NUL-terminated",
-			   i);
+		return errmsg_set(msg, -EINVAL,
+				  "descriptor %u: name not NUL-terminated", i);
 	if (!*name)
-		return bad(err, errlen, "descriptor %u: empty name", i);
+		return errmsg_set(msg, -EINVAL, "descriptor %u: empty name", i);
 	d->name = name;
 	d->flags = get_u32(p + offsetof(struct kvm_stats_desc, flags));
 	memcpy(&exp, p + offsetof(struct kvm_stats_desc, exponent),
@@ -157,7 +143,8 @@ static int desc_decode(struct statsfd_schema *s, uint32_t i, char *err,
 		get_u32(p + offsetof(struct kvm_stats_desc, bucket_size));
 	if (!d->size) {
 		name_quote(name, q, sizeof(q));
-		return bad(err, errlen, "descriptor %u (%s): size 0", i, q);
+		return errmsg_set(msg, -EINVAL, "descriptor %u (%s): size 0",
+				  i, q);
 	}
 
 	type = (d->flags & KVM_STATS_TYPE_MASK) >> KVM_STATS_TYPE_SHIFT;
@@ -253,7 +240,7 @@ static int desc_offset_cmp(const void *a, const void *b)
  * that the usable stats' data ranges lie within STATSFD_DATA_MAX and apart
  * from each other, and sets data_len.
  */
-static int desc_layout(struct statsfd_schema *s, char *err, size_t errlen)
+static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 {
 	struct statsfd_desc **v;
 	size_t n = 0;
@@ -284,16 +271,17 @@ static int desc_layout(struct statsfd_schema *s, char *err, size_t errlen)
 
 		if (end > STATSFD_DATA_MAX) {
 			name_quote(v[i]->name, q1, sizeof(q1));
-			rc = bad(err, errlen,
-				 "stat %s: data [%llu, %llu) beyond %u bytes",
-				 q1, (unsigned long long)v[i]->offset,
-				 (unsigned long long)end, STATSFD_DATA_MAX);
+			rc = errmsg_set(msg, -EINVAL,
+					"stat %s: data [%llu, %llu) beyond %u bytes",
+					q1, (unsigned long long)v[i]->offset,
+					(unsigned long long)end, STATSFD_DATA_MAX);
 			break;
 		}
 		if (i + 1 < n && end > v[i + 1]->offset) {
 			name_quote(v[i]->name, q1, sizeof(q1));
 			name_quote(v[i + 1]->name, q2, sizeof(q2));
-			rc = bad(err, errlen, "stats %s and %s overlap", q1, q2);
+			rc = errmsg_set(msg, -EINVAL, "stats %s and %s overlap",
+					q1, q2);
 			break;
 		}
 		if (end > len)
@@ -314,8 +302,8 @@ void statsfd_schema_free(struct statsfd_schema *s)
 	free(s);
 }
 
-int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
-			size_t errlen)
+int statsfd_schema_read(int fd, struct statsfd_schema **out,
+			struct errmsg *msg)
 {
 	struct kvm_stats_header h;
 	struct statsfd_schema *s;
@@ -328,23 +316,22 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
 	int rc;
 
 	*out = NULL;
-	if (errlen)
-		err[0] = '\0';
+	errmsg_clear(msg);
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
 		fsize = st.st_size > 0 ? (uint64_t)st.st_size : 0;
 	rc = pread_full(fd, &h, sizeof(h), 0);
 	if (rc == -EIO)
-		return bad(err, errlen, "shorter than the stats header");
+		return errmsg_set(msg, -EINVAL, "shorter than the stats header");
 	if (rc)
 		return rc;
 	if (fsize && fsize < sizeof(h))
-		return bad(err, errlen, "shorter than the stats header");
+		return errmsg_set(msg, -EINVAL, "shorter than the stats header");
 	if (!h.name_size || h.name_size > STATSFD_NAME_SIZE_MAX)
-		return bad(err, errlen, "name_size %u not in 1..%u",
-			   h.name_size, STATSFD_NAME_SIZE_MAX);
+		return errmsg_set(msg, -EINVAL, "name_size %u not in 1..%u",
+				  h.name_size, STATSFD_NAME_SIZE_MAX);
 	if (h.num_desc > STATSFD_NUM_DESC_MAX)
-		return bad(err, errlen, "num_desc %u above %u", h.num_desc,
-			   STATSFD_NUM_DESC_MAX);
+		return errmsg_set(msg, -EINVAL, "num_desc %u above %u",
+				  h.num_desc, STATSFD_NUM_DESC_MAX);
 	stride = DESC_HEAD + h.name_size;
 	blk[0] = (struct block){ "header", 0, sizeof(h) };
 	blk[1] = (struct block){ "id", h.id_offset,
@@ -352,7 +339,7 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
 	blk[2] = (struct block){ "descriptor block", h.desc_offset,
 				 h.desc_offset + (uint64_t)h.num_desc * stride };
 	for (int i = 1; i < 3; i++) {
-		rc = block_check(&blk[i], blk, (size_t)i, fsize, err, errlen);
+		rc = block_check(&blk[i], blk, (size_t)i, fsize, msg);
 		if (rc)
 			return rc;
 	}
@@ -360,10 +347,13 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
 	id = xmalloc(h.name_size);
 	rc = pread_full(fd, id, h.name_size, h.id_offset);
 	if (!rc && !memchr(id, '\0', h.name_size))
-		rc = bad(err, errlen, "id not NUL-terminated");
+		rc = errmsg_set(msg, -EINVAL, "id not NUL-terminated");
 	if (rc) {
 		free(id);
-		return rc == -EIO ? bad(err, errlen, "id past the end of the file") : rc;
+		if (rc == -EIO)
+			rc = errmsg_set(msg, -EINVAL,
+					"id past the end of the file");
+		return rc;
 	}
 
 	s = xcalloc(1, sizeof(*s));
@@ -379,17 +369,18 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
 	s->desc = xcalloc(h.num_desc ? h.num_desc : 1, sizeof(*s->desc));
 	rc = pread_full(fd, s->raw, s->raw_len, h.desc_offset);
 	if (rc == -EIO)
-		rc = bad(err, errlen, "descriptor block past the end of the file");
+		rc = errmsg_set(msg, -EINVAL,
+				"descriptor block past the end of the file");
 	for (uint32_t i = 0; !rc && i < h.num_desc; i++)
-		rc = desc_decode(s, i, err, errlen);
+		rc = desc_decode(s, i, msg);
 	if (!rc)
-		rc = desc_layout(s, err, errlen);
+		rc = desc_layout(s, msg);
 	if (rc)
 		goto out_free;
 
 	blk[3] = (struct block){ "data block", h.data_offset,
 				 (uint64_t)h.data_offset + s->data_len };
-	rc = block_check(&blk[3], blk, 3, fsize, err, errlen);
+	rc = block_check(&blk[3], blk, 3, fsize, msg);
 	if (rc)
 		goto out_free;
 	/* the data must be readable in full, not just described */
@@ -397,10 +388,10 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, char *err,
 	rc = statsfd_data_read(fd, s, data);
 	free(data);
 	if (rc == -EIO)
-		rc = bad(err, errlen,
-			 "data block [%llu, %llu) past the end of the file",
-			 (unsigned long long)blk[3].start,
-			 (unsigned long long)blk[3].end);
+		rc = errmsg_set(msg, -EINVAL,
+				"data block [%llu, %llu) past the end of the file",
+				(unsigned long long)blk[3].start,
+				(unsigned long long)blk[3].end);
 	if (rc)
 		goto out_free;
 	*out = s;

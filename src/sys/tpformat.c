@@ -17,6 +17,7 @@
 
 #include "fs.h"
 #include "tpformat.h"
+#include "util.h"
 
 #define TP_MAX_DEPTH 64			/* bracket nesting accepted in a print fmt */
 #define TP_MAX_UNARY 64			/* chained unary operators in a constant */
@@ -67,35 +68,29 @@ struct tp_parser {
 	size_t nframes, framecap;
 };
 
-/* Grows *p (of *cap elements of size elem) to hold at least need; 0 or -ENOMEM. */
-static int tp_grow(void **p, size_t *cap, size_t need, size_t elem)
+/* Grows *p (of *cap elements of size elem) to hold at least need. A size
+ * past what memory can hold is running out of memory (util.h). */
+static void tp_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 8;
-	void *np;
 
 	if (need <= *cap)
-		return 0;
+		return;
 	while (ncap < need) {
 		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
+			util_die("out of memory: %zu elements", need);
 		ncap *= 2;
 	}
 	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
+		util_die("out of memory: %zu elements", need);
+	*p = xrealloc(*p, ncap * elem);
 	*cap = ncap;
-	return 0;
 }
 
 static char *tp_strndup(const char *s, size_t n)
 {
-	char *d = malloc(n + 1);
+	char *d = xmalloc(n + 1);
 
-	if (!d)
-		return NULL;
 	memcpy(d, s, n);
 	d[n] = '\0';
 	return d;
@@ -198,9 +193,7 @@ static int tp_parse_decl(const char *s, size_t n, struct tp_field *fld)
 	while (tlen && tp_is_blank(s[tlen - 1]))
 		tlen--;
 	fld->name = tp_strndup(s + nb, ne - nb);
-	fld->type = malloc(tlen + slen + 1);
-	if (!fld->name || !fld->type)
-		return -ENOMEM;
+	fld->type = xmalloc(tlen + slen + 1);
 	memcpy(fld->type, s, tlen);
 	if (slen)
 		memcpy(fld->type + tlen, suffix, slen);
@@ -257,13 +250,12 @@ static int tp_parse_field_line(struct tp_format *f, size_t *cap, const char *s, 
 	}
 	if (!rc && (!have_off || !have_size))
 		rc = -EINVAL;
-	if (!rc)
-		rc = tp_grow((void **)&f->fields, cap, f->nfields + 1, sizeof(*f->fields));
 	if (rc) {
 		free(fld.name);
 		free(fld.type);
 		return rc;
 	}
+	tp_grow((void **)&f->fields, cap, f->nfields + 1, sizeof(*f->fields));
 	f->fields[f->nfields++] = fld;
 	return 0;
 }
@@ -316,8 +308,6 @@ static int tp_parse_header(struct tp_format *f, const char *s, size_t len, size_
 			if (f->name || !tn || !tp_is_text_line(line, n))
 				return -EINVAL;
 			f->name = tp_strndup(t, tn);
-			if (!f->name)
-				return -ENOMEM;
 		} else if (tp_starts(line, n, "ID:")) {
 			unsigned long long id;
 
@@ -398,7 +388,6 @@ static int tp_tokenize(struct tp_parser *p, const char *s, size_t len)
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
 		struct tp_tok t = { .s = s + i, .len = 1 };
-		int rc;
 
 		if (tp_is_blank((char)c)) {
 			i++;
@@ -439,9 +428,7 @@ static int tp_tokenize(struct tp_parser *p, const char *s, size_t len)
 			t.match = stack[--depth];
 			p->tok[t.match].match = p->ntok;
 		}
-		rc = tp_grow((void **)&p->tok, &p->tokcap, p->ntok + 1, sizeof(*p->tok));
-		if (rc)
-			return rc;
+		tp_grow((void **)&p->tok, &p->tokcap, p->ntok + 1, sizeof(*p->tok));
 		p->tok[p->ntok++] = t;
 		i += t.len;
 	}
@@ -896,9 +883,7 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 			return 0;
 		total += p->tok[k].len;
 	}
-	name = malloc(total + 1);
-	if (!name)
-		return -ENOMEM;
+	name = xmalloc(total + 1);
 	for (size_t k = c + 1; k < e; k++, nlit++) {
 		if (tp_decode_literal(&p->tok[k], name, &len)) {
 			free(name);
@@ -912,13 +897,8 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 	/* The prefix is the first literal, if every entry starts with the same one. */
 	if (!tb->nentries++) {
 		tb->prefix_ok = nlit >= 2;
-		if (tb->prefix_ok) {
+		if (tb->prefix_ok)
 			tb->t.prefix = tp_strndup(name, firstlen);
-			if (!tb->t.prefix) {
-				free(name);
-				return -ENOMEM;
-			}
-		}
 	} else if (tb->prefix_ok && (nlit < 2 || strlen(tb->t.prefix) != firstlen ||
 				     memcmp(tb->t.prefix, name, firstlen))) {
 		tb->prefix_ok = false;
@@ -928,11 +908,7 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 		free(name);
 		return 0;
 	}
-	rc = tp_grow((void **)&tb->t.syms, &tb->cap, tb->t.nsyms + 1, sizeof(*tb->t.syms));
-	if (rc) {
-		free(name);
-		return rc;
-	}
+	tp_grow((void **)&tb->t.syms, &tb->cap, tb->t.nsyms + 1, sizeof(*tb->t.syms));
 	tb->t.syms[tb->t.nsyms].value = v;
 	tb->t.syms[tb->t.nsyms].name = name;
 	tb->t.nsyms++;
@@ -940,20 +916,17 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 }
 
 /* Completes a table: field, size cut, guard; then appends it to the format. */
-static int tp_finish_table(struct tp_parser *p, struct tp_table_build *tb, size_t field_tok,
-			   struct tp_frame *fr)
+static void tp_finish_table(struct tp_parser *p, struct tp_table_build *tb, size_t field_tok,
+			    struct tp_frame *fr)
 {
 	const struct tp_tok *ft = &p->tok[field_tok];
 	struct tp_format *f = p->f;
-	int rc;
 
 	if (!tb->prefix_ok) {
 		free(tb->t.prefix);
 		tb->t.prefix = NULL;
 	}
 	tb->t.field = tp_strndup(ft->s, ft->len);
-	if (!tb->t.field)
-		return -ENOMEM;
 	for (size_t i = 0; i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, tb->t.field))
 			tb->t.field_size = f->fields[i].size;
@@ -969,18 +942,13 @@ static int tp_finish_table(struct tp_parser *p, struct tp_table_build *tb, size_
 			const struct tp_tok *g = &p->tok[fr->field_tok];
 
 			tb->t.guard_field = tp_strndup(g->s, g->len);
-			if (!tb->t.guard_field)
-				return -ENOMEM;
 			tb->t.guard_value = fr->value;
 			tb->t.guard_negated = fr->in_else != fr->ne;
 		}
 	}
-	rc = tp_grow((void **)&f->tabs, &p->tabcap, f->ntabs + 1, sizeof(*f->tabs));
-	if (rc)
-		return rc;
+	tp_grow((void **)&f->tabs, &p->tabcap, f->ntabs + 1, sizeof(*f->tabs));
 	f->tabs[f->ntabs++] = tb->t;
 	memset(&tb->t, 0, sizeof(tb->t));
-	return 0;
 }
 
 /*
@@ -1011,7 +979,7 @@ static int tp_parse_symbolic(struct tp_parser *p, size_t i, const struct tp_leve
 		c = ee;
 	}
 	if (!rc && simple && tb.t.nsyms)
-		rc = tp_finish_table(p, &tb, field_tok, tp_current_frame(p, lv));
+		tp_finish_table(p, &tb, field_tok, tp_current_frame(p, lv));
 	tp_symtab_release(&tb.t);
 	return rc;
 }
@@ -1043,10 +1011,8 @@ static int tp_walk(struct tp_parser *p, size_t b, size_t e, const struct tp_leve
 			p->nframes = lv.base;
 			seg = i + 1;
 		} else if (tp_punct(t, "?")) {
-			rc = tp_grow((void **)&p->frames, &p->framecap, p->nframes + 1,
-				     sizeof(*p->frames));
-			if (rc)
-				break;
+			tp_grow((void **)&p->frames, &p->framecap, p->nframes + 1,
+				sizeof(*p->frames));
 			p->frames[p->nframes++] = (struct tp_frame){ .cond_b = seg, .cond_e = i };
 			seg = i + 1;
 		} else if (tp_punct(t, ":")) {
@@ -1100,11 +1066,7 @@ struct tp_format *tp_format_parse(const char *text, size_t len, int *err)
 		rc = -EINVAL;
 		goto out;
 	}
-	p.f = calloc(1, sizeof(*p.f));
-	if (!p.f) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	p.f = xcalloc(1, sizeof(*p.f));
 	rc = tp_parse_header(p.f, text, len, &fmt_at);
 	if (!rc)
 		rc = tp_tokenize(&p, text + fmt_at, len - fmt_at);

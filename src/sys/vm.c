@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fs.h"
 #include "util.h"
 #include "vm.h"
@@ -518,65 +518,35 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v)
 	return rc;
 }
 
-/* A one-line message being built in a caller's buffer. */
-struct msg {
-	char *buf;
-	size_t len;		/* size of buf */
-	size_t pos;		/* length so far */
-};
-
-/* Appends to the message; when it no longer fits the line ends in "...". */
-__attribute__((format(printf, 2, 3)))
-static void msg_add(struct msg *m, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!m->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(m->buf + m->pos, m->len - m->pos, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < m->len - m->pos) {
-		m->pos += (size_t)n;
-		return;
-	}
-	m->pos = m->len - 1;
-	if (m->len > 4)
-		memcpy(m->buf + m->len - 4, "...", 3);
-}
-
 /* Appends a name from a command line or the user, control bytes as '?'. */
-static void msg_add_name(struct msg *m, const char *name)
+static void msg_add_name(struct errmsg *m, const char *name)
 {
 	char *s = xstrdup(name);
 
 	for (char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	msg_add(m, "%s", s);
+	errmsg_add(m, "%s", s);
 	free(s);
 }
 
 /* Says why nothing was found when some processes could not be inspected. */
-static void msg_add_denied(struct msg *m, size_t ndenied)
+static void msg_add_denied(struct errmsg *m, size_t ndenied)
 {
 	if (ndenied)
-		msg_add(m, "; %zu processes could not be inspected: run kvmstat as root",
-			ndenied);
+		errmsg_add(m, "; %zu processes could not be inspected: run kvmstat as root",
+			   ndenied);
 }
 
 /* That no VM was found, and why that may be. */
-static void msg_add_none(struct msg *m, size_t ndenied)
+static void msg_add_none(struct errmsg *m, size_t ndenied)
 {
-	msg_add(m, ndenied ? "no KVM VMs found" : "no KVM VMs are running");
+	errmsg_add(m, ndenied ? "no KVM VMs found" : "no KVM VMs are running");
 	msg_add_denied(m, ndenied);
 }
 
 /* "running VMs: 12 (name), 34" for the error messages, or that there are none. */
-static void msg_add_vms(struct msg *m, int root)
+static void msg_add_vms(struct errmsg *m, int root)
 {
 	struct vm_info *v;
 	size_t n, ndenied;
@@ -586,13 +556,13 @@ static void msg_add_vms(struct msg *m, int root)
 	if (!n)
 		msg_add_none(m, ndenied);
 	else
-		msg_add(m, "running VMs: ");
+		errmsg_add(m, "running VMs: ");
 	for (size_t i = 0; i < n; i++) {
-		msg_add(m, "%s%d", i ? ", " : "", (int)v[i].pid);
+		errmsg_add(m, "%s%d", i ? ", " : "", (int)v[i].pid);
 		if (v[i].name) {
-			msg_add(m, " (");
+			errmsg_add(m, " (");
 			msg_add_name(m, v[i].name);
-			msg_add(m, ")");
+			errmsg_add(m, ")");
 		}
 	}
 	if (n)
@@ -600,42 +570,39 @@ static void msg_add_vms(struct msg *m, int root)
 	vm_list_free(v, n);
 }
 
-int vm_resolve_pid(const char *proc_root, pid_t pid, char *err, size_t errlen)
+int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg)
 {
-	struct msg m = { err, errlen, 0 };
 	char path[16];
 	struct stat st;
 	int root, rc;
 
-	if (errlen)
-		err[0] = '\0';
-	if (pid <= 0) {
-		msg_add(&m, "invalid pid %d: give the process id of a running KVM VM",
-			(int)pid);
-		return -EINVAL;
-	}
+	errmsg_clear(msg);
+	if (pid <= 0)
+		return errmsg_set(msg, -EINVAL,
+				  "invalid pid %d: give the process id of a running KVM VM",
+				  (int)pid);
 	root = root_open(proc_root);
-	if (root < 0) {
-		msg_add(&m, "cannot read %s: %s; is procfs mounted?", proc_root,
-			strerror(-root));
-		return root;
-	}
+	if (root < 0)
+		return errmsg_set(msg, root,
+				  "cannot read %s: %s; is procfs mounted?",
+				  proc_root, strerror(-root));
 	snprintf(path, sizeof(path), "%d", (int)pid);
 	rc = fstatat(root, path, &st, 0) ? -errno : pid_has_vm(root, pid);
 	if (rc > 0) {
 		rc = 0;
 	} else if (rc == -EACCES || rc == -EPERM) {
-		msg_add(&m, "cannot read the fds of pid %d to check it is a KVM VM: run kvmstat as root or as the VM's owner",
-			(int)pid);
-		rc = -EACCES;
+		rc = errmsg_set(msg, -EACCES,
+				"cannot read the fds of pid %d to check it is a KVM VM: run kvmstat as root or as the VM's owner",
+				(int)pid);
 	} else if (rc == -ENOENT || rc == -ESRCH) {
-		msg_add(&m, "no process with pid %d; ", (int)pid);
-		msg_add_vms(&m, root);
+		errmsg_set(msg, -ESRCH, "no process with pid %d; ", (int)pid);
+		msg_add_vms(msg, root);
 		rc = -ESRCH;
 	} else {
-		msg_add(&m, "pid %d is not a KVM VM (it holds no anon_inode:kvm-vm fd); ",
-			(int)pid);
-		msg_add_vms(&m, root);
+		errmsg_set(msg, -ENOENT,
+			   "pid %d is not a KVM VM (it holds no anon_inode:kvm-vm fd); ",
+			   (int)pid);
+		msg_add_vms(msg, root);
 		rc = -ENOENT;
 	}
 	close(root);
@@ -652,32 +619,26 @@ static bool name_seen(const struct vm_info *v, size_t i)
 }
 
 int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
-		     char *err, size_t errlen)
+		     struct errmsg *msg)
 {
-	struct msg m = { err, errlen, 0 };
 	size_t n, ndenied, nmatch = 0, nnamed = 0;
 	struct vm_info *v;
 	int root, rc;
 
-	if (errlen)
-		err[0] = '\0';
-	if (!name || !*name) {
-		msg_add(&m, "empty guest name: give the QEMU -name of a running guest");
-		return -EINVAL;
-	}
+	errmsg_clear(msg);
+	if (!name || !*name)
+		return errmsg_set(msg, -EINVAL,
+				  "empty guest name: give the QEMU -name of a running guest");
 	root = root_open(proc_root);
-	if (root < 0) {
-		msg_add(&m, "cannot read %s: %s; is procfs mounted?", proc_root,
-			strerror(-root));
-		return root;
-	}
+	if (root < 0)
+		return errmsg_set(msg, root,
+				  "cannot read %s: %s; is procfs mounted?",
+				  proc_root, strerror(-root));
 	rc = list_at(root, false, &v, &n, &ndenied);
 	close(root);
-	if (rc) {
-		msg_add(&m, "cannot list the processes in %s: %s", proc_root,
-			strerror(-rc));
-		return rc;
-	}
+	if (rc)
+		return errmsg_set(msg, rc, "cannot list the processes in %s: %s",
+				  proc_root, strerror(-rc));
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].name)
 			continue;
@@ -691,42 +652,43 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 	if (nmatch == 1) {
 		rc = 0;
 	} else if (nmatch) {
-		msg_add(&m, "guest name \"");
-		msg_add_name(&m, name);
-		msg_add(&m, "\" matches several VMs (pids");
+		errmsg_add(msg, "guest name \"");
+		msg_add_name(msg, name);
+		errmsg_add(msg, "\" matches several VMs (pids");
 		for (size_t i = 0; i < n; i++)
 			if (v[i].name && !strcmp(v[i].name, name))
-				msg_add(&m, " %d", (int)v[i].pid);
-		msg_add(&m, "): use -p PID instead");
+				errmsg_add(msg, " %d", (int)v[i].pid);
+		errmsg_add(msg, "): use -p PID instead");
 		rc = -ENOTUNIQ;
 	} else {
 		const char *sep = "";
 
-		msg_add(&m, "no guest named \"");
-		msg_add_name(&m, name);
-		msg_add(&m, "\" (");
+		errmsg_add(msg, "no guest named \"");
+		msg_add_name(msg, name);
+		errmsg_add(msg, "\" (");
 		if (!n)
-			msg_add_none(&m, ndenied);
+			msg_add_none(msg, ndenied);
 		if (nnamed) {
-			msg_add(&m, "running guests: ");
+			errmsg_add(msg, "running guests: ");
 			for (size_t i = 0; i < n; i++) {
 				if (!v[i].name || name_seen(v, i))
 					continue;
-				msg_add(&m, "%s", sep);
-				msg_add_name(&m, v[i].name);
+				errmsg_add(msg, "%s", sep);
+				msg_add_name(msg, v[i].name);
 				sep = ", ";
 			}
 		}
 		if (n > nnamed) {
-			msg_add(&m, "%sVMs without a name: pids", nnamed ? "; " : "");
+			errmsg_add(msg, "%sVMs without a name: pids",
+				   nnamed ? "; " : "");
 			for (size_t i = 0; i < n; i++)
 				if (!v[i].name)
-					msg_add(&m, " %d", (int)v[i].pid);
-			msg_add(&m, ", select them with -p PID");
+					errmsg_add(msg, " %d", (int)v[i].pid);
+			errmsg_add(msg, ", select them with -p PID");
 		}
 		if (n)
-			msg_add_denied(&m, ndenied);
-		msg_add(&m, ")");
+			msg_add_denied(msg, ndenied);
+		errmsg_add(msg, ")");
 		rc = -ENOENT;
 	}
 	vm_list_free(v, n);

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "errmsg.h"
 #include "options.h"
 #include "provider.h"
 #include "snapshot.h"
@@ -45,7 +46,8 @@ static int count_fds(void)
 
 int main(int argc, char **argv)
 {
-	char *args[8] = { "kvmstat", "-l" }, err[512];
+	char *args[8] = { "kvmstat", "-l" };
+	struct errmsg err;
 	struct options o;
 	struct provider p = { 0 };
 	struct stats s;
@@ -66,8 +68,8 @@ int main(int argc, char **argv)
 		args[nargs++] = "--debugfs-root";
 		args[nargs++] = argv[2];
 	}
-	if (options_parse(nargs, args, &o, err, sizeof(err))) {
-		fprintf(stderr, "bench: %s\n", err);
+	if (options_parse(nargs, args, &o, &err)) {
+		fprintf(stderr, "bench: %s\n", err.text);
 		return 2;
 	}
 	p.ops = provider_find(argv[1]);
@@ -90,7 +92,7 @@ int main(int argc, char **argv)
 	fds0 = count_fds();
 	rc = p.ops->open(&p, &o);
 	if (rc) {
-		fprintf(stderr, "bench: open %s: %s\n", argv[1], p.msg);
+		fprintf(stderr, "bench: open %s: %s\n", argv[1], p.msg.text);
 		return 1;
 	}
 	t0 = cpu_seconds();

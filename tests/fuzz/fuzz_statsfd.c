@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "statsfd.h"
 #include "units.h"
 
@@ -99,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct statsfd_schema *s;
 	unsigned char *block;
-	char err[256], buf[UNITS_BUF];
+	struct errmsg err;
+	char buf[UNITS_BUF];
 	int fd, rc;
 
 	if (size && !(data[0] & 1))
@@ -107,11 +109,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		fd = fd_with(size ? data + 1 : data, size ? size - 1 : 0);
 
-	err[0] = '\0';
-	rc = statsfd_schema_read(fd, &s, err, sizeof(err));
+	errmsg_clear(&err);
+	rc = statsfd_schema_read(fd, &s, &err);
 	if (rc) {
 		/* a malformed file is refused with a reason */
-		if (rc != -EINVAL || !err[0])
+		if (rc != -EINVAL || !errmsg_isset(&err))
 			abort();
 		return 0;
 	}

@@ -5,16 +5,32 @@
  * (testlib.h); the runner lists them again at the end.
  */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "suites.h"
 #include "testlib.h"
+#include "util.h"
+
+#ifdef __SANITIZE_ADDRESS__
+/* Under AddressSanitizer too, a failed allocation returns NULL to
+ * xmalloc, whose dying the util suite checks. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
 
 int main(void)
 {
-	SRunner *sr = srunner_create(options_suite());
+	SRunner *sr;
 	int failed;
+
+	/* the allocation policy the program runs with (main.c) */
+	json_set_alloc_funcs(xmalloc, free);
+	sr = srunner_create(options_suite());
 
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, arbiter_suite());
@@ -42,6 +58,8 @@ int main(void)
 	srunner_add_suite(sr, hashtab_suite());
 	srunner_add_suite(sr, fs_suite());
 	srunner_add_suite(sr, reading_suite());
+	srunner_add_suite(sr, errmsg_suite());
+	srunner_add_suite(sr, util_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	test_skip_init();
 	srunner_run_all(sr, CK_NORMAL);

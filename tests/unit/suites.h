@@ -32,5 +32,7 @@ Suite *tui_keys_suite(void);
 Suite *hashtab_suite(void);
 Suite *fs_suite(void);
 Suite *reading_suite(void);
+Suite *errmsg_suite(void);
+Suite *util_suite(void);
 
 #endif

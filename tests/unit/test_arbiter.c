@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arbiter.h"
+#include "errmsg.h"
 #include "filter.h"
 #include "provider.h"
 #include "stats.h"
@@ -97,7 +98,7 @@ START_TEST(test_provider_view)
 	struct provider p = { .ops = &ops };
 	struct field_table t;
 	struct arbiter a;
-	char err[128];
+	struct errmsg err;
 
 	field_table_init(&t);
 	arbiter_init(&a, &t);
@@ -115,7 +116,7 @@ START_TEST(test_provider_view)
 	ck_assert(provider_wants(&p, "halt_exits"));
 	ck_assert(!provider_claimed(&p, "halt_exits"));
 	p.arbiter = &a;
-	ck_assert_int_eq(filter_set(&halt, "^halt", err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&halt, "^halt", &err), 0);
 	p.filter = &halt;
 	ck_assert(!provider_wants(&p, "halt_exits"));	/* claimed */
 	ck_assert(provider_wants(&p, "halt_wait"));

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "errmsg.h"
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
@@ -183,15 +184,14 @@ static void fx_rm(const char *root, const char *rel)
 static void dfx_init(struct dfx *f, const char *root, const char *regex,
 		     pid_t pid, bool want_vms)
 {
-	char err[256];
+	struct errmsg err;
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->root, sizeof(f->root), "%s", root);
 	f->o.debugfs_root = f->root;
 	f->o.pid = pid;
 	if (regex)
-		ck_assert_int_eq(filter_set(&f->filter, regex, err,
-					    sizeof(err)), 0);
+		ck_assert_int_eq(filter_set(&f->filter, regex, &err), 0);
 	field_table_init(&f->fields);
 	arbiter_init(&f->arb, &f->fields);
 	sample_set_init(&f->set, &f->fields);
@@ -308,8 +308,8 @@ START_TEST(test_fields_and_values)
 
 	fx_build(root, sizeof(root));
 	ck_assert_msg(dfx_open(&f, root, FILTER_DEFAULT, 0, false) == 0,
-		      "open: %s", f.p.msg);
-	ck_assert_str_eq(f.p.msg, "");
+		      "open: %s", f.p.msg.text);
+	ck_assert_str_eq(f.p.msg.text, "");
 	ck_assert(!f.p.notice);
 	id = field_table_find(&f.fields, "exits");
 	ck_assert_int_ge(id, 0);
@@ -497,14 +497,14 @@ START_TEST(test_non_counters_skipped)
 	fx_put(root, "blanks", "  42 \n", 0644);
 
 	ck_assert_msg(dfx_open(&f, root, NULL, 0, false) == 0, "open: %s",
-		      f.p.msg);
+		      f.p.msg.text);
 	for (size_t i = 0; i < sizeof(skipped) / sizeof(skipped[0]); i++)
 		ck_assert_msg(field_table_find(&f.fields, skipped[i]) < 0,
 			      "%s was taken for a counter", skipped[i]);
 	dfx_read(&f);
 	ck_assert_uint_eq(f.set.n, 5);
 	ck_assert_uint_eq(dfx_value(&f, "blanks", 0, SAMPLE_ALL_VCPUS), 42);
-	ck_assert_str_eq(f.p.msg, "");
+	ck_assert_str_eq(f.p.msg.text, "");
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -566,21 +566,21 @@ START_TEST(test_lockdown_notice)
 
 	fx_lockdown(root, sizeof(root));
 	ck_assert_msg(dfx_open(&f, root, NULL, 0, true) == 0, "open: %s",
-		      f.p.msg);
+		      f.p.msg.text);
 	ck_assert(f.p.notice);
-	ck_assert_msg(strstr(f.p.msg,
+	ck_assert_msg(strstr(f.p.msg.text,
 			     "kernel lockdown hides 3 debugfs counters"),
-		      "notice: %s", f.p.msg);
-	ck_assert_ptr_nonnull(strstr(f.p.msg, "stats-fd"));
+		      "notice: %s", f.p.msg.text);
+	ck_assert_ptr_nonnull(strstr(f.p.msg.text, "stats-fd"));
 	/* hidden: not interned, never reported as 0 */
 	ck_assert_int_lt(field_table_find(&f.fields, "exits"), 0);
 	ck_assert_int_lt(field_table_find(&f.fields, "halt_exits"), 0);
 	f.p.notice = false;
-	f.p.msg[0] = '\0';
+	errmsg_clear(&f.p.msg);
 	dfx_read(&f);
 	dfx_read(&f);
 	ck_assert(!f.p.notice);		/* once per run */
-	ck_assert_str_eq(f.p.msg, "");
+	ck_assert_str_eq(f.p.msg.text, "");
 	ck_assert_uint_eq(dfx_count_pid(&f, 0), 2);
 	ck_assert_uint_eq(dfx_value(&f, "pages_4k", 0, SAMPLE_ALL_VCPUS), 512);
 	ck_assert_uint_eq(dfx_value(&f, "pages_4k", 1111, SAMPLE_ALL_VCPUS),
@@ -591,16 +591,16 @@ START_TEST(test_lockdown_notice)
 	/* nothing readable at all: an error that names the fix */
 	ck_assert_int_eq(dfx_open(&f, root, "^(exits|halt_exits)$", 0, false),
 			 -EACCES);
-	ck_assert_msg(strstr(f.p.msg, "lockdown hides all 2 debugfs counters") &&
-			      strstr(f.p.msg, "stats-fd"),
-		      "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "lockdown hides all 2 debugfs counters") &&
+			      strstr(f.p.msg.text, "stats-fd"),
+		      "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 
 	/* with -p, the VM's directory tells what is hidden */
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 1111, true), 0);
-	ck_assert_msg(strstr(f.p.msg,
+	ck_assert_msg(strstr(f.p.msg.text,
 			     "kernel lockdown hides 3 debugfs counters"),
-		      "notice: %s", f.p.msg);
+		      "notice: %s", f.p.msg.text);
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -613,7 +613,7 @@ START_TEST(test_pid_mode)
 
 	fx_build(root, sizeof(root));
 	ck_assert_msg(dfx_open(&f, root, NULL, 1111, true) == 0, "open: %s",
-		      f.p.msg);
+		      f.p.msg.text);
 	dfx_read(&f);
 	/* the VM's values stand for the whole selection */
 	ck_assert_uint_eq(dfx_value(&f, "exits", 0, SAMPLE_ALL_VCPUS), 60);
@@ -651,7 +651,7 @@ START_TEST(test_pid_mode)
 	dfx_read(&f);
 	ck_assert_uint_eq(f.set.n, 0);
 	ck_assert(f.p.notice);
-	ck_assert_ptr_nonnull(strstr(f.p.msg, "1111"));
+	ck_assert_ptr_nonnull(strstr(f.p.msg.text, "1111"));
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -670,7 +670,7 @@ START_TEST(test_pid_mode_peak)
 	fx_vm(root, "1111-12", 5, 1, 10);
 	fx_put(root, "1111-12/max_mmu_rmap_size", "7\n", 0644);
 	ck_assert_msg(dfx_open(&f, root, NULL, 1111, true) == 0, "open: %s",
-		      f.p.msg);
+		      f.p.msg.text);
 	ck_assert_int_eq(f.fields.v[field_table_find(&f.fields,
 				"max_mmu_rmap_size")].type, FIELD_PEAK);
 	dfx_read(&f);
@@ -698,7 +698,7 @@ START_TEST(test_pid_mode_no_vm)
 
 	fx_build(root, sizeof(root));
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 3333, false), -ESRCH);
-	ck_assert_msg(strstr(f.p.msg, "3333"), "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "3333"), "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 	/* a prefix of a VM's pid is not that VM */
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 111, false), -ESRCH);
@@ -951,14 +951,14 @@ START_TEST(test_missing_root)
 
 	fx_path(path, sizeof(path), root, "nonexistent");
 	ck_assert_int_eq(dfx_open(&f, path, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg, "mount debugfs: mount -t debugfs none"),
-		      "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "mount debugfs: mount -t debugfs none"),
+		      "msg: %s", f.p.msg.text);
 	ck_assert_ptr_null(f.p.priv);
 	dfx_free(&f);
 
 	fx_path(path, sizeof(path), root, "exits");
 	ck_assert_int_eq(dfx_open(&f, path, NULL, 0, false), -ENOTDIR);
-	ck_assert_ptr_nonnull(strstr(f.p.msg, path));
+	ck_assert_ptr_nonnull(strstr(f.p.msg.text, path));
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -983,8 +983,8 @@ START_TEST(test_missing_kvm_dir)
 		return;
 	}
 	ck_assert_int_eq(dfx_open(&f, path, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg, "is the kvm module loaded?"), "msg: %s",
-		      f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "is the kvm module loaded?"), "msg: %s",
+		      f.p.msg.text);
 	dfx_free(&f);
 }
 END_TEST
@@ -998,20 +998,20 @@ START_TEST(test_empty_root)
 	ck_assert(debugfs_provider_ops.probe(&(struct options){
 		.debugfs_root = root }));
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg, "no KVM counters"), "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 
 	/* only things that are not counters */
 	fx_put(root, "version", "kvm\n", 0644);
 	fx_vm(root, "1111-10", 1, 1, 1);
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 0, true), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg, "no KVM counters"), "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 
 	/* a filter that keeps nothing */
 	fx_put(root, "exits", "1\n", 0644);
 	ck_assert_int_eq(dfx_open(&f, root, "^nothing$", 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg, "field filter"), "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "field filter"), "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -1039,7 +1039,7 @@ START_TEST(test_emfile)
 	rl.rlim_cur = (rlim_t)lim;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), -EMFILE);
-	ck_assert_msg(strstr(f.p.msg, "ulimit"), "msg: %s", f.p.msg);
+	ck_assert_msg(strstr(f.p.msg.text, "ulimit"), "msg: %s", f.p.msg.text);
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
 	dfx_free(&f);
@@ -1071,15 +1071,14 @@ START_TEST(test_real_debugfs)
 	}
 	rc = dfx_open(&f, root, FILTER_DEFAULT, 0, true);
 	if (rc == -EACCES) {
-		char why[sizeof(f.p.msg)];
-
 		/* lockdown hides every counter: nothing to check here */
-		memcpy(why, f.p.msg, sizeof(why));
+		struct errmsg why = f.p.msg;
+
 		dfx_free(&f);
-		test_skip("test_real_debugfs", "%s", why);
+		test_skip("test_real_debugfs", "%s", why.text);
 		return;
 	}
-	ck_assert_msg(rc == 0, "open: %s", f.p.msg);
+	ck_assert_msg(rc == 0, "open: %s", f.p.msg.text);
 	for (size_t i = 0; i < f.fields.n; i++) {
 		strncat(line, " ", sizeof(line) - strlen(line) - 1);
 		strncat(line, f.fields.v[i].name,
@@ -1087,7 +1086,7 @@ START_TEST(test_real_debugfs)
 	}
 	printf("real debugfs: %zu readable counters:%s\n", f.fields.n, line);
 	printf("real debugfs: notice: %s\n",
-	       f.p.notice ? f.p.msg : "(none)");
+	       f.p.notice ? f.p.msg.text : "(none)");
 	dfx_read(&f);
 	for (size_t i = 0; i < f.set.n; i++)
 		n0 += !f.set.v[i].pid;
@@ -1125,7 +1124,7 @@ START_TEST(test_real_debugfs)
 		struct dfx g;
 
 		ck_assert_msg(dfx_open(&g, root, FILTER_DEFAULT, me, true) == 0,
-			      "open -p: %s", g.p.msg);
+			      "open -p: %s", g.p.msg.text);
 		dfx_read(&g);
 		ck_assert_uint_gt(dfx_count_pid(&g, 0), 0);
 		/* the VM's values stand for the whole selection */

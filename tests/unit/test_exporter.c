@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "exporter.h"
 #include "frontend.h"
 #include "options.h"
@@ -41,11 +42,10 @@ START_TEST(test_parse_good)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct exporter_addr a;
-		char err[256] = "";
+		struct errmsg err = { "" };
 
-		ck_assert_msg(!exporter_parse_listen(cases[i].spec, &a, err,
-						     sizeof(err)),
-			      "%s: %s", cases[i].spec, err);
+		ck_assert_msg(!exporter_parse_listen(cases[i].spec, &a, &err),
+			      "%s: %s", cases[i].spec, err.text);
 		ck_assert_int_eq(a.ss.ss_family, cases[i].family);
 		ck_assert_str_eq(a.text, cases[i].text);
 		if (cases[i].family == AF_INET) {
@@ -67,9 +67,9 @@ START_TEST(test_parse_loopback_default)
 {
 	struct exporter_addr a;
 	const struct sockaddr_in *in = (const void *)&a.ss;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(exporter_parse_listen("9712", &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(exporter_parse_listen("9712", &a, &err), 0);
 	ck_assert_uint_eq(ntohl(in->sin_addr.s_addr), INADDR_LOOPBACK);
 }
 END_TEST
@@ -87,14 +87,15 @@ START_TEST(test_parse_bad)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct exporter_addr a;
-		char err[256] = "", want[128];
+		struct errmsg err = { "" };
+		char want[128];
 
-		ck_assert_msg(exporter_parse_listen(bad[i], &a, err,
-						    sizeof(err)) == -EINVAL,
+		ck_assert_msg(exporter_parse_listen(bad[i], &a, &err) == -EINVAL,
 			      "\"%s\" was accepted", bad[i]);
-		ck_assert_ptr_nonnull(strstr(err, "--listen needs [ADDR:]PORT"));
+		ck_assert_ptr_nonnull(strstr(err.text,
+					     "--listen needs [ADDR:]PORT"));
 		snprintf(want, sizeof(want), "not \"%s\"", bad[i]);
-		ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+		ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
 	}
 }
 END_TEST
@@ -179,7 +180,7 @@ START_TEST(test_frontend)
 	o.listen = "1.2.3:80";
 	ck_assert_int_eq(fe.ops->open(&fe, &o), -EINVAL);
 	ck_assert(!fe.runtime);
-	ck_assert_ptr_nonnull(strstr(fe.msg, "--listen needs"));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "--listen needs"));
 
 	/* a port someone listens on: a runtime failure that says what to do */
 	busy = ex_listener(&port);
@@ -187,8 +188,8 @@ START_TEST(test_frontend)
 	o.listen = spec;
 	ck_assert_int_lt(fe.ops->open(&fe, &o), 0);
 	ck_assert(fe.runtime);
-	ck_assert_ptr_nonnull(strstr(fe.msg, "cannot listen on"));
-	ck_assert_ptr_nonnull(strstr(fe.msg, spec));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "cannot listen on"));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, spec));
 	close(busy);
 
 	/* free again: serves, 503 until the first render */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 #include "options.h"
 #include "suites.h"
@@ -18,13 +19,12 @@ static size_t fe_pick(struct options *o, struct frontend *fes,
 		      const char *const *args)
 {
 	char *argv[16] = { "kvmstat" };
-	char err[512];
+	struct errmsg err;
 	int argc = 1;
 
 	while (args[argc - 1])
 		argv[argc] = (char *)args[argc - 1], argc++;
-	ck_assert_msg(!options_parse(argc, argv, o, err, sizeof(err)), "%s",
-		      err);
+	ck_assert_msg(!options_parse(argc, argv, o, &err), "%s", err.text);
 	return frontend_select(o, fes, 4);
 }
 
@@ -163,12 +163,13 @@ START_TEST(test_write_result)
 	struct frontend fe = { .ops = &log_frontend_ops };
 
 	ck_assert_int_eq(frontend_write_result(&fe, 0), 0);
-	ck_assert_str_eq(fe.msg, "");
+	ck_assert_str_eq(fe.msg.text, "");
 	/* the reader went away: a quiet end, nothing to say */
 	ck_assert_int_eq(frontend_write_result(&fe, -EPIPE), -EPIPE);
-	ck_assert_str_eq(fe.msg, "");
+	ck_assert_str_eq(fe.msg.text, "");
 	ck_assert_int_eq(frontend_write_result(&fe, -ENOSPC), -ENOSPC);
-	ck_assert_str_eq(fe.msg, "cannot write the log: No space left on device");
+	ck_assert_str_eq(fe.msg.text,
+			 "cannot write the log: No space left on device");
 }
 END_TEST
 

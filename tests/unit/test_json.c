@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
 #include "options.h"
@@ -110,8 +111,8 @@ static json_t *jt_render(bool pretty)
 	snapshot_build(&s, &req, &snap);
 	guests_free(&names);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, "tracepoint statsfd",
-					 pretty), 0);
+	json_out_render(&b, &snap, "tracepoint statsfd", pretty);
+	ck_assert_uint_gt(b.len, 1);
 	ck_assert_int_eq(b.s[b.len - 1], '\n');
 	if (!pretty)
 		ck_assert_ptr_eq(strchr(b.s, '\n'), b.s + b.len - 1);
@@ -273,14 +274,15 @@ START_TEST(test_filter)
 	struct stats s;
 	struct snapshot snap;
 	struct strbuf b;
-	char err[128];
+	struct errmsg err;
 	json_t *j, *fields;
 
-	ck_assert_int_eq(filter_set(&flt, FILTER_DEFAULT, err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&flt, FILTER_DEFAULT, &err), 0);
 	jt_build(&s);
 	snapshot_build(&s, &req, &snap);
 	strbuf_init(&b);
-	ck_assert_int_eq(json_out_render(&b, &snap, NULL, false), 0);
+	json_out_render(&b, &snap, NULL, false);
+	ck_assert_uint_gt(b.len, 1);
 	j = json_loads(b.s, 0, NULL);
 	ck_assert_ptr_nonnull(j);
 	fields = json_object_get(j, "fields");
@@ -372,7 +374,7 @@ START_TEST(test_frontend_bad_file)
 	struct frontend fe = { .ops = &json_frontend_ops };
 
 	ck_assert_int_lt(fe.ops->open(&fe, &o), 0);
-	ck_assert_ptr_nonnull(strstr(fe.msg, "/nonexistent-dir/k.json"));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "/nonexistent-dir/k.json"));
 }
 END_TEST
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "loop.h"
 #include "signals.h"
 #include "suites.h"
@@ -67,8 +68,8 @@ static int lt_reopen(struct frontend *fe)
 {
 	lt.reopens++;
 	if (lt.reopen_rc)
-		snprintf(fe->msg, sizeof(fe->msg), "cannot reopen %d",
-			 lt.reopens);
+		errmsg_set(&fe->msg, lt.reopen_rc, "cannot reopen %d",
+			   lt.reopens);
 	return lt.reopen_rc;
 }
 
@@ -302,11 +303,10 @@ START_TEST(test_render_views)
 {
 	struct loop l;
 	struct options o;
-	char err[256];
+	struct errmsg err;
 
 	lt_loop(&l, &o, 2);
-	ck_assert_int_eq(filter_set(&o.filter, FILTER_DEFAULT, err,
-				    sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&o.filter, FILTER_DEFAULT, &err), 0);
 	l.fes[1].view = &lt_metrics_view;
 	frontend_needs(l.fes, 2, &l.need);
 	/* what loop_open does with these needs */
@@ -359,8 +359,7 @@ END_TEST
 static int lt_render_fails(struct frontend *fe, const struct snapshot *snap)
 {
 	lt_render(fe, snap);
-	snprintf(fe->msg, sizeof(fe->msg), "disk full");
-	return -ENOSPC;
+	return errmsg_set(&fe->msg, -ENOSPC, "disk full");
 }
 
 START_TEST(test_render_failure)
@@ -374,7 +373,7 @@ START_TEST(test_render_failure)
 	l.fes[0].ops = &failing;
 	lt_stats(&l.stats);
 	ck_assert_int_eq(loop_render(&l, false), -ENOSPC);
-	ck_assert_str_eq(l.msg, "disk full");
+	ck_assert_str_eq(l.msg.text, "disk full");
 	ck_assert(!l.usage);
 	/* no filter set: every field */
 	ck_assert_str_eq(lt.rows[1], "kvm_exit kvm_exit(HLT)");
@@ -387,13 +386,12 @@ END_TEST
 static void lt_parse(struct options *o, const char *const *args)
 {
 	char *argv[16] = { "kvmstat" };
-	char err[512];
+	struct errmsg err;
 	int argc = 1;
 
 	while (args[argc - 1])
 		argv[argc] = (char *)args[argc - 1], argc++;
-	ck_assert_msg(!options_parse(argc, argv, o, err, sizeof(err)), "%s",
-		      err);
+	ck_assert_msg(!options_parse(argc, argv, o, &err), "%s", err.text);
 }
 
 /* loop_open folds the selected front-ends' needs into the run before any
@@ -444,7 +442,7 @@ START_TEST(test_open_bad_pid)
 	lt_parse(&o, args);
 	ck_assert_int_lt(loop_open(&l, &o, lt_say), 0);
 	ck_assert(l.usage);
-	ck_assert_ptr_nonnull(strstr(l.msg, "2147483647"));
+	ck_assert_ptr_nonnull(strstr(l.msg.text, "2147483647"));
 	ck_assert(!l.fe_open[0]);
 	options_free(&o);
 }

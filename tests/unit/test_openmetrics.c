@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "om_fixture.h"
 #include "openmetrics.h"
 #include "stats.h"
@@ -212,9 +213,9 @@ START_TEST(test_filter_applies)
 	struct stats s;
 	struct snapshot snap;
 	struct strbuf b;
-	char err[128];
+	struct errmsg err;
 
-	ck_assert_int_eq(filter_set(&f, "halt_", err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&f, "halt_", &err), 0);
 	om_fixture_build(&s);
 	om_fixture_snapshot(&s, &f, &snap);
 	strbuf_init(&b);

@@ -4,10 +4,11 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "options.h"
 #include "suites.h"
 
-static int parse(struct options *o, char *err, size_t len, ...)
+static int parse(struct options *o, struct errmsg *err, ...)
 {
 	char *argv[32];
 	int argc = 0;
@@ -15,21 +16,21 @@ static int parse(struct options *o, char *err, size_t len, ...)
 	char *a;
 
 	argv[argc++] = "kvmstat";
-	va_start(ap, len);
+	va_start(ap, err);
 	while ((a = va_arg(ap, char *)))
 		argv[argc++] = a;
 	va_end(ap);
 	argv[argc] = NULL;
-	err[0] = '\0';
-	return options_parse(argc, argv, o, err, len);
+	errmsg_clear(err);
+	return options_parse(argc, argv, o, err);
 }
 
 START_TEST(test_defaults)
 {
 	struct options o;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(parse(&o, err, sizeof(err), NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_TUI);
 	ck_assert(o.delay == DELAY_DEFAULT);
 	ck_assert_int_eq(o.pid, 0);
@@ -44,27 +45,27 @@ END_TEST
 START_TEST(test_modes)
 {
 	struct options o;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-1", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-1", NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_BATCH);
 	ck_assert(o.delay == 1.0);	/* batch samples one second */
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "--batch", "-s", "2.5",
+	ck_assert_int_eq(parse(&o, &err, "--batch", "-s", "2.5",
 			       NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_BATCH);
 	ck_assert(o.delay == 2.5);
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-l", "-c", "-z", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-l", "-c", "-z", NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_LOG);
 	ck_assert(o.csv && o.skip_zero);
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-L", "/tmp/x.log", NULL),
+	ck_assert_int_eq(parse(&o, &err, "-L", "/tmp/x.log", NULL),
 			 0);
 	ck_assert_int_eq(o.mode, MODE_LOG);
 	ck_assert_str_eq(o.log_file, "/tmp/x.log");
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "--once", "-t", "-d", "-i",
+	ck_assert_int_eq(parse(&o, &err, "--once", "-t", "-d", "-i",
 			       "-p", "42", "-f", "^kvm_exit", NULL), 0);
 	ck_assert(o.use_tracepoints && o.use_debugfs && o.include_past);
 	ck_assert_int_eq(o.pid, 42);
@@ -72,7 +73,7 @@ START_TEST(test_modes)
 	ck_assert(filter_match(&o.filter, "kvm_exit"));
 	ck_assert(!filter_match(&o.filter, "kvm_entry"));
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-f", "help", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-f", "help", NULL), 0);
 	ck_assert(o.fields_help);
 	options_free(&o);
 }
@@ -81,10 +82,10 @@ END_TEST
 START_TEST(test_filter_anchored)
 {
 	struct options o;
-	char err[256];
+	struct errmsg err;
 
 	/* matched at the start of the name, like Python's re.match */
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-f", "exit", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-f", "exit", NULL), 0);
 	ck_assert(filter_match(&o.filter, "exits"));
 	ck_assert(!filter_match(&o.filter, "kvm_exit"));
 	options_free(&o);
@@ -116,18 +117,18 @@ static const struct {
 START_TEST(test_errors)
 {
 	struct options o;
-	char err[256];
+	struct errmsg err;
 	char *argv[8] = { "kvmstat" };
 	int argc = 1;
 
 	for (int i = 0; i < 4 && bad[_i].args[i]; i++)
 		argv[argc++] = (char *)bad[_i].args[i];
 	argv[argc] = NULL;
-	err[0] = '\0';
-	ck_assert_int_lt(options_parse(argc, argv, &o, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, bad[_i].needle), "got \"%s\", want \"%s\"",
-		      err, bad[_i].needle);
-	ck_assert_ptr_null(strchr(err, '\n'));
+	errmsg_clear(&err);
+	ck_assert_int_lt(options_parse(argc, argv, &o, &err), 0);
+	ck_assert_msg(strstr(err.text, bad[_i].needle),
+		      "got \"%s\", want \"%s\"", err.text, bad[_i].needle);
+	ck_assert_ptr_null(strchr(err.text, '\n'));
 	options_free(&o);
 }
 END_TEST
@@ -135,11 +136,11 @@ END_TEST
 START_TEST(test_delay_bounds)
 {
 	struct options o;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s", "0.1", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-s", "0.1", NULL), 0);
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s", "25.5", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "-s", "25.5", NULL), 0);
 	options_free(&o);
 }
 END_TEST

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "options.h"
 #include "provider.h"
 #include "suites.h"
@@ -16,13 +17,13 @@ static const char *pv_asked(const char *const *args)
 	static char buf[128];
 	char *argv[16] = { "kvmstat" };
 	struct options o;
-	char err[512];
+	struct errmsg err;
 	int argc = 1;
 
 	while (args[argc - 1])
 		argv[argc] = (char *)args[argc - 1], argc++;
-	ck_assert_msg(!options_parse(argc, argv, &o, err, sizeof(err)), "%s",
-		      err);
+	ck_assert_msg(!options_parse(argc, argv, &o, &err), "%s",
+		      err.text);
 	buf[0] = '\0';
 	for (size_t i = 0; provider_registry[i]; i++)
 		if (provider_asked(provider_registry[i], &o))

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "errmsg.h"
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
@@ -365,7 +366,7 @@ static void teardown(void)
 /* Opens the provider on the first n sockets; pattern NULL: all fields. */
 static int qfx_open(size_t n, const char *pattern)
 {
-	char err[256];
+	struct errmsg err;
 	int rc;
 
 	fx.o.qmp_paths = fx.paths;
@@ -374,8 +375,7 @@ static int qfx_open(size_t n, const char *pattern)
 	fx.p.fields = &fx.fields;
 	fx.p.arbiter = &fx.arb;
 	if (pattern) {
-		ck_assert_int_eq(filter_set(&fx.filter, pattern, err,
-					    sizeof(err)), 0);
+		ck_assert_int_eq(filter_set(&fx.filter, pattern, &err), 0);
 		fx.p.filter = &fx.filter;
 	}
 	rc = fx.p.ops->open(&fx.p, &fx.o);
@@ -428,7 +428,7 @@ static size_t qfx_count(pid_t pid)
 
 static void qfx_clear_msg(void)
 {
-	fx.p.msg[0] = '\0';
+	errmsg_clear(&fx.p.msg);
 	fx.p.notice = false;
 }
 
@@ -451,7 +451,7 @@ START_TEST(test_session)
 	fake_start(&fx.srv[0], &cfg);
 	pid = fx.srv[0].pid;
 	ck_assert_int_eq(qfx_open(1, NULL), 0);
-	ck_assert_str_eq(fx.p.msg, "");
+	ck_assert_str_eq(fx.p.msg.text, "");
 	qfx_read();
 
 	/* vCPU index from query-cpus-fast (device[3] is vCPU 1), tid */
@@ -554,7 +554,7 @@ START_TEST(test_session)
 	ck_assert_uint_eq(qfx_val("remote_tlb_flush", 0, SAMPLE_ALL_VCPUS), 9);
 	ck_assert_uint_eq(qfx_val("halt_wait_hist(0)", pid, SAMPLE_ALL_VCPUS),
 			  4);
-	ck_assert_str_eq(fx.p.msg, "");
+	ck_assert_str_eq(fx.p.msg.text, "");
 }
 END_TEST
 
@@ -582,7 +582,7 @@ END_TEST
 START_TEST(test_claimed_name_read)
 {
 	struct fake_cfg cfg = { 0 };
-	char err[256];
+	struct errmsg err;
 	pid_t pid;
 	int id;
 
@@ -590,8 +590,7 @@ START_TEST(test_claimed_name_read)
 	pid = fx.srv[0].pid;
 	id = field_table_intern(&fx.fields, "exits", -1, FIELD_CUMULATIVE,
 				"statsfd");
-	ck_assert_int_eq(filter_set(&fx.filter, "^exits$", err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(filter_set(&fx.filter, "^exits$", &err), 0);
 	fx.p.filter = &fx.filter;
 	ck_assert_int_eq(qfx_open(1, NULL), 0);
 	qfx_read();
@@ -656,7 +655,7 @@ START_TEST(test_filter_none)
 
 	fake_start(&fx.srv[0], &cfg);
 	ck_assert_int_eq(qfx_open(1, "^nothing_like_this$"), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "field filter"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "field filter"));
 }
 END_TEST
 
@@ -670,10 +669,10 @@ START_TEST(test_refused)
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(fd);
 	ck_assert_int_eq(qfx_open(1, NULL), -ECONNREFUSED);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "refused"));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "server=on"));
-	ck_assert_ptr_null(strchr(fx.p.msg, '\n'));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "refused"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "server=on"));
+	ck_assert_ptr_null(strchr(fx.p.msg.text, '\n'));
 	ck_assert(!fx.p.notice);
 }
 END_TEST
@@ -681,8 +680,8 @@ END_TEST
 START_TEST(test_missing)
 {
 	ck_assert_int_eq(qfx_open(1, NULL), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "-qmp unix:"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "-qmp unix:"));
 }
 END_TEST
 
@@ -692,8 +691,8 @@ START_TEST(test_close_after_greeting)
 
 	fake_start(&fx.srv[0], &cfg);
 	ck_assert_int_eq(qfx_open(1, NULL), -ECONNRESET);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "closed the connection"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "closed the connection"));
 }
 END_TEST
 
@@ -703,8 +702,8 @@ START_TEST(test_garbage_greeting)
 
 	fake_start(&fx.srv[0], &cfg);
 	ck_assert_int_eq(qfx_open(1, NULL), -EPROTO);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "not JSON"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "not JSON"));
 }
 END_TEST
 
@@ -712,9 +711,9 @@ END_TEST
 START_TEST(test_all_fail)
 {
 	ck_assert_int_eq(qfx_open(2, NULL), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "no QMP socket could be used"));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[1]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "no QMP socket could be used"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[1]));
 }
 END_TEST
 
@@ -729,8 +728,8 @@ START_TEST(test_partial)
 	a = fx.srv[0].pid;
 	ck_assert_int_eq(qfx_open(2, NULL), 0);
 	ck_assert(fx.p.notice);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[1]));
-	ck_assert_ptr_null(strstr(fx.p.msg, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[1]));
+	ck_assert_ptr_null(strstr(fx.p.msg.text, fx.paths[0]));
 	qfx_clear_msg();
 	qfx_read();
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3020);
@@ -743,7 +742,7 @@ START_TEST(test_partial)
 	ck_assert_uint_eq(qfx_val("exits", b, SAMPLE_ALL_VCPUS), 3020);
 	ck_assert_uint_eq(qfx_val("exits", b, 1), 2010);
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 6060);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "connected"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "connected"));
 }
 END_TEST
 
@@ -772,10 +771,10 @@ static void check_fault(enum fake_fault fault, const char *why)
 
 	qfx_read();
 	ck_assert_msg(fx.p.notice, "no notice");
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[1]));
-	ck_assert_msg(strstr(fx.p.msg, why), "\"%s\" not in \"%s\"", why,
-		      fx.p.msg);
-	ck_assert_ptr_null(strstr(fx.p.msg, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[1]));
+	ck_assert_msg(strstr(fx.p.msg.text, why), "\"%s\" not in \"%s\"", why,
+		      fx.p.msg.text);
+	ck_assert_ptr_null(strstr(fx.p.msg.text, fx.paths[0]));
 	ck_assert_uint_eq(qfx_count(b), 0);
 	ck_assert_uint_eq(qfx_val("exits", a, SAMPLE_ALL_VCPUS), 3040);
 	/* b's last 3020 stays in the totals */
@@ -798,7 +797,7 @@ static void check_fault(enum fake_fault fault, const char *why)
 	qfx_read();
 	ck_assert_uint_eq(qfx_val("exits", b, 0), 1030);
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3080 + 3060);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "answers again"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "answers again"));
 }
 
 START_TEST(test_close_mid_session)
@@ -846,9 +845,9 @@ START_TEST(test_slow)
 	ck_assert_uint_eq(qfx_count(pid), 0);
 	ck_assert_uint_eq(qfx_count(0), 0);
 	ck_assert(fx.p.notice);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, fx.paths[0]));
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "no reply"));
-	ck_assert_msg(strstr(fx.p.msg, "within 300 ms"), "msg: %s", fx.p.msg);
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "no reply"));
+	ck_assert_msg(strstr(fx.p.msg.text, "within 300 ms"), "msg: %s", fx.p.msg.text);
 	qfx_clear_msg();
 
 	/* still owed: this refresh does not wait */
@@ -864,7 +863,7 @@ START_TEST(test_slow)
 	ck_assert_uint_lt((util_now_ns() - t0) / 1000000, 100);
 	ck_assert_uint_eq(qfx_val("exits", pid, 0), 1030);
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3060);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "answers again"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "answers again"));
 }
 END_TEST
 
@@ -883,8 +882,8 @@ START_TEST(test_default_timing)
 	fx.o.qmp_retry_ms = 0;
 	fake_start(&fx.srv[0], &cfg);
 	ck_assert_int_eq(qfx_open(2, NULL), 0);
-	ck_assert_msg(strstr(fx.p.msg, "tried again every 3 s"), "msg: %s",
-		      fx.p.msg);
+	ck_assert_msg(strstr(fx.p.msg.text, "tried again every 3 s"), "msg: %s",
+		      fx.p.msg.text);
 	qfx_clear_msg();
 	qfx_read();
 	t0 = util_now_ns();
@@ -893,7 +892,7 @@ START_TEST(test_default_timing)
 	ck_assert_msg(ms >= QMP_REPLY_TIMEOUT_MS_DEFAULT - 10 &&
 		      ms < QMP_REPLY_TIMEOUT_MS_DEFAULT + 150,
 		      "read took %llu ms", (unsigned long long)ms);
-	ck_assert_msg(strstr(fx.p.msg, "within 1000 ms"), "msg: %s", fx.p.msg);
+	ck_assert_msg(strstr(fx.p.msg.text, "within 1000 ms"), "msg: %s", fx.p.msg.text);
 }
 END_TEST
 
@@ -911,7 +910,7 @@ START_TEST(test_events)
 	ck_assert_uint_eq(qfx_val("halt_wait_hist(0)", 0, SAMPLE_ALL_VCPUS), 2);
 	qfx_read();
 	ck_assert_uint_eq(qfx_val("exits", 0, SAMPLE_ALL_VCPUS), 3040);
-	ck_assert_str_eq(fx.p.msg, "");
+	ck_assert_str_eq(fx.p.msg.text, "");
 }
 END_TEST
 
@@ -924,7 +923,7 @@ START_TEST(test_pid)
 	fake_start(&fx.srv[1], &cfg);
 	fx.o.pid = fx.srv[1].pid;
 	ck_assert_int_eq(qfx_open(2, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg, "not -p"));
+	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "not -p"));
 	qfx_read();
 	ck_assert_uint_eq(qfx_count(fx.srv[0].pid), 0);
 	ck_assert_uint_eq(qfx_val("exits", fx.srv[1].pid, 0), 1010);
@@ -953,7 +952,7 @@ START_TEST(test_client)
 	ck_assert_int_eq(qmp_recv(&q, id, t0 + 100000000ull, &r), -ETIMEDOUT);
 	ck_assert_uint_lt(util_now_ns() - t0, 200000000ull);
 	/* the message quotes the timeout given to qmp_init() */
-	ck_assert_str_eq(q.err, "no reply within 100 ms");
+	ck_assert_str_eq(q.err.text, "no reply within 100 ms");
 	/* the late reply is skipped on the way to the next one */
 	ck_assert_int_eq(qmp_command(&q, "query-stats", args,
 				     util_now_ns() + 1000000000ull, &r), 0);
@@ -969,7 +968,7 @@ START_TEST(test_client)
 	ck_assert_int_eq(qmp_command(&q, "no-such-command", NULL,
 				     util_now_ns() + 1000000000ull, NULL),
 			 -EREMOTEIO);
-	ck_assert_str_eq(q.err, "CommandNotFound: no such command");
+	ck_assert_str_eq(q.err.text, "CommandNotFound: no such command");
 	ck_assert_uint_ge(q.events, 4);
 	json_decref(args);
 	qmp_close(&q);

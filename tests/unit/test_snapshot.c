@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "guests.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -44,7 +45,7 @@ START_TEST(test_snapshot_children)
 	struct stats s;
 	struct snapshot snap;
 	struct field_filter all = { 0 }, def = { 0 };
-	char err[128];
+	struct errmsg err;
 	int p, c1, c2, lone, l1;
 
 	stats_init(&s, false);
@@ -81,13 +82,13 @@ START_TEST(test_snapshot_children)
 	ck_assert_int_eq(snap.whole->rows[4].field, l1);
 	ck_assert_uint_eq(snap.whole->nchildren, 0);	/* no breakdowns */
 	snapshot_free(&snap);
-	ck_assert_int_eq(filter_set(&def, "^[^(]*$", err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&def, "^[^(]*$", &err), 0);
 	build(&s, &def, &snap);
 	ck_assert_int_eq(snap.nrows, 2);
 	/* the filter is the view's: the scope keeps every row */
 	ck_assert_uint_eq(snap.whole->nrows, 5);
 	snapshot_free(&snap);
-	ck_assert_int_eq(filter_set(&all, "^kvm_exit", err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&all, "^kvm_exit", &err), 0);
 	build(&s, &all, &snap);
 	ck_assert_int_eq(snap.nrows, 3);
 	snapshot_free(&snap);
@@ -201,7 +202,7 @@ START_TEST(test_groups_busiest_children)
 	struct snapshot snap;
 	struct stats s;
 	int ex, hlt, io, pio, h, b;
-	char err[128];
+	struct errmsg err;
 
 	stats_init(&s, true);
 	ex = fid(&s, "kvm_exit", -1, FIELD_CUMULATIVE);
@@ -228,7 +229,7 @@ START_TEST(test_groups_busiest_children)
 	ck_assert_int_eq(g->top[1], hlt);
 	ck_assert(g->top[2] == io || g->top[2] == pio);
 	snapshot_free(&snap);
-	ck_assert_int_eq(filter_set(&only_parent, "^kvm_exit$", err, sizeof(err)), 0);
+	ck_assert_int_eq(filter_set(&only_parent, "^kvm_exit$", &err), 0);
 	build(&s, &only_parent, &snap);
 	ck_assert_uint_eq(snap.whole->nchildren, 1);
 	g = &snap.whole->children[0];

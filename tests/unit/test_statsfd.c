@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
@@ -137,13 +138,13 @@ static int blob_fd(const struct blob *bl)
 	return fd;
 }
 
-/* Parses the blob; the result code, err in err. */
+/* Parses the blob; the result code, the reason in err. */
 static int blob_parse(const struct blob *bl, struct statsfd_schema **s,
-		      char *err, size_t errlen)
+		      struct errmsg *err)
 {
 	int fd = blob_fd(bl), rc;
 
-	rc = statsfd_schema_read(fd, s, err, errlen);
+	rc = statsfd_schema_read(fd, s, err);
 	close(fd);
 	return rc;
 }
@@ -152,14 +153,14 @@ static int blob_parse(const struct blob *bl, struct statsfd_schema **s,
 static void expect_bad(struct blob *bl, const char *want)
 {
 	struct statsfd_schema *s = (void *)1;
-	char err[256] = "";
-	int rc = blob_parse(bl, &s, err, sizeof(err));
+	struct errmsg err = { "" };
+	int rc = blob_parse(bl, &s, &err);
 
 	ck_assert_msg(rc == -EINVAL, "want -EINVAL (%s), got %d: %s", want, rc,
-		      err);
+		      err.text);
 	ck_assert_ptr_null(s);
-	ck_assert_msg(strstr(err, want), "reason \"%s\" lacks \"%s\"", err,
-		      want);
+	ck_assert_msg(strstr(err.text, want), "reason \"%s\" lacks \"%s\"",
+		      err.text, want);
 	free(bl->b);
 }
 
@@ -183,10 +184,10 @@ START_TEST(test_valid_all_kinds)
 	struct blob bl = blob_make(all_kinds, 9, NULL, ALL_KINDS_WORDS);
 	struct statsfd_schema *s;
 	unsigned char data[ALL_KINDS_WORDS * 8];
-	char err[256];
+	struct errmsg err;
 	int fd = blob_fd(&bl);
 
-	ck_assert_int_eq(statsfd_schema_read(fd, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(statsfd_schema_read(fd, &s, &err), 0);
 	ck_assert_str_eq(s->id, "kvm-1234/vcpu-0");
 	ck_assert_uint_eq(s->num_desc, 9);
 	ck_assert_uint_eq(s->nuse, 9);
@@ -240,11 +241,11 @@ START_TEST(test_pread_only)
 	struct blob bl = blob_make(all_kinds, 9, NULL, ALL_KINDS_WORDS);
 	unsigned char data[ALL_KINDS_WORDS * 8];
 	struct statsfd_schema *s;
-	char err[256];
+	struct errmsg err;
 	int fd = blob_fd(&bl);
 
 	ck_assert_int_eq(lseek(fd, 5, SEEK_SET), 5);
-	ck_assert_int_eq(statsfd_schema_read(fd, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(statsfd_schema_read(fd, &s, &err), 0);
 	ck_assert_int_eq(statsfd_data_read(fd, s, data), 0);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 5);
 	statsfd_schema_free(s);
@@ -279,9 +280,9 @@ START_TEST(test_skips)
 	};
 	struct blob bl = blob_make(d, 11, NULL, 77);
 	struct statsfd_schema *s;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(blob_parse(&bl, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(blob_parse(&bl, &s, &err), 0);
 	for (int i = 0; i < 11; i++)
 		ck_assert_msg(s->desc[i].skip == want[i], "%s: %s",
 			      s->desc[i].name,
@@ -300,9 +301,9 @@ START_TEST(test_no_descriptors)
 {
 	struct blob bl = blob_make(NULL, 0, NULL, 0);
 	struct statsfd_schema *s;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_int_eq(blob_parse(&bl, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(blob_parse(&bl, &s, &err), 0);
 	ck_assert_uint_eq(s->nuse, 0);
 	ck_assert_uint_eq(s->data_len, 0);
 	statsfd_schema_free(s);
@@ -457,8 +458,8 @@ START_TEST(test_every_truncation)
 	for (size_t len = 0; len <= full.len; len++) {
 		struct blob bl = { full.b, len };
 		struct statsfd_schema *s;
-		char err[256];
-		int rc = blob_parse(&bl, &s, err, sizeof(err));
+		struct errmsg err;
+		int rc = blob_parse(&bl, &s, &err);
 
 		if (len == full.len) {
 			ck_assert_int_eq(rc, 0);
@@ -477,10 +478,10 @@ START_TEST(test_data_short_read)
 	struct blob bl = blob_make(two, 2, NULL, 5);
 	struct statsfd_schema *s;
 	unsigned char data[40];
-	char err[256];
+	struct errmsg err;
 	int fd = blob_fd(&bl);
 
-	ck_assert_int_eq(statsfd_schema_read(fd, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(statsfd_schema_read(fd, &s, &err), 0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)bl.len - 1), 0);
 	ck_assert_int_eq(statsfd_data_read(fd, s, data), -EIO);
 	statsfd_schema_free(s);
@@ -493,11 +494,11 @@ END_TEST
 START_TEST(test_not_seekable)
 {
 	struct statsfd_schema *s;
-	char err[256];
+	struct errmsg err;
 	int p[2];
 
 	ck_assert_int_eq(pipe(p), 0);
-	ck_assert_int_eq(statsfd_schema_read(p[0], &s, err, sizeof(err)),
+	ck_assert_int_eq(statsfd_schema_read(p[0], &s, &err),
 			 -ESPIPE);
 	close(p[0]);
 	close(p[1]);
@@ -511,12 +512,12 @@ START_TEST(test_schema_equal)
 	struct blob b = blob_make(two, 2, NULL, 5);
 	struct blob c = blob_make(all_kinds, 9, NULL, ALL_KINDS_WORDS);
 	struct statsfd_schema *sa, *sb, *sc;
-	char err[256];
+	struct errmsg err;
 
 	strcpy((char *)b.b + HDR_LEN, "kvm-1234/vcpu-1");
-	ck_assert_int_eq(blob_parse(&a, &sa, err, sizeof(err)), 0);
-	ck_assert_int_eq(blob_parse(&b, &sb, err, sizeof(err)), 0);
-	ck_assert_int_eq(blob_parse(&c, &sc, err, sizeof(err)), 0);
+	ck_assert_int_eq(blob_parse(&a, &sa, &err), 0);
+	ck_assert_int_eq(blob_parse(&b, &sb, &err), 0);
+	ck_assert_int_eq(blob_parse(&c, &sc, &err), 0);
 	ck_assert(statsfd_schema_equal(sa, sb));
 	ck_assert(!statsfd_schema_equal(sa, sc));
 	statsfd_schema_free(sa);
@@ -627,10 +628,10 @@ static void check_invariants(int fd, bool vcpu)
 {
 	struct statsfd_schema *s;
 	unsigned char *data;
-	char err[256];
+	struct errmsg err;
 
-	ck_assert_msg(statsfd_schema_read(fd, &s, err, sizeof(err)) == 0,
-		      "parse: %s", err);
+	ck_assert_msg(statsfd_schema_read(fd, &s, &err) == 0,
+		      "parse: %s", err.text);
 	ck_assert_msg(!strncmp(s->id, "kvm", 3), "id \"%s\"", s->id);
 	ck_assert(vcpu == (strstr(s->id, "/vcpu-") != NULL));
 	ck_assert_uint_eq(s->flags, 0);
@@ -697,7 +698,8 @@ START_TEST(test_real_invariants)
 	struct statsfd_schema *vm_s = NULL, *vc_s = NULL;
 	int pidfd, nfd = 0, nvm = 0, nvcpu = 0;
 	struct guest g;
-	char path[64], l[64], err[256];
+	char path[64], l[64];
+	struct errmsg err;
 
 	if (!host_can_run("test_real_invariants"))
 		return;
@@ -723,13 +725,10 @@ START_TEST(test_real_invariants)
 			nvcpu++;
 			if (!vc_s)
 				ck_assert_int_eq(statsfd_schema_read(fd, &vc_s,
-								     err,
-								     sizeof(err)),
-						 0);
+								     &err), 0);
 		} else {
 			nvm++;
-			ck_assert_int_eq(statsfd_schema_read(fd, &vm_s, err,
-							     sizeof(err)),
+			ck_assert_int_eq(statsfd_schema_read(fd, &vm_s, &err),
 					 0);
 		}
 		close(fd);
@@ -759,15 +758,14 @@ struct pfx {
 static void pfx_open(struct pfx *f, pid_t pid, bool include_past,
 		     const char *filter)
 {
-	char err[256];
+	struct errmsg err;
 
 	memset(f, 0, sizeof(*f));
 	f->o.pid = pid;
 	f->o.include_past = include_past;
 	f->o.proc_root = "/proc";
 	if (filter)
-		ck_assert_int_eq(filter_set(&f->o.filter, filter, err,
-					    sizeof(err)), 0);
+		ck_assert_int_eq(filter_set(&f->o.filter, filter, &err), 0);
 	stats_init(&f->s, include_past);
 	f->p.ops = provider_find("statsfd");
 	ck_assert_ptr_nonnull(f->p.ops);
@@ -775,7 +773,7 @@ static void pfx_open(struct pfx *f, pid_t pid, bool include_past,
 	f->p.filter = filter ? &f->o.filter : NULL;
 	f->p.want_vms = true;
 	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s",
-		      f->p.msg);
+		      f->p.msg.text);
 }
 
 static void pfx_sample(struct pfx *f)
@@ -989,7 +987,7 @@ START_TEST(test_real_pid_errors)
 	p.ops = provider_find("statsfd");
 	p.fields = &t;
 	ck_assert_int_eq(p.ops->open(&p, &o), -ESRCH);
-	ck_assert_ptr_nonnull(strstr(p.msg, "holds no KVM VM"));
+	ck_assert_ptr_nonnull(strstr(p.msg.text, "holds no KVM VM"));
 	ck_assert_ptr_null(p.priv);
 
 	/* the guest without -s: a VM, but no stats fds */
@@ -1017,7 +1015,8 @@ START_TEST(test_real_pid_errors)
 			sscanf(line, "vm %d", &g.vm);
 		o.pid = g.vm;
 		ck_assert_int_eq(p.ops->open(&p, &o), -ENOENT);
-		ck_assert_ptr_nonnull(strstr(p.msg, "keeps no binary stats fds"));
+		ck_assert_ptr_nonnull(strstr(p.msg.text,
+					     "keeps no binary stats fds"));
 		kill(launcher, SIGTERM);
 		waitpid(launcher, NULL, 0);
 		fclose(out);
@@ -1042,7 +1041,8 @@ static int open_as_nobody(pid_t vm)
 	p.ops = provider_find("statsfd");
 	p.fields = &t;
 	rc = p.ops->open(&p, &o);
-	if ((rc != -EACCES && rc != -EPERM) || !strstr(p.msg, "CAP_SYS_PTRACE"))
+	if ((rc != -EACCES && rc != -EPERM) ||
+	    !strstr(p.msg.text, "CAP_SYS_PTRACE"))
 		return 3;
 	/* without -p: opens, and says once why VMs may be missing */
 	o.pid = 0;
@@ -1051,7 +1051,7 @@ static int open_as_nobody(pid_t vm)
 	p.fields = &t;
 	if (p.ops->open(&p, &o))
 		return 4;
-	if (!p.notice || !strstr(p.msg, "CAP_SYS_PTRACE"))
+	if (!p.notice || !strstr(p.msg.text, "CAP_SYS_PTRACE"))
 		return 5;
 	p.ops->close(&p);
 	return 0;

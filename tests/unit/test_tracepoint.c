@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
@@ -68,7 +69,8 @@ static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf,
 		     pid_t pid)
 {
 	char *argv[8] = { "kvmstat", "-l", "-f", (char *)regex };
-	char err[256], pidbuf[16];
+	struct errmsg err;
+	char pidbuf[16];
 	int argc = 4;
 
 	if (no_bpf)
@@ -79,14 +81,15 @@ static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf,
 		argv[argc++] = pidbuf;
 	}
 	memset(f, 0, sizeof(*f));
-	ck_assert_int_eq(options_parse(argc, argv, &f->o, err, sizeof(err)), 0);
+	ck_assert_int_eq(options_parse(argc, argv, &f->o, &err), 0);
 	stats_init(&f->s, false);
 	f->p.ops = provider_find("tracepoint");
 	ck_assert_ptr_nonnull(f->p.ops);
 	f->p.fields = &f->s.fields;
 	f->p.filter = &f->o.filter;
 	f->p.want_vms = true;	/* per-VM and per-vCPU breakdowns */
-	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s", f->p.msg);
+	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s",
+		      f->p.msg.text);
 }
 
 static void tp_teardown(struct tp_fixture *f)

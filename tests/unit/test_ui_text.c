@@ -188,7 +188,7 @@ START_TEST(test_log_file_unwritable)
 	struct frontend fe = { .ops = &log_frontend_ops };
 
 	ck_assert_int_eq(fe.ops->open(&fe, &o), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fe.msg, "cannot write log file /nonexistent-dir/k.log"));
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "cannot write log file /nonexistent-dir/k.log"));
 }
 END_TEST
 

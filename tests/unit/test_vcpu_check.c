@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "suites.h"
 #include "vcpu_check.h"
 
@@ -18,11 +19,11 @@ START_TEST(test_unset)
 {
 	struct options o = { .vcpu = -1, .pid = 100 };
 	struct stats s;
-	char err[256] = "";
+	struct errmsg err = { "" };
 
 	stats_init(&s, false);
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), 0);
-	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
+	ck_assert_str_eq(err.text, "");
 	stats_free(&s);
 }
 END_TEST
@@ -33,7 +34,7 @@ START_TEST(test_counted)
 	struct options o = { .pid = 100, .proc_root = "/nonexistent-proc",
 			     .debugfs_root = "/nonexistent-debugfs" };
 	struct stats s;
-	char err[256] = "";
+	struct errmsg err = { "" };
 	int f;
 
 	stats_init(&s, false);
@@ -44,10 +45,10 @@ START_TEST(test_counted)
 	sample_set_push(&s.set, f, 200, 5, 0, 10, 0);
 	stats_update(&s, 1000000000ull);
 	for (o.vcpu = 0; o.vcpu <= 2; o.vcpu++)
-		ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), 0);
+		ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
 	o.vcpu = 5;
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err, "VM 100 has no vCPU 5 (its vCPUs: 0 1 2)");
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_str_eq(err.text, "VM 100 has no vCPU 5 (its vCPUs: 0 1 2)");
 	stats_free(&s);
 }
 END_TEST
@@ -76,7 +77,7 @@ START_TEST(test_before_counts)
 	char root[] = "/tmp/kvmstat-vcpu-XXXXXX", proc[64], cmd[128];
 	struct options o = { .pid = 100 };
 	struct stats s;
-	char err[256] = "";
+	struct errmsg err = { "" };
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	snprintf(proc, sizeof(proc), "%s/proc", root);
@@ -86,18 +87,18 @@ START_TEST(test_before_counts)
 	stats_init(&s, false);
 
 	o.vcpu = 0;
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err,
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_str_eq(err.text,
 			 "VM 100 has no vCPU 0 (no vCPU is known: name its threads or use debugfs)");
 
 	vc_debugfs_vcpu(root, 3, 4242);
 	vc_debugfs_vcpu(root, 0, 4241);
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
 	o.vcpu = 3;
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
 	o.vcpu = 1;
-	ck_assert_int_eq(vcpu_check(&s, &o, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err, "VM 100 has no vCPU 1 (its vCPUs: 0 3)");
+	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_str_eq(err.text, "VM 100 has no vCPU 1 (its vCPUs: 0 3)");
 
 	stats_free(&s);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"
@@ -425,103 +426,105 @@ END_TEST
 
 START_TEST(test_resolve_pid)
 {
-	char err[512];
+	struct errmsg err;
 
 	fake_guests();
-	strcpy(err, "junk");
-	ck_assert_int_eq(vm_resolve_pid(root, 33, err, sizeof(err)), 0);
-	ck_assert_str_eq(err, "");
+	strcpy(err.text, "junk");
+	ck_assert_int_eq(vm_resolve_pid(root, 33, &err), 0);
+	ck_assert_str_eq(err.text, "");
 
-	ck_assert_int_eq(vm_resolve_pid(root, 55, err, sizeof(err)), -ENOENT);
-	assert_one_line(err);
-	assert_contains(err, "pid 55 is not a KVM VM");
-	assert_contains(err, "anon_inode:kvm-vm");
-	assert_contains(err, "running VMs: 11 (dup), 22 (dup), 33 (a), 44 (b), 66, 77 (we?ird)");
+	ck_assert_int_eq(vm_resolve_pid(root, 55, &err), -ENOENT);
+	assert_one_line(err.text);
+	assert_contains(err.text, "pid 55 is not a KVM VM");
+	assert_contains(err.text, "anon_inode:kvm-vm");
+	assert_contains(err.text, "running VMs: 11 (dup), 22 (dup), 33 (a), 44 (b), 66, 77 (we?ird)");
 
-	ck_assert_int_eq(vm_resolve_pid(root, 999, err, sizeof(err)), -ESRCH);
-	assert_one_line(err);
-	assert_contains(err, "no process with pid 999");
-	assert_contains(err, "running VMs: 11");
+	ck_assert_int_eq(vm_resolve_pid(root, 999, &err), -ESRCH);
+	assert_one_line(err.text);
+	assert_contains(err.text, "no process with pid 999");
+	assert_contains(err.text, "running VMs: 11");
 
-	ck_assert_int_eq(vm_resolve_pid(root, 88, err, sizeof(err)), -ESRCH);
-	assert_one_line(err);
+	ck_assert_int_eq(vm_resolve_pid(root, 88, &err), -ESRCH);
+	assert_one_line(err.text);
 
-	ck_assert_int_eq(vm_resolve_pid(root, 0, err, sizeof(err)), -EINVAL);
-	assert_one_line(err);
-	ck_assert_int_eq(vm_resolve_pid(root, -3, err, sizeof(err)), -EINVAL);
-	assert_contains(err, "-3");
+	ck_assert_int_eq(vm_resolve_pid(root, 0, &err), -EINVAL);
+	assert_one_line(err.text);
+	ck_assert_int_eq(vm_resolve_pid(root, -3, &err), -EINVAL);
+	assert_contains(err.text, "-3");
 
-	ck_assert_int_eq(vm_resolve_pid("/nonexistent", 1, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_pid("/nonexistent", 1, &err),
 			 -ENOENT);
-	assert_one_line(err);
-	assert_contains(err, "/nonexistent");
+	assert_one_line(err.text);
+	assert_contains(err.text, "/nonexistent");
 	fake_root_rm();
 }
 END_TEST
 
 START_TEST(test_resolve_guest)
 {
-	char err[512];
+	struct errmsg err;
 	pid_t pid = 0;
 
 	fake_guests();
-	ck_assert_int_eq(vm_resolve_guest(root, "a", &pid, err, sizeof(err)), 0);
+	ck_assert_int_eq(vm_resolve_guest(root, "a", &pid, &err), 0);
 	ck_assert_int_eq(pid, 33);
-	ck_assert_str_eq(err, "");
-	ck_assert_int_eq(vm_resolve_guest(root, "we\nird", &pid, err,
-					  sizeof(err)), 0);
+	ck_assert_str_eq(err.text, "");
+	ck_assert_int_eq(vm_resolve_guest(root, "we\nird", &pid, &err), 0);
 	ck_assert_int_eq(pid, 77);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, &err),
 			 -ENOTUNIQ);
-	assert_one_line(err);
-	ck_assert_str_eq(err, "guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
+	assert_one_line(err.text);
+	ck_assert_str_eq(err.text, "guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err),
 			 -ENOENT);
-	assert_one_line(err);
-	ck_assert_str_eq(err, "no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
+	assert_one_line(err.text);
+	ck_assert_str_eq(err.text, "no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
 
 	/* a non-VM process with the name does not count */
-	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, &err),
 			 -ENOENT);
-	assert_contains(err, "no guest named \"c\"");
+	assert_contains(err.text, "no guest named \"c\"");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, &err),
 			 -ENOENT);
-	assert_one_line(err);
+	assert_one_line(err.text);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, &err),
 			 -EINVAL);
-	assert_one_line(err);
+	assert_one_line(err.text);
 	fake_root_rm();
 
 	/* nothing running at all */
 	fake_root();
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err),
 			 -ENOENT);
-	ck_assert_str_eq(err, "no guest named \"foo\" (no KVM VMs are running)");
-	ck_assert_int_eq(vm_resolve_pid(root, 5, err, sizeof(err)), -ESRCH);
-	ck_assert_str_eq(err, "no process with pid 5; no KVM VMs are running");
+	ck_assert_str_eq(err.text, "no guest named \"foo\" (no KVM VMs are running)");
+	ck_assert_int_eq(vm_resolve_pid(root, 5, &err), -ESRCH);
+	ck_assert_str_eq(err.text, "no process with pid 5; no KVM VMs are running");
 	fake_root_rm();
 }
 END_TEST
 
-/* Messages are cut to the buffer, ending in "..." when they do not fit. */
-START_TEST(test_resolve_small_buffer)
+/* A message cut to the line's size ends in "..."; a caller that wants no
+ * line passes NULL and still gets the error. */
+START_TEST(test_resolve_cut_message)
 {
-	char err[24];
+	char name[ERRMSG_MAX + 100];
+	struct errmsg cut;
 	pid_t pid;
 
 	fake_guests();
-	memset(err, 'x', sizeof(err));
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, err, 20), -ENOENT);
-	ck_assert_uint_eq(strlen(err), 19);
-	ck_assert_str_eq(err + 16, "...");
-	ck_assert_int_eq(err[20], 'x');
-	ck_assert_int_eq(vm_resolve_pid(root, 55, err, 1), -ENOENT);
-	ck_assert_str_eq(err, "");
-	ck_assert_int_eq(vm_resolve_pid(root, 55, NULL, 0), -ENOENT);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memset(cut.text, 'x', sizeof(cut.text));
+	ck_assert_int_eq(vm_resolve_guest(root, name, &pid, &cut), -ENOENT);
+	ck_assert_uint_eq(strlen(cut.text), ERRMSG_MAX - 1);
+	ck_assert_str_eq(cut.text + ERRMSG_MAX - 4, "...");
+	ck_assert_int_eq(strncmp(cut.text, "no guest named \"nnnn", 20), 0);
+	ck_assert_int_eq(vm_resolve_pid(root, 55, NULL), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, NULL), -ENOENT);
 	fake_root_rm();
 }
 END_TEST
@@ -719,14 +722,14 @@ START_TEST(test_real_self_not_vm)
 {
 	struct vm_info *v;
 	struct timespec t0;
-	char err[512];
+	struct errmsg err;
 	size_t n;
 
 	ck_assert(!vm_pid_is_vm("/proc", getpid()));
 	ck_assert_ptr_null(vm_guest_name("/proc", getpid()));
-	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), err, sizeof(err)),
+	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), &err),
 			 -ENOENT);
-	assert_one_line(err);
+	assert_one_line(err.text);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(vm_list("/proc", &v, &n), 0);
@@ -764,7 +767,7 @@ START_TEST(test_real_kvm_vm)
 	struct vm_info *v;
 	pid_t vcpu_tid;
 	pthread_t th;
-	char err[512];
+	struct errmsg err;
 	int kvm, vm;
 	size_t n, i;
 
@@ -791,7 +794,7 @@ START_TEST(test_real_kvm_vm)
 	ck_assert_int_gt(vcpu_tid, 0);
 
 	ck_assert(vm_pid_is_vm("/proc", getpid()));
-	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), err, sizeof(err)), 0);
+	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), &err), 0);
 	ck_assert_int_eq(vm_list("/proc", &v, &n), 0);
 	for (i = 0; i < n && v[i].pid != getpid(); i++)
 		;
@@ -828,7 +831,7 @@ Suite *vm_suite(void)
 	tcase_add_test(fake, test_find_by_name);
 	tcase_add_test(fake, test_resolve_pid);
 	tcase_add_test(fake, test_resolve_guest);
-	tcase_add_test(fake, test_resolve_small_buffer);
+	tcase_add_test(fake, test_resolve_cut_message);
 	tcase_add_test(fake, test_many_fds_and_processes);
 	tcase_add_test(fake, test_fd_kind);
 	tcase_add_test(fake, test_proc_scan);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "filter.h"
 #include "frontend.h"
 #include "options.h"
@@ -73,7 +74,7 @@ struct tui_priv {
 	bool ascii;		/* the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
 	char input[256];	/* prompt text being edited */
-	char error[256];	/* why the last input was refused */
+	struct errmsg error;	/* why the last input was refused */
 	struct tui_row *rows;
 	size_t nrows;
 	int sel, top;		/* selected row, first row shown */
@@ -146,11 +147,9 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 {
 	struct tui_priv *tp;
 
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		snprintf(fe->msg, sizeof(fe->msg),
-			 "the monitor needs a terminal: use -1 or -l for output to a file or pipe");
-		return -ENOTTY;
-	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return errmsg_set(&fe->msg, -ENOTTY,
+				  "the monitor needs a terminal: use -1 or -l for output to a file or pipe");
 	tp = xcalloc(1, sizeof(*tp));
 	tp->opts = opts;
 	tp->sort = 3;		/* CurAvg/s, as kvm_stat */
@@ -165,12 +164,11 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	setlocale(LC_ALL, "");
 	tp->ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	if (!newterm(NULL, stdout, stdin)) {
-		snprintf(fe->msg, sizeof(fe->msg),
-			 "cannot start curses on this terminal (TERM=%s)",
-			 getenv("TERM") ? getenv("TERM") : "");
 		free(tp);
 		tui_current = NULL;
-		return -ENOTTY;
+		return errmsg_set(&fe->msg, -ENOTTY,
+				  "cannot start curses on this terminal (TERM=%s)",
+				  getenv("TERM") ? getenv("TERM") : "");
 	}
 	tp->active = true;
 	cbreak();
@@ -215,13 +213,10 @@ static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
 		    ...)
 {
 	va_list ap;
-	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		util_die("out of memory");
+	r->text[col] = xvasprintf(fmt, ap);
 	va_end(ap);
-	r->text[col] = s;
 	r->key[col] = key;
 }
 
@@ -501,7 +496,7 @@ static void tui_draw(struct tui_priv *tp)
 	const char *const *cols_name = tui_cols(tp);
 	int rows, cols, y = 0, ncols = tui_ncols(tp), body, namew;
 	int w[TUI_COLS_MAX];
-	char hdr[1024];
+	char hdr[ERRMSG_MAX + 512];	/* a line: an input error, a prompt */
 
 	getmaxyx(stdscr, rows, cols);
 	if (tp->help) {
@@ -631,8 +626,8 @@ static void tui_draw(struct tui_priv *tp)
 			[PROMPT_DELAY] = "Update interval in seconds (0.1-25.5)",
 		};
 
-		snprintf(hdr, sizeof(hdr), "%s%s%s: %s", tp->error[0] ?
-			 tp->error : "", tp->error[0] ? " - " : "",
+		snprintf(hdr, sizeof(hdr), "%s%s%s: %s", tp->error.text,
+			 errmsg_isset(&tp->error) ? " - " : "",
 			 what[tp->prompt], tp->input);
 		mvaddnstr(rows - 1, 0, hdr, cols);
 		curs_set(1);
@@ -695,11 +690,10 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 	char *end;
 	long pid;
 
-	tp->error[0] = '\0';
+	errmsg_clear(&tp->error);
 	switch (tp->prompt) {
 	case PROMPT_FILTER:
-		if (tp->input[0] && filter_set(&f, tp->input, tp->error,
-					       sizeof(tp->error)))
+		if (tp->input[0] && filter_set(&f, tp->input, &tp->error))
 			return UI_NONE;
 		filter_free(&f);
 		snprintf(req->filter, sizeof(req->filter), "%s", tp->input);
@@ -716,18 +710,18 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 			pid_t p;
 
 			if (tp->prompt == PROMPT_PID) {
-				snprintf(tp->error, sizeof(tp->error),
-					 "\"%s\" is not a pid", tp->input);
+				errmsg_set(&tp->error, -EINVAL,
+					   "\"%s\" is not a pid", tp->input);
 				return UI_NONE;
 			}
 			if (vm_resolve_guest(o->proc_root, tp->input, &p,
-					     tp->error, sizeof(tp->error)))
+					     &tp->error))
 				return UI_NONE;
 			pid = p;
 			snprintf(req->guest, sizeof(req->guest), "%s",
 				 tp->input);
-		} else if (vm_resolve_pid(o->proc_root, (pid_t)pid, tp->error,
-					  sizeof(tp->error))) {
+		} else if (vm_resolve_pid(o->proc_root, (pid_t)pid,
+					  &tp->error)) {
 			return UI_NONE;
 		}
 		req->pid = (pid_t)pid;
@@ -736,9 +730,9 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		req->delay = strtod(tp->input, &end);
 		if (end == tp->input || *end || !(req->delay >= DELAY_MIN - 1e-9 &&
 						   req->delay <= DELAY_MAX + 1e-9)) {
-			snprintf(tp->error, sizeof(tp->error),
-				 "\"%s\" is not from %.1f to %.1f seconds",
-				 tp->input, DELAY_MIN, DELAY_MAX);
+			errmsg_set(&tp->error, -EINVAL,
+				   "\"%s\" is not from %.1f to %.1f seconds",
+				   tp->input, DELAY_MIN, DELAY_MAX);
 			return UI_NONE;
 		}
 		return UI_SET_DELAY;
@@ -758,7 +752,7 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 	switch (ch) {
 	case KEY_ESC:
 		tp->prompt = PROMPT_NONE;
-		tp->error[0] = '\0';
+		errmsg_clear(&tp->error);
 		break;
 	case KEY_BACKSPACE:
 	case 127:
@@ -792,7 +786,7 @@ static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 	const struct options *o = tp->opts;
 
 	tp->prompt = p;
-	tp->error[0] = '\0';
+	errmsg_clear(&tp->error);
 	tp->input[0] = '\0';
 	/* the current value, to edit */
 	if (p == PROMPT_FILTER && o->fields)
