@@ -56,6 +56,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* clang-format off: the help text is laid out as it prints */
 void options_usage(FILE *out)
 {
 	fputs(
@@ -130,6 +131,7 @@ void options_usage(FILE *out)
 "the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
 "error.\n", out);
 }
+/* clang-format on */
 
 /* Strict seconds value for -s: a plain decimal number within the range. */
 static int parse_delay(const char *s, double *out)
