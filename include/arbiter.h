@@ -49,26 +49,26 @@
 struct arbiter_key {
 	int field;
 	pid_t pid;
-	bool by_owner;		/* the field's owner served it */
+	bool by_owner; /* the field's owner served it */
 };
 
 struct arbiter {
-	const struct field_table *fields;	/* owners: who declared each */
-	struct arbiter_key *served;	/* sorted by (field, pid), no repeats */
+	const struct field_table *fields; /* owners: who declared each */
+	struct arbiter_key *served; /* sorted by (field, pid), no repeats */
 	size_t nserved, capserved;
 	/* per field id: what its owner reported this refresh (a total of
 	 * the whole selection, VM-wide readings) */
 	unsigned char *reported;
 	size_t nreported;
-	size_t noted;		/* readings of the sample set noted so far */
-	bool mixed;		/* a noted reading is not its owner's */
+	size_t noted; /* readings of the sample set noted so far */
+	bool mixed;   /* a noted reading is not its owner's */
 };
 
 /* What becomes of one reading. */
 enum arbiter_verdict {
-	ARBITER_COUNT = 0,	/* the owner's: counts as it is */
-	ARBITER_FILL_IN,	/* fills in a VM the owner did not serve */
-	ARBITER_DROP,		/* the owner's reading stands */
+	ARBITER_COUNT = 0, /* the owner's: counts as it is */
+	ARBITER_FILL_IN,   /* fills in a VM the owner did not serve */
+	ARBITER_DROP,	   /* the owner's reading stands */
 };
 
 /* The arbiter of the fields in fields (not copied: it must outlive a). */
@@ -79,8 +79,7 @@ void arbiter_free(struct arbiter *a);
 const char *arbiter_owner(const struct arbiter *a, int field);
 /* Whether a provider other than me owns the field called name. A NULL
  * arbiter knows no other provider: nothing is claimed. */
-bool arbiter_claimed(const struct arbiter *a, const char *name,
-		     const char *me);
+bool arbiter_claimed(const struct arbiter *a, const char *name, const char *me);
 
 /* Notes the readings pushed into set since the last call: the (field, VM)
  * pairs they served and what the owners reported. Call it after each

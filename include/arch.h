@@ -26,30 +26,30 @@ struct arch_exit_reason {
 
 /* The names of one tracepoint field's values for one ISA. */
 struct arch_exit_table {
-	const char *isa;		/* "vmx", "svm", "arm64", "powerpc", "s390" */
-	const char *event;		/* tracepoint it decodes: "kvm_exit" */
-	const char *field;		/* its field: "exit_reason", "esr_ec", ... */
-	uint64_t mask;			/* applied to the field before lookup */
+	const char *isa;   /* "vmx", "svm", "arm64", "powerpc", "s390" */
+	const char *event; /* tracepoint it decodes: "kvm_exit" */
+	const char *field; /* its field: "exit_reason", "esr_ec", ... */
+	uint64_t mask;	   /* applied to the field before lookup */
 	size_t n;
-	const struct arch_exit_reason *reasons;	/* sorted by value, unique */
+	const struct arch_exit_reason *reasons; /* sorted by value, unique */
 };
 
 /* A tracepoint whose field's values become child events: kvm_exit(HLT). */
 struct arch_source {
-	const char *event;		/* "kvm_exit" */
-	const char *field;		/* "exit_reason" */
-	const char *strip;		/* prefix dropped from reason names
+	const char *event; /* "kvm_exit" */
+	const char *field; /* "exit_reason" */
+	const char *strip; /* prefix dropped from reason names
 					 * ("KVM_EXIT_"), or NULL */
 };
 
 /* The value one ISA puts in the kernel's guard field (KVM_ISA_VMX is 1). */
 struct arch_guard {
-	const char *isa;		/* "vmx"; NULL ends a list */
-	int64_t value;			/* 1 */
+	const char *isa; /* "vmx"; NULL ends a list */
+	int64_t value;	 /* 1 */
 };
 
 struct arch_desc {
-	const char *name;		/* "x86", "arm64", "powerpc", "s390",
+	const char *name; /* "x86", "arm64", "powerpc", "s390",
 					 * "generic" */
 	/* child sources, NULL-terminated: the architecture's own, then
 	 * arch_source_userspace_exit, which every architecture has */
@@ -57,8 +57,8 @@ struct arch_desc {
 	/* the field a tracepoint's format tests to pick an ISA's table
 	 * ("REC->isa == 1 ?"), or NULL with no guards */
 	const char *guard_field;
-	const struct arch_guard *guards;	/* ended by isa NULL, or NULL */
-	const struct arch_exit_table *const *tables;	/* NULL-terminated */
+	const struct arch_guard *guards; /* ended by isa NULL, or NULL */
+	const struct arch_exit_table *const *tables; /* NULL-terminated */
 	/*
 	 * Which ISA the host runs, from sysfs_root ("/sys"), NULL when
 	 * unknown; NULL where the architecture has at most one ISA (that

@@ -14,17 +14,17 @@
 
 /* The map key, as the BPF program writes it. */
 struct bpf_count_key {
-	uint32_t tgid;		/* VM process */
-	uint32_t tid;		/* thread (vCPU) */
-	uint32_t reason;	/* raw value of the reason field */
-	uint16_t event;		/* caller's index of the tracepoint */
-	uint16_t isa;		/* value of the guard field (isa), or 0 */
+	uint32_t tgid;	 /* VM process */
+	uint32_t tid;	 /* thread (vCPU) */
+	uint32_t reason; /* raw value of the reason field */
+	uint16_t event;	 /* caller's index of the tracepoint */
+	uint16_t isa;	 /* value of the guard field (isa), or 0 */
 };
 
 /* Where the program finds its inputs in the raw trace record. */
 struct bpf_count_field {
 	unsigned int offset;
-	unsigned int size;	/* 1, 2, 4 or 8; 0 = absent (counts as 0) */
+	unsigned int size; /* 1, 2, 4 or 8; 0 = absent (counts as 0) */
 };
 
 struct bpf_count;

@@ -32,7 +32,7 @@
 #define ERRMSG_MAX 1024
 
 struct errmsg {
-	char text[ERRMSG_MAX];	/* one line, "" when nothing was said */
+	char text[ERRMSG_MAX]; /* one line, "" when nothing was said */
 };
 
 /* Replaces m's line with the formatted one and returns err. m may be

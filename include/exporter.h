@@ -46,7 +46,7 @@ struct errmsg;
 struct exporter_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	char text[64];		/* "127.0.0.1:9712", "[::1]:9712" */
+	char text[64]; /* "127.0.0.1:9712", "[::1]:9712" */
 };
 
 /*

@@ -20,16 +20,16 @@ struct frontend;
 
 /* What a key press asks the loop to do. */
 enum ui_action {
-	UI_NONE,	/* nothing (the front-end handled it) */
+	UI_NONE, /* nothing (the front-end handled it) */
 	UI_QUIT,
-	UI_REFRESH,	/* sample and render now */
-	UI_RESET,	/* totals to zero from now */
-	UI_SET_FILTER,	/* req.filter ("" = the default) */
-	UI_SET_PID,	/* req.pid (0 = every VM) */
-	UI_SET_DELAY,	/* req.delay */
+	UI_REFRESH,	 /* sample and render now */
+	UI_RESET,	 /* totals to zero from now */
+	UI_SET_FILTER,	 /* req.filter ("" = the default) */
+	UI_SET_PID,	 /* req.pid (0 = every VM) */
+	UI_SET_DELAY,	 /* req.delay */
 	UI_SET_CHILDREN, /* req.on: show child events */
-	UI_SET_VMS,	/* req.on: per-VM breakdowns wanted */
-	UI_CLEAR,	/* default filter, every VM */
+	UI_SET_VMS,	 /* req.on: per-VM breakdowns wanted */
+	UI_CLEAR,	 /* default filter, every VM */
 };
 
 /* An action with its value, filled by frontend_ops.input. */
@@ -37,31 +37,31 @@ struct ui_request {
 	enum ui_action action;
 	char filter[256];
 	pid_t pid;
-	char guest[128];	/* UI_SET_PID by guest name: the name, or "" */
+	char guest[128]; /* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
 };
 
 /* How a front-end paces the run; with several, the highest wins. */
 enum frontend_pace {
-	FRONTEND_EVERY,		/* a render every interval until stopped */
-	FRONTEND_ONCE,		/* one interval, one render, then the end */
-	FRONTEND_INTERACTIVE,	/* renders at once, then on its input too */
+	FRONTEND_EVERY,	      /* a render every interval until stopped */
+	FRONTEND_ONCE,	      /* one interval, one render, then the end */
+	FRONTEND_INTERACTIVE, /* renders at once, then on its input too */
 };
 
 /* What a front-end needs from the run: the loop builds the providers and
  * each snapshot from this, never from the front-end's name. */
 struct frontend_view {
 	enum frontend_pace pace;
-	bool at_once;		/* also gets the first sample at once, not
+	bool at_once;	    /* also gets the first sample at once, not
 				 * only after one interval */
-	bool owns_terminal;	/* opens once the providers are up; what the
+	bool owns_terminal; /* opens once the providers are up; what the
 				 * run has to say waits until it closes */
-	bool vms;		/* per-VM and per-vCPU breakdowns, guest names */
-	bool children;		/* child events: the providers count them,
+	bool vms;	    /* per-VM and per-vCPU breakdowns, guest names */
+	bool children;	    /* child events: the providers count them,
 				 * its snapshots keep them (others do not) */
-	bool past;		/* totals since each VM started, as -i */
-	bool whole;		/* the whole selection, not the rows
+	bool past;	    /* totals since each VM started, as -i */
+	bool whole;	    /* the whole selection, not the rows
 				 * --vcpu/--per-vcpu pick */
 };
 
@@ -87,13 +87,13 @@ struct frontend_ops {
 
 struct frontend {
 	const struct frontend_ops *ops;
-	const struct frontend_view *view;	/* what select() returned */
+	const struct frontend_view *view; /* what select() returned */
 	void *priv;
-	struct errmsg msg;		/* why open, render or reopen failed */
-	bool runtime;			/* open failed, but not on a bad option
+	struct errmsg msg;     /* why open, render or reopen failed */
+	bool runtime;	       /* open failed, but not on a bad option
 					 * value (exit status 1, not 2) */
-	struct ui_request req;		/* the last request of input() */
-	const char *providers;		/* "tracepoint debugfs", for headers */
+	struct ui_request req; /* the last request of input() */
+	const char *providers; /* "tracepoint debugfs", for headers */
 };
 
 extern const struct frontend_ops batch_frontend_ops;

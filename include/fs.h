@@ -9,8 +9,8 @@
 #ifndef KVMSTAT_FS_H
 #define KVMSTAT_FS_H
 
-#include <dirent.h>		/* DT_* */
-#include <fcntl.h>		/* AT_FDCWD */
+#include <dirent.h> /* DT_* */
+#include <fcntl.h>  /* AT_FDCWD */
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -44,10 +44,10 @@ int fs_read_all_fd(int fd, size_t max, char **out, size_t *lenp);
 
 /* One directory entry, as a listing hands it over. */
 struct fs_entry {
-	int dirfd;		/* the directory: the base for *at() on name */
-	const char *name;	/* never "." or ".." */
+	int dirfd;	  /* the directory: the base for *at() on name */
+	const char *name; /* never "." or ".." */
 	ino_t ino;
-	unsigned char type;	/* DT_*, DT_UNKNOWN when the file system did
+	unsigned char type; /* DT_*, DT_UNKNOWN when the file system did
 				 * not say (fs_entry_type() asks it) */
 };
 
@@ -69,10 +69,10 @@ struct fs_entry {
  */
 struct fs_dir {
 	int fd;
-	bool owned;		/* opened here: fs_dir_close() closes it */
-	int err;		/* -errno once listing failed, else 0 */
-	size_t len, off;	/* bytes of records in buf, the next one */
-	struct fs_entry entry;	/* what fs_dir_next() returned last */
+	bool owned;	       /* opened here: fs_dir_close() closes it */
+	int err;	       /* -errno once listing failed, else 0 */
+	size_t len, off;       /* bytes of records in buf, the next one */
+	struct fs_entry entry; /* what fs_dir_next() returned last */
 	char buf[FS_DIR_BUF] __attribute__((aligned(8)));
 };
 

@@ -13,12 +13,12 @@
 /* A VM's name, or none. */
 struct guest_name {
 	pid_t pid;
-	char *name;		/* owned; NULL when the VM has none */
+	char *name; /* owned; NULL when the VM has none */
 };
 
 struct guests {
-	const char *proc_root;	/* where VMs are looked up; not owned */
-	struct guest_name *v;	/* sorted by pid */
+	const char *proc_root; /* where VMs are looked up; not owned */
+	struct guest_name *v;  /* sorted by pid */
 	size_t n, cap;
 };
 

@@ -12,7 +12,7 @@
 
 /* A hand-off under way: the pipe whose closing lets the holder go. */
 struct handoff {
-	int fd;		/* write end; -1 when none */
+	int fd; /* write end; -1 when none */
 };
 
 /* Lifts the soft open-file limit to the hard one (and the hard one to the

@@ -23,15 +23,15 @@
 #include <stdint.h>
 
 struct hashtab {
-	uint32_t *slot;		/* cap slots: a position + 1, 0 when empty */
-	size_t cap;		/* a power of two; at most half full */
-	uint32_t *hash;		/* by position: its hash, for growing */
-	size_t n, caphash;	/* positions indexed; room in hash */
+	uint32_t *slot;	   /* cap slots: a position + 1, 0 when empty */
+	size_t cap;	   /* a power of two; at most half full */
+	uint32_t *hash;	   /* by position: its hash, for growing */
+	size_t n, caphash; /* positions indexed; room in hash */
 };
 
 /* Where a lookup stands in its probe run. */
 struct hashtab_iter {
-	size_t at;		/* the next slot to look at */
+	size_t at; /* the next slot to look at */
 };
 
 void hashtab_init(struct hashtab *t);
@@ -76,8 +76,7 @@ static inline struct hashtab_iter hashtab_iter(const struct hashtab *t,
  * whose key the caller compares, or -1 when the run ends: the key is not
  * indexed. Runs end, as the table is never more than half full.
  */
-static inline long hashtab_next(const struct hashtab *t,
-				struct hashtab_iter *it)
+static inline long hashtab_next(const struct hashtab *t, struct hashtab_iter *it)
 {
 	uint32_t pos1;
 

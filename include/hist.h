@@ -25,7 +25,7 @@
 
 /* One bucket: its raw range and how many samples fell in it. */
 struct hist_bucket {
-	uint64_t lo, hi;	/* [lo, hi) in raw units; hi UINT64_MAX: open */
+	uint64_t lo, hi; /* [lo, hi) in raw units; hi UINT64_MAX: open */
 	uint64_t count;
 };
 
@@ -50,8 +50,7 @@ uint64_t hist_total(const struct hist_bucket *b, size_t n);
  * first bucket where the running count reaches ceil(total * permille /
  * 1000) (at least 1). -1 when the histogram is empty.
  */
-long hist_quantile(const struct hist_bucket *b, size_t n,
-		   unsigned int permille);
+long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille);
 
 /*
  * The buckets of a snapshot's histogram as counts: the deltas of the last

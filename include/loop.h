@@ -17,8 +17,8 @@
 
 #include "errmsg.h"
 #include "filter.h"
-#include "guests.h"
 #include "frontend.h"
+#include "guests.h"
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
@@ -27,28 +27,28 @@
 #define LOOP_MAX_FRONTENDS 4
 
 struct loop {
-	struct options *opts;		/* the caller's; the monitor's
+	struct options *opts;	      /* the caller's; the monitor's
 					 * requests change them */
-	void (*say)(const char *msg);	/* a line for the user, or NULL */
+	void (*say)(const char *msg); /* a line for the user, or NULL */
 	struct stats stats;
 	struct provider provs[LOOP_MAX_PROVIDERS];
 	size_t nprovs;
-	struct frontend fes[LOOP_MAX_FRONTENDS];	/* the selected ones */
+	struct frontend fes[LOOP_MAX_FRONTENDS]; /* the selected ones */
 	bool fe_open[LOOP_MAX_FRONTENDS];
 	size_t nfes;
-	struct frontend_view need;	/* what they need together */
-	bool children;			/* child events where no front-end
+	struct frontend_view need; /* what they need together */
+	bool children;		   /* child events where no front-end
 					 * asks for them (the monitor's 'x') */
 	int sigfd;
-	bool want_vms;			/* the per-guest view is shown */
-	struct guests guests;		/* guest names of the VMs seen */
-	char providers[128];		/* names of the open providers */
-	char *fields;			/* -f set in the monitor, owned */
-	bool reopening;			/* the monitor changed a setting */
-	char guest[128];		/* a guest chosen in the monitor */
-	struct errmsg skipped;		/* providers it had to leave out */
-	struct errmsg msg;		/* why the last action failed */
-	bool usage;			/* ... and it is a usage error */
+	bool want_vms;	       /* the per-guest view is shown */
+	struct guests guests;  /* guest names of the VMs seen */
+	char providers[128];   /* names of the open providers */
+	char *fields;	       /* -f set in the monitor, owned */
+	bool reopening;	       /* the monitor changed a setting */
+	char guest[128];       /* a guest chosen in the monitor */
+	struct errmsg skipped; /* providers it had to leave out */
+	struct errmsg msg;     /* why the last action failed */
+	bool usage;	       /* ... and it is a usage error */
 };
 
 /*
@@ -83,9 +83,9 @@ int loop_render(struct loop *l, bool at_once_only);
 
 /* What ended a wait. */
 enum loop_wake {
-	LOOP_TIMEOUT,	/* the deadline passed */
-	LOOP_STOP,	/* SIGINT or SIGTERM, or the terminal went away */
-	LOOP_INPUT,	/* a front-end asks for something: see *from */
+	LOOP_TIMEOUT, /* the deadline passed */
+	LOOP_STOP,    /* SIGINT or SIGTERM, or the terminal went away */
+	LOOP_INPUT,   /* a front-end asks for something: see *from */
 };
 
 /*

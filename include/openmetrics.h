@@ -43,8 +43,8 @@
 #include "strbuf.h"
 
 enum openmetrics_format {
-	OPENMETRICS_PROMETHEUS,	/* Prometheus text format 0.0.4 */
-	OPENMETRICS_OPENMETRICS,	/* OpenMetrics text 1.0.0 (# EOF) */
+	OPENMETRICS_PROMETHEUS,	 /* Prometheus text format 0.0.4 */
+	OPENMETRICS_OPENMETRICS, /* OpenMetrics text 1.0.0 (# EOF) */
 };
 
 #define OPENMETRICS_TYPE_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"

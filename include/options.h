@@ -17,44 +17,44 @@
 struct errmsg;
 
 enum run_mode {
-	MODE_TUI,	/* default: interactive monitor */
-	MODE_BATCH,	/* -1: one sample, then exit */
-	MODE_LOG,	/* -l or -L: one line per interval */
-	MODE_EXPORT,	/* --listen alone: serve metrics, print nothing */
+	MODE_TUI,    /* default: interactive monitor */
+	MODE_BATCH,  /* -1: one sample, then exit */
+	MODE_LOG,    /* -l or -L: one line per interval */
+	MODE_EXPORT, /* --listen alone: serve metrics, print nothing */
 };
 
 struct options {
 	enum run_mode mode;
-	bool csv;			/* -c: log lines as CSV */
-	bool json;			/* --json: a JSON document (-1) or
+	bool csv;		/* -c: log lines as CSV */
+	bool json;		/* --json: a JSON document (-1) or
 					 * JSON Lines (-l/-L) */
-	const char *listen;		/* --listen [ADDR:]PORT, or NULL */
-	bool use_debugfs;		/* -d given */
-	bool use_tracepoints;		/* -t given */
-	bool use_statsfd;		/* -S/--statsfd given */
-	const char **qmp_paths;		/* --qmp PATH, repeatable */
+	const char *listen;	/* --listen [ADDR:]PORT, or NULL */
+	bool use_debugfs;	/* -d given */
+	bool use_tracepoints;	/* -t given */
+	bool use_statsfd;	/* -S/--statsfd given */
+	const char **qmp_paths; /* --qmp PATH, repeatable */
 	size_t nqmp;
-	const char *fields;		/* -f pattern, NULL for the default */
-	bool fields_help;		/* -f help */
-	struct field_filter filter;	/* compiled -f or FILTER_DEFAULT */
-	bool children;			/* the providers also count NAME(...)
+	const char *fields;	    /* -f pattern, NULL for the default */
+	bool fields_help;	    /* -f help */
+	struct field_filter filter; /* compiled -f or FILTER_DEFAULT */
+	bool children;		    /* the providers also count NAME(...)
 					 * of the events -f keeps (the
 					 * monitor's 'x', or a front-end that
 					 * shows reasons) */
-	pid_t pid;			/* -p, or resolved from -g; 0 = all */
-	int vcpu;			/* --vcpu N, or -1 */
-	bool per_vcpu;			/* --per-vcpu */
-	const char *guest;		/* -g */
-	bool include_past;		/* -i */
-	const char *log_file;		/* -L */
-	double delay;			/* -s, seconds */
+	pid_t pid;		    /* -p, or resolved from -g; 0 = all */
+	int vcpu;		    /* --vcpu N, or -1 */
+	bool per_vcpu;		    /* --per-vcpu */
+	const char *guest;	    /* -g */
+	bool include_past;	    /* -i */
+	const char *log_file;	    /* -L */
+	double delay;		    /* -s, seconds */
 	bool delay_given;
-	bool skip_zero;			/* -z */
-	bool no_bpf;			/* --no-bpf */
+	bool skip_zero; /* -z */
+	bool no_bpf;	/* --no-bpf */
 	bool help, version;
 	/* Roots, injectable for tests (options or KVMSTAT_* environment). */
-	const char *debugfs_root;	/* the kvm directory of debugfs */
-	const char *tracefs_root;	/* NULL: look in the usual places */
+	const char *debugfs_root; /* the kvm directory of debugfs */
+	const char *tracefs_root; /* NULL: look in the usual places */
 	const char *proc_root;
 	/* QMP timing in ms, shortened by tests; 0 takes the defaults in
 	 * qmp.h (a reply 1000, a retry of a failed socket 3000). */
@@ -71,8 +71,7 @@ struct options {
 #define EXIT_USAGE 2
 
 /* 0, or -EINVAL with one line (no newline) in msg. */
-int options_parse(int argc, char **argv, struct options *o,
-		  struct errmsg *msg);
+int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg);
 void options_free(struct options *o);
 /* The --help text. */
 void options_usage(FILE *out);

@@ -41,17 +41,17 @@ struct provider_ops {
 
 struct provider {
 	const struct provider_ops *ops;
-	void *priv;				/* the provider's own state */
-	struct field_table *fields;		/* where open() interns names */
+	void *priv;		    /* the provider's own state */
+	struct field_table *fields; /* where open() interns names */
 	/* -f, shared with the other providers (NULL: every field) */
 	const struct field_filter *filter;
-	bool children;		/* also NAME(...) of the events -f keeps */
+	bool children; /* also NAME(...) of the events -f keeps */
 	/* who owns which field and what was served so far in this refresh
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
-	bool want_vms;				/* also report per-VM/vCPU */
-	struct errmsg msg;			/* error or notice line */
-	bool notice;				/* msg holds a notice to show once */
+	bool want_vms;	   /* also report per-VM/vCPU */
+	struct errmsg msg; /* error or notice line */
+	bool notice;	   /* msg holds a notice to show once */
 };
 
 /* NULL-terminated, in the order they are tried. */
@@ -59,8 +59,7 @@ extern const struct provider_ops *const provider_registry[];
 
 const struct provider_ops *provider_find(const char *name);
 /* Whether the options name this provider (ops->asked says so). */
-bool provider_asked(const struct provider_ops *ops,
-		    const struct options *opts);
+bool provider_asked(const struct provider_ops *ops, const struct options *opts);
 /* Whether -f (and p->children) keep name, whoever owns it. */
 bool provider_keeps(const struct provider *p, const char *name);
 /* Whether p is to count name: the filter keeps it and no other provider

@@ -26,16 +26,16 @@
 #define QMP_RETRY_MS_DEFAULT 3000
 
 struct qmp {
-	int fd;			/* -1 when closed */
-	pid_t pid;		/* the server (QEMU) from SO_PEERCRED, or 0 */
-	char *buf;		/* bytes received and not yet parsed */
+	int fd;	   /* -1 when closed */
+	pid_t pid; /* the server (QEMU) from SO_PEERCRED, or 0 */
+	char *buf; /* bytes received and not yet parsed */
 	size_t len, cap;
-	size_t scan;		/* buf[0, scan) holds no newline */
-	uint64_t next_id;	/* id of the next command, from 1 */
-	uint64_t events;	/* asynchronous events skipped so far */
-	unsigned int timeout_ms;	/* what the caller's deadlines allow a
+	size_t scan;		 /* buf[0, scan) holds no newline */
+	uint64_t next_id;	 /* id of the next command, from 1 */
+	uint64_t events;	 /* asynchronous events skipped so far */
+	unsigned int timeout_ms; /* what the caller's deadlines allow a
 					 * reply: the messages say it */
-	struct errmsg err;	/* what went wrong last */
+	struct errmsg err;	 /* what went wrong last */
 };
 
 /* A closed client; timeout_ms is only quoted in messages (the deadlines
@@ -63,7 +63,7 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
  */
 int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret);
 /* qmp_send, then qmp_recv. */
-int qmp_command(struct qmp *q, const char *cmd, json_t *args,
-		uint64_t deadline, json_t **ret);
+int qmp_command(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
+		json_t **ret);
 
 #endif

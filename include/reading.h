@@ -17,13 +17,13 @@
 #include "sample.h"
 
 enum reading_state {
-	READING_NONE = 0,	/* nothing read (yet) */
-	READING_OK,		/* value is what was read */
-	READING_UNREADABLE,	/* a contributor failed: no value at all */
+	READING_NONE = 0,   /* nothing read (yet) */
+	READING_OK,	    /* value is what was read */
+	READING_UNREADABLE, /* a contributor failed: no value at all */
 };
 
 struct reading {
-	uint64_t value;		/* meaningful when state is READING_OK */
+	uint64_t value; /* meaningful when state is READING_OK */
 	enum reading_state state;
 };
 

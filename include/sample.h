@@ -16,14 +16,14 @@
 
 /* How a raw value behaves over time. */
 enum field_type {
-	FIELD_CUMULATIVE = 0,	/* monotonic counter: deltas and rates */
-	FIELD_INSTANT,		/* gauge: current value, signed change */
-	FIELD_PEAK,		/* maximum so far */
+	FIELD_CUMULATIVE = 0, /* monotonic counter: deltas and rates */
+	FIELD_INSTANT,	      /* gauge: current value, signed change */
+	FIELD_PEAK,	      /* maximum so far */
 };
 
 /* What a value measures (KVM binary stats units). */
 enum field_unit {
-	UNIT_NONE = 0,		/* a plain count */
+	UNIT_NONE = 0, /* a plain count */
 	UNIT_BYTES,
 	UNIT_SECONDS,
 	UNIT_CYCLES,
@@ -33,8 +33,8 @@ enum field_unit {
 /* Histogram shape, for a histogram's parent field. */
 enum field_hist {
 	HIST_NONE = 0,
-	HIST_LINEAR,		/* bucket i holds [i*size, (i+1)*size) */
-	HIST_LOG2,		/* bucket 0 holds 0, bucket i [2^(i-1), 2^i) */
+	HIST_LINEAR, /* bucket i holds [i*size, (i+1)*size) */
+	HIST_LOG2,   /* bucket 0 holds 0, bucket i [2^(i-1), 2^i) */
 };
 
 /* What a provider knows about a field beyond its unit (field_info.flags). */
@@ -49,28 +49,28 @@ enum field_flags {
 #define FIELD_KVM_EXITS "exits"
 
 struct field_info {
-	char *name;		/* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
-	int parent;		/* field id of the parent event, or -1 */
+	char *name; /* "kvm_exit", "kvm_exit(HLT)", "halt_exits" */
+	int parent; /* field id of the parent event, or -1 */
 	enum field_type type;
-	const char *provider;	/* the provider that declared it: its owner
+	const char *provider; /* the provider that declared it: its owner
 				 * (see arbiter.h) */
 	/* Units, from providers that know them (0 = plain count). */
 	enum field_unit unit;
-	int exponent;		/* raw value x base^exponent is in unit */
-	unsigned int base;	/* 10 or 2 (0 means 10) */
+	int exponent;	   /* raw value x base^exponent is in unit */
+	unsigned int base; /* 10 or 2 (0 means 10) */
 	/* Histograms: the parent says the shape, each bucket is a child. */
 	enum field_hist hist;
-	int bucket;		/* bucket index for a bucket child, else -1 */
-	uint64_t bucket_lo;	/* raw range of a bucket: [lo, hi) */
-	uint64_t bucket_hi;	/* UINT64_MAX for the open last bucket */
-	unsigned int flags;	/* enum field_flags */
+	int bucket;	    /* bucket index for a bucket child, else -1 */
+	uint64_t bucket_lo; /* raw range of a bucket: [lo, hi) */
+	uint64_t bucket_hi; /* UINT64_MAX for the open last bucket */
+	unsigned int flags; /* enum field_flags */
 };
 
 /* Interned field names; ids are dense and stable for the whole run. */
 struct field_table {
 	struct field_info *v;
 	size_t n, cap;
-	struct hashtab index;	/* name hash -> id */
+	struct hashtab index; /* name hash -> id */
 };
 
 /* Scope of a sample: pid 0 is the whole selection (host, or the -p VM). */
@@ -82,18 +82,18 @@ enum sample_flags {
 };
 
 struct sample {
-	int field;		/* id in the field table */
-	pid_t pid;		/* VM process, 0 = whole selection */
-	int vcpu;		/* vCPU index or SAMPLE_ALL_VCPUS */
-	pid_t tid;		/* vCPU thread if known, else 0 */
-	uint64_t value;		/* raw cumulative or instant reading */
-	unsigned int flags;	/* enum sample_flags */
-	const char *src;	/* provider that read it (NULL: the owner) */
+	int field;	    /* id in the field table */
+	pid_t pid;	    /* VM process, 0 = whole selection */
+	int vcpu;	    /* vCPU index or SAMPLE_ALL_VCPUS */
+	pid_t tid;	    /* vCPU thread if known, else 0 */
+	uint64_t value;	    /* raw cumulative or instant reading */
+	unsigned int flags; /* enum sample_flags */
+	const char *src;    /* provider that read it (NULL: the owner) */
 };
 
 struct sample_set {
-	struct field_table *fields;	/* shared, owned by the stats layer */
-	const char *src;		/* stamped on every push: the reader */
+	struct field_table *fields; /* shared, owned by the stats layer */
+	const char *src;	    /* stamped on every push: the reader */
 	struct sample *v;
 	size_t n, cap;
 };

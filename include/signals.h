@@ -10,9 +10,9 @@
 
 /* What the next pending signal asks for. */
 enum signals_event {
-	SIGNALS_NONE,	/* nothing pending */
-	SIGNALS_HUP,	/* SIGHUP: reopen the output files */
-	SIGNALS_STOP,	/* SIGINT or SIGTERM: end the run */
+	SIGNALS_NONE, /* nothing pending */
+	SIGNALS_HUP,  /* SIGHUP: reopen the output files */
+	SIGNALS_STOP, /* SIGINT or SIGTERM: end the run */
 };
 
 /*

@@ -36,35 +36,35 @@ struct stats;
 
 /* One bucket of a histogram in one scope. */
 struct snap_bucket {
-	int index;		/* the bucket's number (field_info.bucket) */
-	uint64_t lo, hi;	/* raw range [lo, hi); hi UINT64_MAX: open */
-	uint64_t total;		/* samples counted (0 when not seen) */
-	int64_t delta;		/* in the last interval */
-	bool seen;		/* read in this scope at least once */
-	bool fresh;		/* read in the last refresh */
+	int index;	 /* the bucket's number (field_info.bucket) */
+	uint64_t lo, hi; /* raw range [lo, hi); hi UINT64_MAX: open */
+	uint64_t total;	 /* samples counted (0 when not seen) */
+	int64_t delta;	 /* in the last interval */
+	bool seen;	 /* read in this scope at least once */
+	bool fresh;	 /* read in the last refresh */
 };
 
 /* A histogram in one scope: every bucket its provider declared, in index
  * order (the one histogram-bucket index). */
 struct snap_hist {
-	int field;		/* the histogram's own (parent) field */
+	int field; /* the histogram's own (parent) field */
 	const struct snap_bucket *buckets;
 	size_t nbuckets;
 };
 
 /* One field in one scope, or one line of the view. */
 struct snap_row {
-	int field;		/* id in snapshot.fields */
-	const char *name;	/* the field's name, or "NAME/vcpuN" */
-	int parent;		/* field id, or -1 (also for a parent that
+	int field;	  /* id in snapshot.fields */
+	const char *name; /* the field's name, or "NAME/vcpuN" */
+	int parent;	  /* field id, or -1 (also for a parent that
 				 * sums children without readings of its own) */
 	enum field_type type;
-	bool per_vcpu;		/* a NAME/vcpuN line of the per-vCPU view */
+	bool per_vcpu; /* a NAME/vcpuN line of the per-vCPU view */
 	uint64_t total;
 	int64_t delta;
-	double rate;		/* delta per second */
-	bool valid;		/* false: could not be read this time */
-	const struct snap_hist *hist;	/* a histogram's buckets in the
+	double rate;		      /* delta per second */
+	bool valid;		      /* false: could not be read this time */
+	const struct snap_hist *hist; /* a histogram's buckets in the
 					 * row's scope, else NULL */
 };
 
@@ -73,12 +73,12 @@ struct snap_row {
 
 /* The whole selection, a VM or a vCPU, with its rows and its summary. */
 struct snap_scope {
-	pid_t pid;		/* 0: the whole selection; else a VM */
-	int vcpu;		/* SAMPLE_ALL_VCPUS, or a vCPU of pid */
-	pid_t tid;		/* a vCPU's thread, 0 if unknown */
-	const char *guest;	/* guest name of the VM (its vCPUs too), or
+	pid_t pid;	   /* 0: the whole selection; else a VM */
+	int vcpu;	   /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
+	pid_t tid;	   /* a vCPU's thread, 0 if unknown */
+	const char *guest; /* guest name of the VM (its vCPUs too), or
 				 * NULL */
-	bool fresh;		/* something of its own read in the last
+	bool fresh;	   /* something of its own read in the last
 				 * refresh (a VM: not only its vCPUs) */
 	/* Exits: the total of the field its provider flags FIELD_EXITS when
 	 * that was read here, else the sum of every event (fields without
@@ -86,13 +86,13 @@ struct snap_scope {
 	uint64_t total;
 	int64_t delta;
 	double rate;
-	int top[SNAP_TOP];	/* busiest fields the filter keeps, by rate
+	int top[SNAP_TOP]; /* busiest fields the filter keeps, by rate
 				 * (a kept child event stands for its parent,
 				 * buckets never count); -1 = none */
 	double top_rate[SNAP_TOP];
-	const struct snap_row *rows;	/* every field read here, by id */
+	const struct snap_row *rows; /* every field read here, by id */
 	size_t nrows;
-	const struct snap_scope *children;	/* the whole selection: VMs
+	const struct snap_scope *children; /* the whole selection: VMs
 						 * by pid; a VM: its vCPUs
 						 * by index */
 	size_t nchildren;
@@ -102,11 +102,11 @@ struct snap_store;
 
 /* What front-ends render. Everything in it belongs to it. */
 struct snapshot {
-	const struct field_info *fields;	/* by id; the snapshot's names */
+	const struct field_info *fields; /* by id; the snapshot's names */
 	size_t nfields;
-	const struct snap_row *rows;	/* the view, sorted by name */
+	const struct snap_row *rows; /* the view, sorted by name */
 	size_t nrows;
-	const struct snap_scope *whole;	/* the tree; NULL in one made by
+	const struct snap_scope *whole; /* the tree; NULL in one made by
 					 * hand */
 	const struct snap_scope *view;	/* where the view's rows are from,
 					 * or NULL when it has none */
@@ -118,14 +118,14 @@ struct snapshot {
 /* What to build. Zeroed, it is the whole selection, every field, no
  * guest names. */
 struct snap_request {
-	const struct field_filter *filter;	/* the view's rows and the
+	const struct field_filter *filter; /* the view's rows and the
 						 * busiest events; NULL
 						 * keeps every field */
-	bool children;		/* also NAME(...) of the rows filter keeps */
-	pid_t pid;		/* the view: 0 the whole selection, else VM */
-	int vcpu;		/* with pid: SAMPLE_ALL_VCPUS or one vCPU */
-	bool per_vcpu;		/* with pid: NAME/vcpuN rows for its vCPUs */
-	struct guests *guests;	/* where VMs' names come from, or NULL */
+	bool children;	       /* also NAME(...) of the rows filter keeps */
+	pid_t pid;	       /* the view: 0 the whole selection, else VM */
+	int vcpu;	       /* with pid: SAMPLE_ALL_VCPUS or one vCPU */
+	bool per_vcpu;	       /* with pid: NAME/vcpuN rows for its vCPUs */
+	struct guests *guests; /* where VMs' names come from, or NULL */
 };
 
 /*

@@ -20,12 +20,12 @@
 
 /* One series: a field in one scope (whole selection, a VM, a vCPU). */
 struct stat_cell {
-	uint64_t raw;		/* last raw reading */
-	uint64_t total;		/* counted since kvmstat started (or -i) */
-	int64_t delta;		/* change over the last interval */
-	bool seen;		/* at least one reading */
-	bool fresh;		/* read in the last refresh */
-	pid_t tid;		/* thread of a vCPU series, if known */
+	uint64_t raw;	/* last raw reading */
+	uint64_t total; /* counted since kvmstat started (or -i) */
+	int64_t delta;	/* change over the last interval */
+	bool seen;	/* at least one reading */
+	bool fresh;	/* read in the last refresh */
+	pid_t tid;	/* thread of a vCPU series, if known */
 };
 
 struct stats_key {
@@ -36,8 +36,8 @@ struct stats_key {
 
 struct stats {
 	struct field_table fields;
-	struct sample_set set;		/* providers fill it each refresh */
-	struct stat_cell *sum;		/* by field id: pid 0, all vCPUs */
+	struct sample_set set; /* providers fill it each refresh */
+	struct stat_cell *sum; /* by field id: pid 0, all vCPUs */
 	size_t nsum;
 	/* breakdown series (pid != 0 or a vCPU), hashed by key */
 	struct stats_key *keys;
@@ -47,10 +47,10 @@ struct stats {
 	/* which provider's readings count; providers ask it during a
 	 * refresh (provider.arbiter), stats_update() ends its refresh */
 	struct arbiter arbiter;
-	bool include_past;		/* -i: totals include the past */
-	unsigned long refreshes;	/* completed updates */
-	uint64_t now_ns, interval_ns;	/* monotonic time of the last update */
-	struct timespec wall;		/* wall clock of the last update */
+	bool include_past;	      /* -i: totals include the past */
+	unsigned long refreshes;      /* completed updates */
+	uint64_t now_ns, interval_ns; /* monotonic time of the last update */
+	struct timespec wall;	      /* wall clock of the last update */
 };
 
 void stats_init(struct stats *s, bool include_past);

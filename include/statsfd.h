@@ -32,31 +32,31 @@ struct errmsg;
 
 /* Why a well-formed descriptor is not used. */
 enum statsfd_skip {
-	STATSFD_USE = 0,	/* usable */
-	STATSFD_SKIP_TYPE,	/* type beyond KVM_STATS_TYPE_MAX */
-	STATSFD_SKIP_UNIT,	/* unit beyond KVM_STATS_UNIT_MAX */
-	STATSFD_SKIP_BASE,	/* base beyond KVM_STATS_BASE_MAX */
-	STATSFD_SKIP_SCALE,	/* |exponent| > STATSFD_EXPONENT_MAX */
-	STATSFD_SKIP_SHAPE,	/* scalar with size != 1, linear histogram
+	STATSFD_USE = 0,    /* usable */
+	STATSFD_SKIP_TYPE,  /* type beyond KVM_STATS_TYPE_MAX */
+	STATSFD_SKIP_UNIT,  /* unit beyond KVM_STATS_UNIT_MAX */
+	STATSFD_SKIP_BASE,  /* base beyond KVM_STATS_BASE_MAX */
+	STATSFD_SKIP_SCALE, /* |exponent| > STATSFD_EXPONENT_MAX */
+	STATSFD_SKIP_SHAPE, /* scalar with size != 1, linear histogram
 				 * without bucket_size, log2 one too long */
-	STATSFD_SKIP_NAME,	/* characters other than [A-Za-z0-9_] */
-	STATSFD_SKIP_DUP,	/* a name an earlier descriptor has */
+	STATSFD_SKIP_NAME,  /* characters other than [A-Za-z0-9_] */
+	STATSFD_SKIP_DUP,   /* a name an earlier descriptor has */
 };
 
 /* One descriptor: the raw fields and what they decode to. */
 struct statsfd_desc {
-	const char *name;	/* NUL-terminated, in the schema's raw block */
-	uint32_t flags;		/* raw: type, unit and base bits */
-	int16_t exponent;	/* raw value x base^exponent is in unit */
-	uint16_t size;		/* number of u64 items */
-	uint32_t offset;	/* bytes from the start of the data block */
-	uint32_t bucket_size;	/* linear histograms only */
+	const char *name;     /* NUL-terminated, in the schema's raw block */
+	uint32_t flags;	      /* raw: type, unit and base bits */
+	int16_t exponent;     /* raw value x base^exponent is in unit */
+	uint16_t size;	      /* number of u64 items */
+	uint32_t offset;      /* bytes from the start of the data block */
+	uint32_t bucket_size; /* linear histograms only */
 	enum statsfd_skip skip;
 	/* Decoded (meaningful when skip is STATSFD_USE). */
-	enum field_type type;	/* histograms are cumulative */
+	enum field_type type; /* histograms are cumulative */
 	enum field_hist hist;
 	enum field_unit unit;
-	unsigned int base;	/* 10 or 2 */
+	unsigned int base; /* 10 or 2 */
 };
 
 /* What a stats fd's header and descriptors say; shared by every fd whose
@@ -65,13 +65,13 @@ struct statsfd_schema {
 	/* The header, as read. */
 	uint32_t flags, name_size, num_desc;
 	uint32_t id_offset, desc_offset, data_offset;
-	char *id;		/* the id string of the file read first */
-	struct statsfd_desc *desc;	/* num_desc, in file order */
-	size_t nuse;		/* descriptors with skip == STATSFD_USE */
-	unsigned char *raw;	/* the descriptor block (holds the names),
+	char *id;		   /* the id string of the file read first */
+	struct statsfd_desc *desc; /* num_desc, in file order */
+	size_t nuse;		   /* descriptors with skip == STATSFD_USE */
+	unsigned char *raw;	   /* the descriptor block (holds the names),
 				 * kept to compare files */
 	size_t raw_len;
-	uint32_t data_len;	/* bytes from data_offset that hold every
+	uint32_t data_len; /* bytes from data_offset that hold every
 				 * usable stat; what statsfd_data_read reads */
 };
 
@@ -80,8 +80,7 @@ struct statsfd_schema {
  * *out (free with statsfd_schema_free), -EINVAL with the reason in msg for
  * a malformed or truncated file, or another -errno from pread.
  */
-int statsfd_schema_read(int fd, struct statsfd_schema **out,
-			struct errmsg *msg);
+int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg);
 void statsfd_schema_free(struct statsfd_schema *s);
 /* Whether a and b have the same header (but for the id) and descriptors. */
 bool statsfd_schema_equal(const struct statsfd_schema *a,

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 struct strbuf {
-	char *s;	/* NUL-terminated, owned */
+	char *s; /* NUL-terminated, owned */
 	size_t len, cap;
 };
 

@@ -20,42 +20,42 @@
 
 /* One "field:" line of the format. */
 struct tp_field {
-	char *name;		/* "exit_reason"; an array suffix like "[16]" is dropped */
-	char *type;		/* the declaration without the name: "unsigned int",
+	char *name; /* "exit_reason"; an array suffix like "[16]" is dropped */
+	char *type; /* the declaration without the name: "unsigned int",
 				 * "char[16]", "__data_loc char[]" */
-	unsigned int offset;	/* bytes from the start of the record */
-	unsigned int size;	/* bytes; for an array, of the whole array */
+	unsigned int offset; /* bytes from the start of the record */
+	unsigned int size;   /* bytes; for an array, of the whole array */
 	bool is_signed;
 };
 
 struct tp_symbol {
 	uint64_t value;
-	char *name;		/* concatenated literals resolved: "KVM_EXIT_HLT" */
+	char *name; /* concatenated literals resolved: "KVM_EXIT_HLT" */
 };
 
 /* One __print_symbolic(REC->field [& mask], { value, "name" }, ...) table. */
 struct tp_symtab {
-	char *field;		/* the field it decodes: "exit_reason" */
+	char *field;		 /* the field it decodes: "exit_reason" */
 	unsigned int field_size; /* that field's size, 0 if the format lacks it */
-	uint64_t mask;		/* "& 0xffff" on the field, else ~0ULL */
-	char *guard_field;	/* "isa" for a table under "(REC->isa == 1) ?",
+	uint64_t mask;		 /* "& 0xffff" on the field, else ~0ULL */
+	char *guard_field;	 /* "isa" for a table under "(REC->isa == 1) ?",
 				 * NULL when no "REC->f == const" guard applies */
-	int64_t guard_value;	/* 1 in that example */
-	bool guard_negated;	/* applies when guard_field != guard_value: the
+	int64_t guard_value;	 /* 1 in that example */
+	bool guard_negated;	 /* applies when guard_field != guard_value: the
 				 * ':' branch of "==", the '?' branch of "!=" */
-	char *prefix;		/* first literal when every name is a concatenation
+	char *prefix; /* first literal when every name is a concatenation
 				 * starting with the same one ("KVM_EXIT_"), else NULL */
 	size_t nsyms;
-	struct tp_symbol *syms;	/* in the order of the print fmt */
+	struct tp_symbol *syms; /* in the order of the print fmt */
 };
 
 struct tp_format {
-	char *name;		/* "kvm_exit" */
-	int id;			/* tracepoint id, for perf_event_attr.config */
+	char *name; /* "kvm_exit" */
+	int id;	    /* tracepoint id, for perf_event_attr.config */
 	size_t nfields;
-	struct tp_field *fields;	/* in file order, common_* fields included */
+	struct tp_field *fields; /* in file order, common_* fields included */
 	size_t ntabs;
-	struct tp_symtab *tabs;		/* in print fmt order */
+	struct tp_symtab *tabs; /* in print fmt order */
 };
 
 /*
@@ -83,16 +83,19 @@ int tp_format_load(const char *path, struct tp_format **out);
 void tp_format_free(struct tp_format *f);
 
 /* The field called name, or NULL. */
-const struct tp_field *tp_format_field(const struct tp_format *f, const char *name);
+const struct tp_field *tp_format_field(const struct tp_format *f,
+				       const char *name);
 
 /* The first table decoding field, whatever its guard, or NULL. */
-const struct tp_symtab *tp_format_symtab(const struct tp_format *f, const char *field);
+const struct tp_symtab *tp_format_symtab(const struct tp_format *f,
+					 const char *field);
 
 /*
  * The first table decoding field that applies when its guard field holds
  * guard_value (see tp_symtab_applies), or NULL.
  */
-const struct tp_symtab *tp_format_symtab_for(const struct tp_format *f, const char *field,
+const struct tp_symtab *tp_format_symtab_for(const struct tp_format *f,
+					     const char *field,
 					     int64_t guard_value);
 
 /* Whether t applies when its guard field holds guard_value; unguarded: true. */
@@ -105,6 +108,7 @@ bool tp_symtab_applies(const struct tp_symtab *t, int64_t guard_value);
 const char *tp_symtab_name(const struct tp_symtab *t, uint64_t raw_value);
 
 /* The symbol called name in t, or NULL. */
-const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t, const char *name);
+const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t,
+				       const char *name);
 
 #endif

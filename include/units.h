@@ -23,8 +23,8 @@
 #define UNITS_BUF 32
 
 enum units_flags {
-	UNITS_ASCII = 1u << 0,	/* "us" rather than "µs" */
-	UNITS_COUNT = 1u << 1,	/* a sum of several values: booleans are
+	UNITS_ASCII = 1u << 0, /* "us" rather than "µs" */
+	UNITS_COUNT = 1u << 1, /* a sum of several values: booleans are
 				 * written as the count of true ones */
 };
 

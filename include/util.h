@@ -36,14 +36,16 @@
 void util_set_fatal_hook(void (*hook)(void));
 void util_run_fatal_hook(void);
 /* "kvmstat: MESSAGE" on stderr, then exit status 1 (see above). */
-void util_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void util_die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+char *xvasprintf(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 
 uint64_t util_now_ns(void);
 

@@ -16,16 +16,16 @@ struct errmsg;
 
 /* One vCPU thread: the index from its "CPU N/KVM" name and its thread id. */
 struct vm_vcpu {
-	int index;		/* N of "CPU N/KVM" */
-	pid_t tid;		/* thread id within the VM process */
+	int index; /* N of "CPU N/KVM" */
+	pid_t tid; /* thread id within the VM process */
 };
 
 /* One KVM VM process. name and vcpus belong to the struct. */
 struct vm_info {
-	pid_t pid;		/* process holding the anon_inode:kvm-vm fd */
-	char *name;		/* guest name from the command line, or NULL */
-	size_t nvcpus;		/* known vCPU threads, sorted by index */
-	struct vm_vcpu *vcpus;	/* nvcpus entries, or NULL when none */
+	pid_t pid;	       /* process holding the anon_inode:kvm-vm fd */
+	char *name;	       /* guest name from the command line, or NULL */
+	size_t nvcpus;	       /* known vCPU threads, sorted by index */
+	struct vm_vcpu *vcpus; /* nvcpus entries, or NULL when none */
 };
 
 /*
@@ -83,8 +83,8 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
 /* What a /proc/PID/fd link is. */
 enum vm_fd_kind {
 	VM_FD_OTHER = 0,
-	VM_FD_VM,		/* "anon_inode:kvm-vm": the VM fd itself */
-	VM_FD_STATS,		/* "anon_inode:kvm-vm-stats" (vcpu -1) or
+	VM_FD_VM,    /* "anon_inode:kvm-vm": the VM fd itself */
+	VM_FD_STATS, /* "anon_inode:kvm-vm-stats" (vcpu -1) or
 				 * "anon_inode:kvm-vcpu-stats:N" (vcpu N) */
 };
 

@@ -31,7 +31,7 @@ static const struct arch_exit_table s390_icpt_table = {
 	.isa = "s390",
 	.event = "kvm_s390_sie_exit",
 	.field = "icptcode",
-	.mask = 0xff,		/* a one-byte code */
+	.mask = 0xff, /* a one-byte code */
 	.n = ARRAY_SIZE(s390_icpt_reasons),
 	.reasons = s390_icpt_reasons,
 };

@@ -33,8 +33,8 @@ static void loop_say(struct loop *l, const char *msg)
 }
 
 /* Says why the run cannot go on: rc, with the line in l->msg. */
-__attribute__((format(printf, 4, 5)))
-static int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int
+loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -100,7 +100,8 @@ static int open_providers(struct loop *l, bool all_fields)
 		rc = ops->open(p, o);
 		if (rc) {
 			const char *reason = errmsg_isset(&p->msg) ?
-					     p->msg.text : strerror(-rc);
+						     p->msg.text :
+						     strerror(-rc);
 
 			if (lenient)
 				errmsg_add(&l->skipped,
@@ -108,8 +109,9 @@ static int open_providers(struct loop *l, bool all_fields)
 					   errmsg_isset(&l->skipped) ? "; " : "",
 					   ops->name, reason);
 			if (explicit && !lenient)
-				return loop_fail(l, rc, false, "%s provider: %s",
-						 ops->name, reason);
+				return loop_fail(l, rc, false,
+						 "%s provider: %s", ops->name,
+						 reason);
 			errmsg_add(&why, "%s%s: %s",
 				   errmsg_isset(&why) ? "; " : "", ops->name,
 				   reason);
@@ -120,8 +122,9 @@ static int open_providers(struct loop *l, bool all_fields)
 	if (!l->nprovs)
 		return loop_fail(l, -ENODEV, false,
 				 "no statistics source could be opened (%s)",
-				 errmsg_isset(&why) ? why.text :
-				 "no provider supports this host");
+				 errmsg_isset(&why) ?
+					 why.text :
+					 "no provider supports this host");
 	l->providers[0] = '\0';
 	for (size_t i = 0; i < l->nprovs; i++)
 		snprintf(l->providers + strlen(l->providers),
@@ -290,7 +293,8 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 		for (size_t i = 0; i < nin; i++) {
 			/* the terminal went away (its window closed): end,
 			 * do not spin on a descriptor that is always ready */
-			if (pfd[1 + i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			if (pfd[1 + i].revents &
+			    (POLLHUP | POLLERR | POLLNVAL)) {
 				*wake = LOOP_STOP;
 				return 0;
 			}
@@ -418,10 +422,11 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	case UI_SET_FILTER:
 		free(l->fields);
 		l->fields = req->action == UI_SET_FILTER && req->filter[0] ?
-			xstrdup(req->filter) : NULL;
+				    xstrdup(req->filter) :
+				    NULL;
 		o->fields = l->fields;
-		if (filter_set(&o->filter, o->fields ? o->fields :
-			       FILTER_DEFAULT, &err))
+		if (filter_set(&o->filter,
+			       o->fields ? o->fields : FILTER_DEFAULT, &err))
 			break;
 		return reopen_providers(l);
 	case UI_SET_PID:
@@ -555,8 +560,7 @@ static int open_frontends(struct loop *l, bool late)
 	return 0;
 }
 
-int loop_open(struct loop *l, struct options *opts,
-	      void (*say)(const char *msg))
+int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg))
 {
 	int rc;
 
@@ -596,7 +600,7 @@ int loop_open(struct loop *l, struct options *opts,
 	if (rc)
 		return rc;
 	if (!l->need.owns_terminal)
-		say_skipped(l);		/* before any output */
+		say_skipped(l); /* before any output */
 	return open_frontends(l, true);
 }
 

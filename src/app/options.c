@@ -59,77 +59,77 @@ static const struct option long_options[] = {
 /* clang-format off: the help text is laid out as it prints */
 void options_usage(FILE *out)
 {
-	fputs(
-"Usage: kvmstat [OPTION]...\n"
-"Show what KVM guests make the kernel do: VM exits by reason, halts, MMU\n"
-"activity, interrupts. A compatible successor to the kernel's kvm_stat.\n"
-"\n"
-"Modes (default: the interactive monitor):\n"
-"  -1, --once, --batch        sample once over one second (or -s) and print\n"
-"                             NAME TOTAL DELTA lines sorted by name\n"
-"  -l, --log                  print one line of deltas per interval\n"
-"  -L, --log-to-file FILE     like -l, appending to FILE; SIGHUP reopens it\n"
-"  -c, --csv                  with -l or -L: comma-separated values\n"
-"  -z, --skip-zero-records    with -l or -L: omit lines whose deltas are all 0\n"
-"      --json                 with -1: one JSON document; with -l or -L: one\n"
-"                             JSON object per interval per line (JSON Lines):\n"
-"                             total, delta, rate, unit and type of each field,\n"
-"                             per-VM and per-vCPU breakdowns, histograms\n"
-"      --listen [ADDR:]PORT   serve the last sample at http://ADDR:PORT/metrics\n"
-"                             in the Prometheus text format (OpenMetrics when\n"
-"                             the scraper asks for it); ADDR defaults to\n"
-"                             127.0.0.1. Alone, kvmstat prints nothing else\n"
-"                             (a headless exporter); with -l/-L it also logs.\n"
-"                             Counters are totals since each VM started where\n"
-"                             the source knows them (as with -i), and child\n"
-"                             events are exported as reason labels\n"
-"\n"
-"Selection:\n"
-"  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
-"                             start of the name (default '^[^(]*$', which hides\n"
-"                             child events like kvm_exit(HLT)); '-f help'\n"
-"                             lists the available fields\n"
-"  -p, --pid PID              only the VM of process PID\n"
-"  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
-"  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
-"      --vcpu N               with -p/-g: only vCPU N of that VM\n"
-"      --per-vcpu             with -p/-g: also one row (batch) or column\n"
-"                             (log, CSV) per vCPU and field, named\n"
-"                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
-"\n"
-"Sources (default: every one this host supports):\n"
-"  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
-"  -S, --statsfd              KVM binary statistics (KVM_GET_STATS_FD) from the\n"
-"                             stats fds VMMs keep open (QEMU 8.1+): exact per\n"
-"                             VM and vCPU, with units and histograms; needs\n"
-"                             root (CAP_SYS_PTRACE); new VMs are found within\n"
-"                             2 s\n"
-"  -d, --debugfs              KVM counters in debugfs\n"
-"  -i, --debugfs-include-past totals include everything since each VM\n"
-"                             started (debugfs, statsfd, QMP), not only since\n"
-"                             kvmstat started\n"
-"      --qmp PATH             read KVM statistics from QEMU's QMP unix socket\n"
-"                             PATH (repeatable; QEMU 7.1 or later with -qmp\n"
-"                             unix:PATH,server=on,wait=off); needs only read\n"
-"                             and write access to the socket, not root\n"
-"      --no-bpf               count exit reasons with one filtered perf event\n"
-"                             per reason and CPU (kvm_stat's way) instead of\n"
-"                             one small BPF program\n"
-"\n"
-"Other:\n"
-"  -h, --help                 show this help\n"
-"      --version              show the version\n"
-"\n"
-"For testing, the roots can be moved (options or environment):\n"
-"      --debugfs-root DIR     KVM debugfs directory (KVMSTAT_DEBUGFS_ROOT,\n"
-"                             default /sys/kernel/debug/kvm)\n"
-"      --tracefs-root DIR     tracefs (KVMSTAT_TRACEFS_ROOT, default\n"
-"                             /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
-"      --proc-root DIR        procfs (KVMSTAT_PROC_ROOT, default /proc)\n"
-"\n"
-"Exit status: 0 on success (also when stopped by SIGINT or SIGTERM, or when\n"
-"the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
-"error.\n", out);
+	fputs("Usage: kvmstat [OPTION]...\n"
+	      "Show what KVM guests make the kernel do: VM exits by reason, halts, MMU\n"
+	      "activity, interrupts. A compatible successor to the kernel's kvm_stat.\n"
+	      "\n"
+	      "Modes (default: the interactive monitor):\n"
+	      "  -1, --once, --batch        sample once over one second (or -s) and print\n"
+	      "                             NAME TOTAL DELTA lines sorted by name\n"
+	      "  -l, --log                  print one line of deltas per interval\n"
+	      "  -L, --log-to-file FILE     like -l, appending to FILE; SIGHUP reopens it\n"
+	      "  -c, --csv                  with -l or -L: comma-separated values\n"
+	      "  -z, --skip-zero-records    with -l or -L: omit lines whose deltas are all 0\n"
+	      "      --json                 with -1: one JSON document; with -l or -L: one\n"
+	      "                             JSON object per interval per line (JSON Lines):\n"
+	      "                             total, delta, rate, unit and type of each field,\n"
+	      "                             per-VM and per-vCPU breakdowns, histograms\n"
+	      "      --listen [ADDR:]PORT   serve the last sample at http://ADDR:PORT/metrics\n"
+	      "                             in the Prometheus text format (OpenMetrics when\n"
+	      "                             the scraper asks for it); ADDR defaults to\n"
+	      "                             127.0.0.1. Alone, kvmstat prints nothing else\n"
+	      "                             (a headless exporter); with -l/-L it also logs.\n"
+	      "                             Counters are totals since each VM started where\n"
+	      "                             the source knows them (as with -i), and child\n"
+	      "                             events are exported as reason labels\n"
+	      "\n"
+	      "Selection:\n"
+	      "  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
+	      "                             start of the name (default '^[^(]*$', which hides\n"
+	      "                             child events like kvm_exit(HLT)); '-f help'\n"
+	      "                             lists the available fields\n"
+	      "  -p, --pid PID              only the VM of process PID\n"
+	      "  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
+	      "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
+	      "      --vcpu N               with -p/-g: only vCPU N of that VM\n"
+	      "      --per-vcpu             with -p/-g: also one row (batch) or column\n"
+	      "                             (log, CSV) per vCPU and field, named\n"
+	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
+	      "\n"
+	      "Sources (default: every one this host supports):\n"
+	      "  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
+	      "  -S, --statsfd              KVM binary statistics (KVM_GET_STATS_FD) from the\n"
+	      "                             stats fds VMMs keep open (QEMU 8.1+): exact per\n"
+	      "                             VM and vCPU, with units and histograms; needs\n"
+	      "                             root (CAP_SYS_PTRACE); new VMs are found within\n"
+	      "                             2 s\n"
+	      "  -d, --debugfs              KVM counters in debugfs\n"
+	      "  -i, --debugfs-include-past totals include everything since each VM\n"
+	      "                             started (debugfs, statsfd, QMP), not only since\n"
+	      "                             kvmstat started\n"
+	      "      --qmp PATH             read KVM statistics from QEMU's QMP unix socket\n"
+	      "                             PATH (repeatable; QEMU 7.1 or later with -qmp\n"
+	      "                             unix:PATH,server=on,wait=off); needs only read\n"
+	      "                             and write access to the socket, not root\n"
+	      "      --no-bpf               count exit reasons with one filtered perf event\n"
+	      "                             per reason and CPU (kvm_stat's way) instead of\n"
+	      "                             one small BPF program\n"
+	      "\n"
+	      "Other:\n"
+	      "  -h, --help                 show this help\n"
+	      "      --version              show the version\n"
+	      "\n"
+	      "For testing, the roots can be moved (options or environment):\n"
+	      "      --debugfs-root DIR     KVM debugfs directory (KVMSTAT_DEBUGFS_ROOT,\n"
+	      "                             default /sys/kernel/debug/kvm)\n"
+	      "      --tracefs-root DIR     tracefs (KVMSTAT_TRACEFS_ROOT, default\n"
+	      "                             /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
+	      "      --proc-root DIR        procfs (KVMSTAT_PROC_ROOT, default /proc)\n"
+	      "\n"
+	      "Exit status: 0 on success (also when stopped by SIGINT or SIGTERM, or when\n"
+	      "the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
+	      "error.\n",
+	      out);
 }
 /* clang-format on */
 
@@ -156,8 +156,7 @@ static const char *env_or(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
-int options_parse(int argc, char **argv, struct options *o,
-		  struct errmsg *msg)
+int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 {
 	bool once = false, log = false;
 	const char *pattern;
@@ -173,8 +172,8 @@ int options_parse(int argc, char **argv, struct options *o,
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":1cdf:g:hilL:p:s:tzS", long_options,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":1cdf:g:hilL:p:s:tzS",
+				long_options, NULL)) != -1) {
 		switch (c) {
 		case '1':
 			once = true;
@@ -241,8 +240,9 @@ int options_parse(int argc, char **argv, struct options *o,
 			o->per_vcpu = true;
 			break;
 		case OPT_QMP:
-			o->qmp_paths = xrealloc(o->qmp_paths, (o->nqmp + 1) *
-						sizeof(*o->qmp_paths));
+			o->qmp_paths = xrealloc(o->qmp_paths,
+						(o->nqmp + 1) *
+							sizeof(*o->qmp_paths));
 			o->qmp_paths[o->nqmp++] = optarg;
 			break;
 		case OPT_JSON:
@@ -285,27 +285,32 @@ int options_parse(int argc, char **argv, struct options *o,
 				  "unexpected argument \"%s\": see kvmstat --help",
 				  argv[optind]);
 	if (once && log)
-		return errmsg_set(msg, -EINVAL,
-				  "-1/--once and -l/-L cannot be combined: pick one mode");
+		return errmsg_set(
+			msg, -EINVAL,
+			"-1/--once and -l/-L cannot be combined: pick one mode");
 	if (o->csv && !log)
 		return errmsg_set(msg, -EINVAL,
 				  "-c/--csv needs a log mode: add -l or -L FILE");
 	if (o->skip_zero && !log)
-		return errmsg_set(msg, -EINVAL,
-				  "-z/--skip-zero-records needs a log mode: add -l or -L FILE");
+		return errmsg_set(
+			msg, -EINVAL,
+			"-z/--skip-zero-records needs a log mode: add -l or -L FILE");
 	if (o->pid && o->guest)
-		return errmsg_set(msg, -EINVAL,
-				  "-p/--pid and -g/--guest cannot be combined: give one");
+		return errmsg_set(
+			msg, -EINVAL,
+			"-p/--pid and -g/--guest cannot be combined: give one");
 	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest)
 		return errmsg_set(msg, -EINVAL,
 				  "%s works on one VM: add -p PID or -g NAME",
 				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
 	if (o->json && !once && !log)
-		return errmsg_set(msg, -EINVAL,
-				  "--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+		return errmsg_set(
+			msg, -EINVAL,
+			"--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
 	if (o->json && o->csv)
-		return errmsg_set(msg, -EINVAL,
-				  "--json and -c/--csv cannot be combined: pick one format");
+		return errmsg_set(
+			msg, -EINVAL,
+			"--json and -c/--csv cannot be combined: pick one format");
 	if (o->json && (o->vcpu >= 0 || o->per_vcpu))
 		return errmsg_set(msg, -EINVAL,
 				  "--json always includes every vCPU: drop %s",
@@ -314,16 +319,19 @@ int options_parse(int argc, char **argv, struct options *o,
 		struct exporter_addr addr;
 
 		if (once)
-			return errmsg_set(msg, -EINVAL,
-					  "--listen serves metrics until stopped: it cannot be combined with -1/--once");
+			return errmsg_set(
+				msg, -EINVAL,
+				"--listen serves metrics until stopped: it cannot be combined with -1/--once");
 		if (exporter_parse_listen(o->listen, &addr, msg))
 			return -EINVAL;
 	}
 	if (o->log_file && !*o->log_file)
 		return errmsg_set(msg, -EINVAL,
 				  "-L/--log-to-file needs a file name");
-	o->mode = once ? MODE_BATCH : log ? MODE_LOG :
-		  o->listen ? MODE_EXPORT : MODE_TUI;
+	o->mode = once	    ? MODE_BATCH :
+		  log	    ? MODE_LOG :
+		  o->listen ? MODE_EXPORT :
+			      MODE_TUI;
 	if (o->mode == MODE_BATCH && !o->delay_given)
 		o->delay = 1.0;
 	pattern = o->fields ? o->fields : FILTER_DEFAULT;

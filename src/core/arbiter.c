@@ -14,8 +14,8 @@
 
 /* What a field's owner reported in this refresh (arbiter.reported). */
 enum {
-	REPORTED_TOTAL = 1u << 0,	/* the whole selection (pid 0) */
-	REPORTED_BY_VM = 1u << 1,	/* at least one VM-wide reading */
+	REPORTED_TOTAL = 1u << 0, /* the whole selection (pid 0) */
+	REPORTED_BY_VM = 1u << 1, /* at least one VM-wide reading */
 };
 
 void arbiter_init(struct arbiter *a, const struct field_table *fields)
@@ -38,8 +38,7 @@ const char *arbiter_owner(const struct arbiter *a, int field)
 	return a->fields->v[field].provider;
 }
 
-bool arbiter_claimed(const struct arbiter *a, const char *name,
-		     const char *me)
+bool arbiter_claimed(const struct arbiter *a, const char *name, const char *me)
 {
 	const char *owner;
 
@@ -94,8 +93,7 @@ static const struct arbiter_key *arbiter_find(const struct arbiter *a,
 	return bsearch(&k, a->served, a->nserved, sizeof(k), arbiter_key_cmp);
 }
 
-static void arbiter_add(struct arbiter *a, int field, pid_t pid,
-			bool by_owner)
+static void arbiter_add(struct arbiter *a, int field, pid_t pid, bool by_owner)
 {
 	if (a->nserved == a->capserved) {
 		a->capserved = a->capserved ? a->capserved * 2 : 256;
@@ -159,13 +157,13 @@ enum arbiter_verdict arbiter_verdict(const struct arbiter *a,
 	if (!a->mixed || arbiter_is_owners(a, x))
 		return ARBITER_COUNT;
 	if (!x->pid)
-		return ARBITER_DROP;	/* the owner's total stands */
+		return ARBITER_DROP; /* the owner's total stands */
 	if ((size_t)x->field < a->nreported &&
 	    a->reported[x->field] == REPORTED_TOTAL)
-		return ARBITER_DROP;	/* a total without VMs sees them all */
+		return ARBITER_DROP; /* a total without VMs sees them all */
 	k = arbiter_find(a, x->field, x->pid);
 	if (k && k->by_owner)
-		return ARBITER_DROP;	/* the owner served this VM */
+		return ARBITER_DROP; /* the owner served this VM */
 	return ARBITER_FILL_IN;
 }
 

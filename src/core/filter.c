@@ -16,8 +16,7 @@
  * survive a copy); a trial compile first leaves f as it was when the
  * pattern is bad.
  */
-int filter_set(struct field_filter *f, const char *pattern,
-	       struct errmsg *msg)
+int filter_set(struct field_filter *f, const char *pattern, struct errmsg *msg)
 {
 	regex_t trial;
 	char why[128];
@@ -63,8 +62,7 @@ bool filter_match(const struct field_filter *f, const char *name)
 	return !f || !f->pattern || filter_match_start(f, name);
 }
 
-bool filter_keeps(const struct field_filter *f, const char *name,
-		  bool children)
+bool filter_keeps(const struct field_filter *f, const char *name, bool children)
 {
 	const char *paren;
 	char parent[128];

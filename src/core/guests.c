@@ -70,8 +70,9 @@ const char *guests_name(struct guests *g, pid_t pid)
 
 	if (found)
 		return g->v[i].name;
-	return guests_put(g, pid, g->proc_root ?
-			  vm_guest_name(g->proc_root, pid) : NULL)->name;
+	return guests_put(g, pid,
+			  g->proc_root ? vm_guest_name(g->proc_root, pid) : NULL)
+		->name;
 }
 
 void guests_set(struct guests *g, pid_t pid, const char *name)

@@ -20,13 +20,13 @@
 /* What a snapshot owns. */
 struct snap_store {
 	struct field_info *fields;
-	char *names;			/* field and provider names */
-	struct snap_scope *scopes;	/* [0] whole, then VMs, then vCPUs */
-	struct snap_row *rows;		/* every scope's rows */
+	char *names;		   /* field and provider names */
+	struct snap_scope *scopes; /* [0] whole, then VMs, then vCPUs */
+	struct snap_row *rows;	   /* every scope's rows */
 	struct snap_hist *hists;
 	struct snap_bucket *buckets;
 	struct snap_row *view;
-	char **owned;			/* view row and guest names */
+	char **owned; /* view row and guest names */
 	size_t nowned, capowned;
 };
 
@@ -34,9 +34,9 @@ struct snap_store {
 struct sb_scope {
 	pid_t pid;
 	int vcpu;
-	size_t slot;			/* final index in store.scopes */
-	bool exits_seen;		/* a FIELD_EXITS field was read */
-	uint64_t ev_total;		/* sum of the events */
+	size_t slot;	   /* final index in store.scopes */
+	bool exits_seen;   /* a FIELD_EXITS field was read */
+	uint64_t ev_total; /* sum of the events */
 	int64_t ev_delta;
 };
 
@@ -45,18 +45,18 @@ struct snap_builder {
 	const struct stats *s;
 	struct snapshot *out;
 	struct snap_store *st;
-	size_t nf;			/* fields */
-	double secs;			/* the interval */
-	bool *match;			/* by field: the filter keeps it */
-	bool *split;			/* by field: a kept child stands for it */
+	size_t nf;   /* fields */
+	double secs; /* the interval */
+	bool *match; /* by field: the filter keeps it */
+	bool *split; /* by field: a kept child stands for it */
 	/* bucket fields by (parent, bucket): first[parent], count[parent] */
 	int *bucket_first, *bucket_count, *bucket_child;
 	/* scopes found in the cells, in order of appearance */
 	struct sb_scope *sc;
 	size_t nsc, capsc;
-	struct hashtab index;		/* (pid, vcpu) -> index in sc */
-	int *key_scope;			/* by cell: index in sc, or -1 */
-	int *row_of;			/* by field: row in the scope built */
+	struct hashtab index; /* (pid, vcpu) -> index in sc */
+	int *key_scope;	      /* by cell: index in sc, or -1 */
+	int *row_of;	      /* by field: row in the scope built */
 };
 
 /* Keeps s (allocated) for snapshot_free; returns it. */
@@ -288,7 +288,7 @@ static void sb_layout(struct snap_builder *b)
 
 	for (size_t i = 0; i < b->nsc; i++) {
 		sorted[i] = b->sc[i];
-		sorted[i].slot = i;	/* here: where it came from */
+		sorted[i].slot = i; /* here: where it came from */
 		nvm += b->sc[i].vcpu == SAMPLE_ALL_VCPUS;
 	}
 	if (b->nsc > 1)
@@ -349,9 +349,12 @@ static void sb_row(struct snap_builder *b, struct snap_row *r, int field,
 {
 	const struct field_info *f = &b->st->fields[field];
 
-	*r = (struct snap_row){ .field = field, .name = f->name,
-				.parent = f->parent, .type = f->type,
-				.total = c->total, .delta = c->delta,
+	*r = (struct snap_row){ .field = field,
+				.name = f->name,
+				.parent = f->parent,
+				.type = f->type,
+				.total = c->total,
+				.delta = c->delta,
 				.valid = c->fresh };
 }
 
@@ -380,14 +383,16 @@ static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
 			continue;
 		at = b->row_of[p];
 		if (at >= 0 && (size_t)at < own)
-			continue;	/* read itself */
+			continue; /* read itself */
 		if (at < 0) {
 			const struct field_info *f = &b->st->fields[p];
 
 			at = (int)(*n)++;
 			rows[at] = (struct snap_row){ .field = p,
-				.name = f->name, .parent = -1,
-				.type = f->type, .valid = true };
+						      .name = f->name,
+						      .parent = -1,
+						      .type = f->type,
+						      .valid = true };
 			b->row_of[p] = at;
 		}
 		rows[at].total += rows[i].total;
@@ -493,8 +498,8 @@ static void sb_hists(struct snap_builder *b)
 			hist->nbuckets = (size_t)b->bucket_count[p];
 			for (int c = 0; c < b->bucket_count[p]; c++) {
 				int id = b->bucket_child[b->bucket_first[p] + c];
-				const struct snap_row *br =
-					snapshot_scope_row(&all[i], id);
+				const struct snap_row
+					*br = snapshot_scope_row(&all[i], id);
 
 				b->st->buckets[k++] = (struct snap_bucket){
 					.index = v[id].bucket,
@@ -503,7 +508,8 @@ static void sb_hists(struct snap_builder *b)
 					.total = br ? br->total : 0,
 					.delta = br ? br->delta : 0,
 					.seen = br != NULL,
-					.fresh = br && br->valid };
+					.fresh = br && br->valid
+				};
 			}
 			row->hist = hist;
 		}
@@ -555,8 +561,8 @@ static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
 		if (!b->match[r.field])
 			continue;
 		if (suffix) {
-			r.name = sb_own(b->st, xasprintf("%s%s", r.name,
-							 suffix));
+			r.name = sb_own(b->st,
+					xasprintf("%s%s", r.name, suffix));
 			r.per_vcpu = true;
 		}
 		b->st->view[(*n)++] = r;
@@ -568,9 +574,11 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 {
 	const struct snap_scope *g = sb_find(b->out->whole, req->pid,
 					     req->pid ? req->vcpu :
-					     SAMPLE_ALL_VCPUS);
+							SAMPLE_ALL_VCPUS);
 	const struct snap_scope *vm = req->per_vcpu && req->pid ?
-		sb_find(b->out->whole, req->pid, SAMPLE_ALL_VCPUS) : NULL;
+					      sb_find(b->out->whole, req->pid,
+						      SAMPLE_ALL_VCPUS) :
+					      NULL;
 	size_t cap = 1, n = 0;
 
 	b->out->view = g;
@@ -610,8 +618,8 @@ static void sb_guests(struct snap_builder *b, struct guests *guests)
 			continue;
 		vm->guest = sb_own(b->st, xstrdup(name));
 		for (size_t c = 0; c < vm->nchildren; c++)
-			((struct snap_scope *)&vm->children[c])->guest =
-				vm->guest;
+			((struct snap_scope *)&vm->children[c])
+				->guest = vm->guest;
 	}
 }
 
@@ -670,8 +678,7 @@ void snapshot_free(struct snapshot *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
-const struct snap_row *snapshot_scope_row(const struct snap_scope *sc,
-					  int field)
+const struct snap_row *snapshot_scope_row(const struct snap_scope *sc, int field)
 {
 	size_t lo = 0, hi = sc ? sc->nrows : 0;
 
@@ -684,7 +691,8 @@ const struct snap_row *snapshot_scope_row(const struct snap_scope *sc,
 			hi = mid;
 	}
 	return sc && lo < sc->nrows && sc->rows[lo].field == field ?
-		       &sc->rows[lo] : NULL;
+		       &sc->rows[lo] :
+		       NULL;
 }
 
 const struct field_info *snapshot_field(const struct snapshot *snap,
@@ -700,7 +708,8 @@ const struct field_info *snapshot_row_field(const struct snapshot *snap,
 					    const struct snap_row *r)
 {
 	return r->field >= 0 && (size_t)r->field < snap->nfields ?
-		       &snap->fields[r->field] : NULL;
+		       &snap->fields[r->field] :
+		       NULL;
 }
 
 bool snapshot_is_bucket(const struct snapshot *snap, int field)

@@ -40,8 +40,8 @@ static uint32_t key_hash(int field, pid_t pid, int vcpu)
 }
 
 /* Position of a breakdown series in keys/cells, whose hash is h, or -1. */
-static long stats_lookup(const struct stats *s, int field, pid_t pid,
-			 int vcpu, uint32_t h)
+static long stats_lookup(const struct stats *s, int field, pid_t pid, int vcpu,
+			 uint32_t h)
 {
 	struct hashtab_iter it = hashtab_iter(&s->index, h);
 	long i;
@@ -99,9 +99,8 @@ const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
  * A counter that goes backwards was reset: what it reads now is what
  * happened since, unless the provider says it merely lost contributors.
  */
-static void cell_update(struct stat_cell *c, enum field_type type,
-			uint64_t raw, unsigned int flags, bool initial,
-			bool include_past)
+static void cell_update(struct stat_cell *c, enum field_type type, uint64_t raw,
+			unsigned int flags, bool initial, bool include_past)
 {
 	if (type != FIELD_CUMULATIVE) {
 		c->delta = c->seen ? (int64_t)(raw - c->raw) : 0;
@@ -132,8 +131,8 @@ static void cell_update(struct stat_cell *c, enum field_type type,
 static void fold_into(struct stats *s, struct stat_cell *c,
 		      const struct sample *x, bool initial)
 {
-	cell_update(c, s->fields.v[x->field].type, x->value, x->flags,
-		    initial, s->include_past);
+	cell_update(c, s->fields.v[x->field].type, x->value, x->flags, initial,
+		    s->include_past);
 	if (x->tid)
 		c->tid = x->tid;
 }
@@ -269,4 +268,3 @@ size_t stats_vcpus_of(const struct stats *s, pid_t pid, int **out)
 	*out = v;
 	return n;
 }
-

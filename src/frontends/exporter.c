@@ -31,21 +31,21 @@
 /* An open connection, for the deadline of the request it carries. */
 struct exp_conn {
 	struct exp_conn *prev, *next;
-	int fd;			/* our own dup of its socket: shutdown() on it
+	int fd;		   /* our own dup of its socket: shutdown() on it
 				 * can never hit a reused descriptor */
-	uint64_t since_ns;	/* connected, or its last request completed */
+	uint64_t since_ns; /* connected, or its last request completed */
 };
 
 struct exporter {
 	struct MHD_Daemon *daemon;
-	pthread_mutex_t lock;		/* guards resp */
-	struct MHD_Response *resp[2];	/* by enum openmetrics_format;
+	pthread_mutex_t lock;	      /* guards resp */
+	struct MHD_Response *resp[2]; /* by enum openmetrics_format;
 					 * NULL until the first publish */
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
-	struct strbuf text;		/* main thread only */
-	pthread_mutex_t conns_lock;	/* guards conns */
-	struct exp_conn *conns;		/* open connections */
+	struct strbuf text;	    /* main thread only */
+	pthread_mutex_t conns_lock; /* guards conns */
+	struct exp_conn *conns;	    /* open connections */
 };
 
 static const char exp_index_html[] =
@@ -160,8 +160,9 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	if (!get)
 		return exp_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				 e->not_allowed);
-	fmt = openmetrics_negotiate(MHD_lookup_connection_value(conn,
-			MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	fmt = openmetrics_negotiate(
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					    MHD_HTTP_HEADER_ACCEPT));
 	pthread_mutex_lock(&e->lock);
 	if (e->resp[fmt])
 		rc = exp_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
@@ -180,8 +181,9 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 	struct exp_conn *c = *ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
-			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn,
+						MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		c = xcalloc(1, sizeof(*c));
 		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
@@ -219,8 +221,9 @@ static void exp_completed(void *cls, struct MHD_Connection *conn,
 			  void **req_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct exporter *e = cls;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-			MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn,
+					MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct exp_conn *c = ci ? ci->socket_context : NULL;
 
 	(void)req_cls;
@@ -266,8 +269,9 @@ static void exp_header(struct MHD_Response *r, const char *name,
 static struct MHD_Response *exp_fixed(const char *body, const char *type,
 				      bool allow)
 {
-	struct MHD_Response *r = exp_made(MHD_create_response_from_buffer(
-		strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT));
+	struct MHD_Response *r = exp_made(
+		MHD_create_response_from_buffer(strlen(body), (void *)body,
+						MHD_RESPMEM_PERSISTENT));
 
 	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (allow)
@@ -280,8 +284,8 @@ static int exp_listen(const struct exporter_addr *addr)
 {
 	int one = 1, fd, e;
 
-	fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
-		    SOCK_NONBLOCK, 0);
+	fd = socket(addr->ss.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -298,9 +302,9 @@ static int exp_listen(const struct exporter_addr *addr)
 
 static void exp_free(struct exporter *e)
 {
-	struct MHD_Response **fixed[] = { &e->index, &e->not_found,
+	struct MHD_Response **fixed[] = { &e->index,	   &e->not_found,
 					  &e->not_allowed, &e->unavailable,
-					  &e->resp[0], &e->resp[1] };
+					  &e->resp[0],	   &e->resp[1] };
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
@@ -326,8 +330,8 @@ struct exporter *exporter_start(const struct exporter_addr *addr,
 				 false);
 	e->not_allowed = exp_fixed(exp_not_allowed, "text/plain; charset=utf-8",
 				   true);
-	e->unavailable = exp_fixed(exp_unavailable,
-				   "text/plain; charset=utf-8", false);
+	e->unavailable = exp_fixed(exp_unavailable, "text/plain; charset=utf-8",
+				   false);
 	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	fd = exp_listen(addr);
 	if (fd < 0) {
@@ -339,16 +343,16 @@ struct exporter *exporter_start(const struct exporter_addr *addr,
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	e->daemon = MHD_start_daemon(flags, 0, NULL, NULL, exp_handle, e,
-			MHD_OPTION_LISTEN_SOCKET, fd,
-			MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned int)EXPORTER_MAX_CONNECTIONS,
-			MHD_OPTION_CONNECTION_TIMEOUT,
-			(unsigned int)EXPORTER_TIMEOUT_S,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			(size_t)EXPORTER_CONN_MEMORY,
-			MHD_OPTION_NOTIFY_CONNECTION, exp_notify, e,
-			MHD_OPTION_NOTIFY_COMPLETED, exp_completed, e,
-			MHD_OPTION_END);
+				     MHD_OPTION_LISTEN_SOCKET, fd,
+				     MHD_OPTION_CONNECTION_LIMIT,
+				     (unsigned int)EXPORTER_MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned int)EXPORTER_TIMEOUT_S,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				     (size_t)EXPORTER_CONN_MEMORY,
+				     MHD_OPTION_NOTIFY_CONNECTION, exp_notify,
+				     e, MHD_OPTION_NOTIFY_COMPLETED,
+				     exp_completed, e, MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
 		errmsg_set(msg, -EIO,

@@ -22,17 +22,16 @@
 #include "writer.h"
 
 struct json_priv {
-	int fd;			/* 1, or the -L file */
-	const char *path;	/* -L FILE or NULL */
-	bool lines;		/* JSON Lines (-l/-L), else one document */
-	bool skip_zero;		/* -z */
+	int fd;		  /* 1, or the -L file */
+	const char *path; /* -L FILE or NULL */
+	bool lines;	  /* JSON Lines (-l/-L), else one document */
+	bool skip_zero;	  /* -z */
 	struct strbuf b;
 };
 
 static int json_open_file(struct json_priv *jp, struct errmsg *msg)
 {
-	int fd = open(jp->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-		      0644);
+	int fd = open(jp->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0) {
 		int e = errno;
@@ -75,8 +74,7 @@ static int json_render(struct frontend *fe, const struct snapshot *snap)
 		return 0;
 	strbuf_reset(&jp->b);
 	json_out_render(&jp->b, snap, fe->providers, !jp->lines);
-	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s,
-						    jp->b.len));
+	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s, jp->b.len));
 }
 
 static int json_reopen(struct frontend *fe)

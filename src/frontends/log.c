@@ -24,12 +24,12 @@
 #define LOG_HEADER_EVERY 20
 
 struct log_priv {
-	int fd;			/* 1, or the -L file */
-	const char *path;	/* -L FILE or NULL */
+	int fd;		  /* 1, or the -L file */
+	const char *path; /* -L FILE or NULL */
 	bool csv, skip_zero;
-	bool need_header;	/* CSV: the file has no header yet */
-	unsigned long lines;	/* data lines since the last header */
-	char **names;		/* fields of the last header */
+	bool need_header;    /* CSV: the file has no header yet */
+	unsigned long lines; /* data lines since the last header */
+	char **names;	     /* fields of the last header */
 	size_t nnames;
 	struct strbuf b;
 };
@@ -139,8 +139,7 @@ static int log_render(struct frontend *fe, const struct snapshot *snap)
 	else
 		ui_text_log_line(&lp->b, snap);
 	lp->lines++;
-	return frontend_write_result(fe, writer_all(lp->fd, lp->b.s,
-						    lp->b.len));
+	return frontend_write_result(fe, writer_all(lp->fd, lp->b.s, lp->b.len));
 }
 
 static int log_reopen(struct frontend *fe)

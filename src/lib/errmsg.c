@@ -48,7 +48,7 @@ void errmsg_vadd(struct errmsg *m, const char *fmt, va_list ap)
 		return;
 	len = strlen(m->text);
 	if (len + 1 >= sizeof(m->text))
-		return;		/* already full (and marked) */
+		return; /* already full (and marked) */
 	errmsg_vformat(m, len, fmt, ap);
 }
 

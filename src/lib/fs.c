@@ -175,8 +175,8 @@ const struct fs_entry *fs_dir_next(struct fs_dir *d)
 			continue;
 		}
 		d->off += de->d_reclen;
-		if (de->d_name[0] == '.' && (!de->d_name[1] ||
-		    (de->d_name[1] == '.' && !de->d_name[2])))
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
 		d->entry = (struct fs_entry){ .dirfd = d->fd,
 					      .name = de->d_name,

@@ -32,8 +32,7 @@ void hashtab_clear(struct hashtab *t)
 }
 
 /* Puts position pos at the end of its hash's probe run. */
-static void hashtab_put(uint32_t *slot, size_t cap, uint32_t hash,
-			size_t pos)
+static void hashtab_put(uint32_t *slot, size_t cap, uint32_t hash, size_t pos)
 {
 	size_t at = hash & (cap - 1);
 

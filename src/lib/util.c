@@ -39,8 +39,8 @@ static bool util_on_main_thread(void)
 }
 
 /* Death on another thread: no hook, no exit handlers, one write (util.h). */
-static void __attribute__((noreturn)) util_die_off_main(const char *fmt,
-							 va_list ap)
+static void __attribute__((noreturn))
+util_die_off_main(const char *fmt, va_list ap)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "kvmstat: ");

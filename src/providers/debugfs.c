@@ -50,20 +50,20 @@
 struct debugfs_name {
 	char *name;
 	int field;
-	bool claimed;		/* another provider owns it: fill-in only */
+	bool claimed; /* another provider owns it: fill-in only */
 };
 
 /* One counter file in one directory. */
 struct debugfs_file {
-	int fd;			/* kept open for pread, or -1: reopened */
-	int name;		/* index in debugfs_priv.names */
+	int fd;	  /* kept open for pread, or -1: reopened */
+	int name; /* index in debugfs_priv.names */
 };
 
 struct debugfs_vcpu {
-	int index;		/* N of vcpuN */
-	pid_t tid;		/* vCPU thread, 0 until the vCPU first ran */
-	int dirfd;		/* kept while something must be reopened */
-	int pidfd;		/* pid file kept while tid is 0, if preadable */
+	int index; /* N of vcpuN */
+	pid_t tid; /* vCPU thread, 0 until the vCPU first ran */
+	int dirfd; /* kept while something must be reopened */
+	int pidfd; /* pid file kept while tid is 0, if preadable */
 	struct debugfs_file *f;
 	size_t nf;
 };
@@ -72,13 +72,13 @@ struct debugfs_vcpu {
  * wanted (want_vms or -p). */
 struct debugfs_vm {
 	pid_t pid;
-	int num;		/* the fd number of the name */
-	ino_t ino;		/* tells a new VM from a gone one of that name */
-	bool opened;		/* files and vCPUs open */
-	bool failed;		/* could not be opened: tracked only */
-	int dirfd;		/* -1 unless opened */
-	nlink_t nlink;		/* when vCPU directories were last listed */
-	size_t hidden;		/* files the kernel hid when it was opened */
+	int num;       /* the fd number of the name */
+	ino_t ino;     /* tells a new VM from a gone one of that name */
+	bool opened;   /* files and vCPUs open */
+	bool failed;   /* could not be opened: tracked only */
+	int dirfd;     /* -1 unless opened */
+	nlink_t nlink; /* when vCPU directories were last listed */
+	size_t hidden; /* files the kernel hid when it was opened */
 	struct debugfs_file *f;
 	size_t nf;
 	struct debugfs_vcpu *vcpu;
@@ -101,25 +101,25 @@ struct debugfs_ent {
 };
 
 struct debugfs_priv {
-	char *root;			/* owned copy of opts->debugfs_root */
-	int rootfd;			/* listed each refresh; openat base */
-	pid_t pid;			/* -p, or 0 */
-	struct debugfs_name *names;	/* every counter name reported */
+	char *root;		    /* owned copy of opts->debugfs_root */
+	int rootfd;		    /* listed each refresh; openat base */
+	pid_t pid;		    /* -p, or 0 */
+	struct debugfs_name *names; /* every counter name reported */
 	size_t nnames, capnames;
-	struct reading *val;		/* per name: sum in this refresh */
-	struct debugfs_file *top;	/* top-level totals (not with -p) */
+	struct reading *val;	  /* per name: sum in this refresh */
+	struct debugfs_file *top; /* top-level totals (not with -p) */
 	size_t ntop;
-	struct reading *topval;		/* per top file, this refresh */
-	struct debugfs_vm *vms;		/* sorted by (pid, num) */
+	struct reading *topval; /* per top file, this refresh */
+	struct debugfs_vm *vms; /* sorted by (pid, num) */
 	size_t nvms;
-	struct debugfs_vm *vms_next;	/* merge scratch, capvms too */
+	struct debugfs_vm *vms_next; /* merge scratch, capvms too */
 	size_t capvms;
-	struct debugfs_ent *ents;	/* one listing of the root */
+	struct debugfs_ent *ents; /* one listing of the root */
 	size_t nents, capents;
-	struct debugfs_vcval *vc;	/* one process's vCPU readings */
+	struct debugfs_vcval *vc; /* one process's vCPU readings */
 	size_t nvc, capvc;
-	int rebase_left;		/* refreshes still to flag REBASE */
-	bool vanished;			/* a VM went during this refresh */
+	int rebase_left; /* refreshes still to flag REBASE */
+	bool vanished;	 /* a VM went during this refresh */
 	bool emfile_noted, gone_noted;
 	/* names another provider owns: read per VM, for the VMs it did not
 	 * serve (no top-level file for them) */
@@ -198,16 +198,15 @@ static bool debugfs_vcpu_name(const char *s, int *index)
 
 /* One read of a small file from its start, through fd if it can be pread,
  * else by opening name in dirfd: bytes (NUL-terminated) or -errno. */
-static ssize_t debugfs_read_buf(int dirfd, const char *name, int fd,
-				char *buf, size_t len)
+static ssize_t debugfs_read_buf(int dirfd, const char *name, int fd, char *buf,
+				size_t len)
 {
 	return fd >= 0 ? fs_pread_fd(fd, buf, len) :
 			 fs_read_at(dirfd, name, buf, len);
 }
 
 /* Reads one counter: 0, -errno, or -EINVAL when it is not one number. */
-static int debugfs_read_value(int dirfd, const char *name, int fd,
-			      uint64_t *v)
+static int debugfs_read_value(int dirfd, const char *name, int fd, uint64_t *v)
 {
 	char buf[DEBUGFS_VALUE_MAX];
 	ssize_t n = debugfs_read_buf(dirfd, name, fd, buf, sizeof(buf));
@@ -467,8 +466,7 @@ static bool debugfs_vm_has_vcpu(const struct debugfs_vm *vm, int index)
  * true; files the kernel hides are counted in vm->hidden) and any vcpuN
  * directory not seen yet. 0 or -errno.
  */
-static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
-			   bool first)
+static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm, bool first)
 {
 	const struct fs_entry *e;
 	int *vcpus = NULL;
@@ -490,14 +488,13 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 		if (type == DT_DIR && debugfs_vcpu_name(e->name, &index)) {
 			/* opened below, once the listing is done */
 			if (!debugfs_vm_has_vcpu(vm, index)) {
-				vcpus = xrealloc(vcpus, (nvcpus + 1) *
-							sizeof(*vcpus));
+				vcpus = xrealloc(vcpus,
+						 (nvcpus + 1) * sizeof(*vcpus));
 				vcpus[nvcpus++] = index;
 			}
 			continue;
 		}
-		if (!first || type != DT_REG ||
-		    !provider_keeps(p, e->name))
+		if (!first || type != DT_REG || !provider_keeps(p, e->name))
 			continue;
 		rc = debugfs_open_counter(vm->dirfd, e->name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
@@ -509,7 +506,7 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm,
 			goto out;
 		if (rc) {
 			rc = 0;
-			continue;	/* not a counter */
+			continue; /* not a counter */
 		}
 		if (vm->nf == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -617,8 +614,7 @@ static int debugfs_scan(struct provider *p)
 		int num;
 
 		if (!debugfs_vm_name(e->name, &pid, &num) ||
-		    (d->pid && pid != d->pid) ||
-		    fs_entry_type(e) != DT_DIR)
+		    (d->pid && pid != d->pid) || fs_entry_type(e) != DT_DIR)
 			continue;
 		if (d->nents == d->capents) {
 			d->capents = d->capents ? d->capents * 2 : 64;
@@ -647,9 +643,11 @@ static int debugfs_scan(struct provider *p)
 	}
 	next = d->vms_next;
 	for (i = j = n = 0; i < d->nvms || j < d->nents;) {
-		int c = i == d->nvms ? 1 :
-			j == d->nents ? -1 :
-			debugfs_vm_key_cmp(&d->vms[i], &d->ents[j]);
+		int c = i == d->nvms ?
+				1 :
+			j == d->nents ?
+				-1 :
+				debugfs_vm_key_cmp(&d->vms[i], &d->ents[j]);
 
 		if (c == 0 && d->vms[i].ino == d->ents[j].ino) {
 			next[n++] = d->vms[i++];
@@ -674,7 +672,7 @@ static int debugfs_scan(struct provider *p)
 			int rc = debugfs_vm_open(p, &next[n]);
 
 			if (rc < 0 && debugfs_gone_errno(rc))
-				continue;	/* went while we looked */
+				continue; /* went while we looked */
 			if (rc == -EMFILE)
 				debugfs_note_emfile(p);
 			next[n].failed = rc != 0;
@@ -705,8 +703,9 @@ static void debugfs_root_msg(struct provider *p, const char *root, int err)
 				     "mount debugfs: mount -t debugfs none %s",
 				     parent);
 	} else if (debugfs_hidden_errno(err)) {
-		provider_msg(p, false, "cannot read %s: %s: run kvmstat as root",
-			     root, strerror(-err));
+		provider_msg(p, false,
+			     "cannot read %s: %s: run kvmstat as root", root,
+			     strerror(-err));
 	} else {
 		provider_msg(p, false, "cannot read %s: %s", root,
 			     strerror(-err));
@@ -730,8 +729,7 @@ static bool debugfs_probe(const struct options *opts)
  * hidden files in *hidden and of files the filter left out in *filtered,
  * or -errno.
  */
-static int debugfs_open_top(struct provider *p, size_t *hidden,
-			    size_t *filtered)
+static int debugfs_open_top(struct provider *p, size_t *hidden, size_t *filtered)
 {
 	struct debugfs_priv *d = p->priv;
 	const struct fs_entry *e;
@@ -935,8 +933,8 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
 	if (fill_only)
 		return 0;
 	/* each vCPU directory adds a link: list it again only then */
-	if (!fstat(vm->dirfd, &st) && (st.st_nlink != vm->nlink ||
-				       st.st_nlink < 2)) {
+	if (!fstat(vm->dirfd, &st) &&
+	    (st.st_nlink != vm->nlink || st.st_nlink < 2)) {
 		rc = debugfs_vm_list(p, vm, false);
 		if (rc == -EMFILE)
 			debugfs_note_emfile(p);
@@ -949,9 +947,8 @@ static int debugfs_vm_read(struct provider *p, struct debugfs_vm *vm,
 		for (size_t j = 0; j < c->nf; j++) {
 			const struct debugfs_file *f = &c->f[j];
 
-			if (debugfs_read_value(c->dirfd,
-					       d->names[f->name].name, f->fd,
-					       &v))
+			if (debugfs_read_value(c->dirfd, d->names[f->name].name,
+					       f->fd, &v))
 				continue;
 			if (d->nvc == d->capvc) {
 				d->capvc = d->capvc ? d->capvc * 2 : 256;
@@ -1003,14 +1000,15 @@ static void debugfs_push_group(struct provider *p, pid_t pid, size_t nvms,
 	for (size_t i = 0; i < d->nvc;) {
 		struct debugfs_vcval x = d->vc[i++];
 
-		for (; nvms > 1 && i < d->nvc && !debugfs_vcval_cmp(&x, &d->vc[i]);
+		for (; nvms > 1 && i < d->nvc &&
+		       !debugfs_vcval_cmp(&x, &d->vc[i]);
 		     i++) {
 			x.value += d->vc[i].value;
 			if (x.tid != d->vc[i].tid)
-				x.tid = 0;	/* not one thread */
+				x.tid = 0; /* not one thread */
 		}
-		sample_set_push(out, d->names[x.name].field, pid, x.vcpu,
-				x.tid, x.value, 0);
+		sample_set_push(out, d->names[x.name].field, pid, x.vcpu, x.tid,
+				x.value, 0);
 	}
 }
 
@@ -1068,7 +1066,8 @@ static void debugfs_read_vms(struct provider *p, struct sample_set *out,
 		if (nread)
 			debugfs_push_group(p, pid, nread, out,
 					   d->vanished || d->rebase_left ?
-					   SAMPLE_REBASE : 0);
+						   SAMPLE_REBASE :
+						   0);
 	}
 	d->nvms = n;
 }
@@ -1087,10 +1086,11 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	for (size_t i = 0; i < d->ntop; i++) {
 		const struct debugfs_file *f = &d->top[i];
 
-		if (debugfs_read_value(d->rootfd, d->names[f->name].name,
-				       f->fd, &v))
+		if (debugfs_read_value(d->rootfd, d->names[f->name].name, f->fd,
+				       &v))
 			d->topval[i] = (struct reading){
-				.state = READING_UNREADABLE };
+				.state = READING_UNREADABLE
+			};
 		else
 			d->topval[i] = (struct reading){ v, READING_OK };
 	}
@@ -1108,8 +1108,8 @@ static int debugfs_read(struct provider *p, struct sample_set *out)
 	for (size_t i = 0; i < d->ntop; i++)
 		if (reading_ok(&d->topval[i]))
 			sample_set_push(out, d->names[d->top[i].name].field, 0,
-					SAMPLE_ALL_VCPUS, 0,
-					d->topval[i].value, flags);
+					SAMPLE_ALL_VCPUS, 0, d->topval[i].value,
+					flags);
 	if (d->pid && !d->nvms && !d->gone_noted) {
 		d->gone_noted = true;
 		provider_msg(p, true,

@@ -46,8 +46,7 @@ void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	p->notice = notice;
 }
 
-bool provider_asked(const struct provider_ops *ops,
-		    const struct options *opts)
+bool provider_asked(const struct provider_ops *ops, const struct options *opts)
 {
 	return ops->asked && ops->asked(opts);
 }

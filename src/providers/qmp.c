@@ -61,10 +61,10 @@ struct qmp_stat {
 	enum qmp_target target;
 	enum field_type type;
 	enum field_hist hist;
-	uint32_t bucket_size;	/* linear histograms */
-	int field;		/* the field (a histogram's parent), or -1:
+	uint32_t bucket_size; /* linear histograms */
+	int field;	      /* the field (a histogram's parent), or -1:
 				 * the filter leaves it out */
-	int *slots;		/* a scalar's one slot, or one per bucket */
+	int *slots;	      /* a scalar's one slot, or one per bucket */
 	size_t nslots;
 };
 
@@ -75,17 +75,17 @@ struct qmp_slot {
 };
 
 struct qmp_vcpu {
-	char *qom;		/* QOM path, how query-stats names it */
-	int index;		/* cpu-index, -1 until query-cpus-fast tells */
-	pid_t tid;		/* thread-id, 0 if unknown */
-	bool present;		/* in this refresh's reply */
-	struct reading *val;	/* by slot: read in this refresh */
+	char *qom;	     /* QOM path, how query-stats names it */
+	int index;	     /* cpu-index, -1 until query-cpus-fast tells */
+	pid_t tid;	     /* thread-id, 0 if unknown */
+	bool present;	     /* in this refresh's reply */
+	struct reading *val; /* by slot: read in this refresh */
 };
 
 enum qmp_state {
-	QMP_DOWN,		/* not connected: retry at retry_ns */
-	QMP_PENDING,		/* timed out: replies up to owed_id owed */
-	QMP_UP,			/* connected and answering */
+	QMP_DOWN,    /* not connected: retry at retry_ns */
+	QMP_PENDING, /* timed out: replies up to owed_id owed */
+	QMP_UP,	     /* connected and answering */
 };
 
 /* One socket, one VM. */
@@ -93,40 +93,40 @@ struct qmp_vm {
 	char *path;
 	struct qmp q;
 	enum qmp_state state;
-	pid_t pid;		/* the VM, from the last connection; 0 never */
-	pid_t replaced;		/* the VM before, when another took its path */
-	bool available;		/* read in this refresh */
-	bool was_available;	/* read in the previous refresh */
-	bool ever_read;		/* read in some refresh */
-	uint64_t retry_ns;	/* DOWN: when to connect again */
-	uint64_t owed_id;	/* PENDING: the last command sent */
-	uint64_t sent[QMP_TARGETS];	/* ids sent this refresh, 0 none */
-	json_t *args[QMP_TARGETS];	/* query-stats arguments, or NULL:
+	pid_t pid;	    /* the VM, from the last connection; 0 never */
+	pid_t replaced;	    /* the VM before, when another took its path */
+	bool available;	    /* read in this refresh */
+	bool was_available; /* read in the previous refresh */
+	bool ever_read;	    /* read in some refresh */
+	uint64_t retry_ns;  /* DOWN: when to connect again */
+	uint64_t owed_id;   /* PENDING: the last command sent */
+	uint64_t sent[QMP_TARGETS]; /* ids sent this refresh, 0 none */
+	json_t *args[QMP_TARGETS];  /* query-stats arguments, or NULL:
 					 * nothing wanted of that target */
 	struct qmp_vcpu *vcpus;
 	size_t nvcpus;
-	uint64_t cpus_ns;	/* last query-cpus-fast */
-	size_t nslots;		/* what the arrays below hold */
-	struct reading *val;	/* by slot: this refresh, VM and vCPUs */
-	struct reading *last;	/* by slot: last value read */
-	char *problem;		/* the last notice about it, or NULL */
+	uint64_t cpus_ns;     /* last query-cpus-fast */
+	size_t nslots;	      /* what the arrays below hold */
+	struct reading *val;  /* by slot: this refresh, VM and vCPUs */
+	struct reading *last; /* by slot: last value read */
+	char *problem;	      /* the last notice about it, or NULL */
 };
 
 struct qmp_priv {
 	struct qmp_vm *vms;
 	size_t nvms;
-	pid_t pid;			/* -p, or 0 */
+	pid_t pid; /* -p, or 0 */
 	struct qmp_stat *stats;
 	size_t nstats;
-	int *stat_of[QMP_TARGETS];	/* by field id: stat index or -1 */
+	int *stat_of[QMP_TARGETS]; /* by field id: stat index or -1 */
 	size_t nstat_of;
 	struct qmp_slot *slots;
 	size_t nslots;
-	uint64_t *gone;		/* by slot: counters of VMs replaced at
+	uint64_t *gone;	       /* by slot: counters of VMs replaced at
 				 * their path by another process */
-	bool opening;		/* in open(): failures are not retried yet */
-	unsigned int reply_ms;	/* how long a refresh waits for replies */
-	unsigned int retry_ms;	/* how soon a failed socket is tried again */
+	bool opening;	       /* in open(): failures are not retried yet */
+	unsigned int reply_ms; /* how long a refresh waits for replies */
+	unsigned int retry_ms; /* how soon a failed socket is tried again */
 };
 
 static void qmp_note(struct provider *p, const char *fmt, ...)
@@ -148,8 +148,7 @@ static void qmp_note(struct provider *p, const char *fmt, ...)
 }
 
 /* Reports a VM's problem once: again only when it changes. */
-static void qmp_vm_note(struct provider *p, struct qmp_vm *vm,
-			const char *text)
+static void qmp_vm_note(struct provider *p, struct qmp_vm *vm, const char *text)
 {
 	if (vm->problem && !strcmp(vm->problem, text))
 		return;
@@ -174,8 +173,7 @@ static enum field_unit qmp_unit(const char *s)
 }
 
 /* The type of a StatsType; false for one this code does not know. */
-static bool qmp_type(const char *s, enum field_type *type,
-		     enum field_hist *hist)
+static bool qmp_type(const char *s, enum field_type *type, enum field_hist *hist)
 {
 	*hist = HIST_NONE;
 	*type = FIELD_CUMULATIVE;
@@ -274,8 +272,7 @@ static bool qmp_wanted(const struct provider *p, const char *name,
  * (with its unit and histogram shape) when the filter keeps it. Returns the
  * stat's index, or -1 for an entry this code cannot use.
  */
-static int qmp_stat_add(struct provider *p, enum qmp_target target,
-			json_t *s)
+static int qmp_stat_add(struct provider *p, enum qmp_target target, json_t *s)
 {
 	struct qmp_priv *d = p->priv;
 	const char *name = json_string_value(json_object_get(s, "name"));
@@ -298,25 +295,30 @@ static int qmp_stat_add(struct provider *p, enum qmp_target target,
 			return (int)i;
 	d->stats = xrealloc(d->stats, (d->nstats + 1) * sizeof(*d->stats));
 	st = &d->stats[d->nstats];
-	*st = (struct qmp_stat){ .name = xstrdup(name), .target = target,
-				 .type = type, .hist = hist, .field = -1 };
+	*st = (struct qmp_stat){ .name = xstrdup(name),
+				 .target = target,
+				 .type = type,
+				 .hist = hist,
+				 .field = -1 };
 	if (hist == HIST_LINEAR)
-		st->bucket_size = json_is_integer(bsize) &&
-				  json_integer_value(bsize) > 0 ?
-				  (uint32_t)json_integer_value(bsize) : 1;
+		st->bucket_size = json_is_integer(bsize) && json_integer_value(
+								    bsize) > 0 ?
+					  (uint32_t)json_integer_value(bsize) :
+					  1;
 	if (!qmp_wanted(p, name, hist))
 		return (int)d->nstats++;
-	st->field = field_table_intern(p->fields, name, -1, type,
-				       QMP_PROVIDER);
+	st->field = field_table_intern(p->fields, name, -1, type, QMP_PROVIDER);
 	f = field_table_info(p->fields, st->field);
 	/* the units are the owner's to say */
 	if (!provider_claimed(p, name)) {
-		f->unit = qmp_unit(json_string_value(
-			json_object_get(s, "unit")));
+		f->unit = qmp_unit(
+			json_string_value(json_object_get(s, "unit")));
 		f->exponent = json_is_integer(exp) ?
-			      (int)json_integer_value(exp) : 0;
+				      (int)json_integer_value(exp) :
+				      0;
 		f->base = json_is_integer(base) ?
-			  (unsigned int)json_integer_value(base) : 10;
+				  (unsigned int)json_integer_value(base) :
+				  10;
 		f->hist = hist;
 		if (!strcmp(name, FIELD_KVM_EXITS))
 			f->flags |= FIELD_EXITS;
@@ -345,20 +347,23 @@ static void qmp_hist_grow(struct provider *p, struct qmp_stat *st, size_t n)
 	st->slots = xrealloc(st->slots, n * sizeof(*st->slots));
 	for (size_t i = st->nslots; i < n; i++) {
 		snprintf(name, sizeof(name), "%s(%zu)", st->name, i);
-		st->slots[i] = qmp_slot_add(
-			p, field_table_intern(p->fields, name, st->field,
-					      FIELD_CUMULATIVE, QMP_PROVIDER),
-			FIELD_CUMULATIVE);
+		st->slots[i] = qmp_slot_add(p,
+					    field_table_intern(p->fields, name,
+							       st->field,
+							       FIELD_CUMULATIVE,
+							       QMP_PROVIDER),
+					    FIELD_CUMULATIVE);
 	}
 	/* every bucket, as the one that was last is no longer open */
 	for (size_t i = 0; i < n; i++) {
-		const struct field_info *parent =
-			field_table_info(p->fields, st->field);
-		struct field_info *f = field_table_info(
-			p->fields, d->slots[st->slots[i]].field);
+		const struct field_info *parent = field_table_info(p->fields,
+								   st->field);
+		struct field_info *f = field_table_info(p->fields,
+							d->slots[st->slots[i]]
+								.field);
 
 		if (provider_claimed(p, f->name))
-			continue;	/* another provider's */
+			continue; /* another provider's */
 		f->unit = parent->unit;
 		f->exponent = parent->exponent;
 		f->base = parent->base;
@@ -388,7 +393,7 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 		return errmsg_set(&vm->q.err, -EPROTO,
 				  "query-stats-schemas did not return a list");
 	}
-	json_array_foreach(r, i, e) {
+	json_array_foreach (r, i, e) {
 		const char *prov = json_string_value(
 			json_object_get(e, "provider"));
 		const char *target = json_string_value(
@@ -403,7 +408,7 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 				break;
 		if (t == QMP_TARGETS || !json_is_array(stats))
 			continue;
-		json_array_foreach(stats, j, s) {
+		json_array_foreach (stats, j, s) {
 			int k = qmp_stat_add(p, (enum qmp_target)t, s);
 
 			if (k < 0)
@@ -413,8 +418,9 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 		}
 	}
 	if (!total) {
-		return errmsg_set(&vm->q.err, -ENOENT,
-				  "QEMU reports no KVM statistics: is it running with -accel kvm (QEMU 7.1 or later)?");
+		return errmsg_set(
+			&vm->q.err, -ENOENT,
+			"QEMU reports no KVM statistics: is it running with -accel kvm (QEMU 7.1 or later)?");
 	}
 	for (int t = 0; t < QMP_TARGETS; t++) {
 		json_decref(vm->args[t]);
@@ -422,8 +428,7 @@ static int qmp_vm_schema(struct provider *p, struct qmp_vm *vm, json_t *r)
 		if (wanted[t])
 			vm->args[t] = json_pack("{s:s, s:[{s:s}]}", "target",
 						qmp_target_names[t],
-						"providers", "provider",
-						"kvm");
+						"providers", "provider", "kvm");
 	}
 	return 0;
 }
@@ -456,8 +461,7 @@ static struct qmp_vcpu *qmp_vcpu_get(struct qmp_priv *d, struct qmp_vm *vm,
 }
 
 /* Learns the vCPUs' indices and threads from query-cpus-fast. */
-static int qmp_vm_cpus(struct provider *p, struct qmp_vm *vm,
-		       uint64_t deadline)
+static int qmp_vm_cpus(struct provider *p, struct qmp_vm *vm, uint64_t deadline)
 {
 	struct qmp_priv *d = p->priv;
 	json_t *r, *e;
@@ -468,7 +472,7 @@ static int qmp_vm_cpus(struct provider *p, struct qmp_vm *vm,
 	rc = qmp_command(&vm->q, "query-cpus-fast", NULL, deadline, &r);
 	if (rc)
 		return rc;
-	json_array_foreach(r, i, e) {
+	json_array_foreach (r, i, e) {
 		const char *qom = json_string_value(
 			json_object_get(e, "qom-path"));
 		json_t *idx = json_object_get(e, "cpu-index");
@@ -492,8 +496,8 @@ static int qmp_vm_cpus(struct provider *p, struct qmp_vm *vm,
  * Closes a VM's connection after a failure and says so once: what failed,
  * why (vm->q.err) and, when known, what to do.
  */
-static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm,
-			const char *what, const char *fix)
+static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm, const char *what,
+			const char *fix)
 {
 	struct qmp_priv *d = p->priv;
 	struct errmsg text;
@@ -595,8 +599,7 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 }
 
 /* Sends this refresh's query-stats commands. */
-static int qmp_vm_send(struct provider *p, struct qmp_vm *vm,
-		       uint64_t deadline)
+static int qmp_vm_send(struct provider *p, struct qmp_vm *vm, uint64_t deadline)
 {
 	int rc;
 
@@ -641,9 +644,8 @@ static void qmp_take_stats(struct provider *p, enum qmp_target target,
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(stats, i, e) {
-		const char *name = json_string_value(
-			json_object_get(e, "name"));
+	json_array_foreach (stats, i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
 		json_t *v = json_object_get(e, "value");
 		struct qmp_stat *st;
 		uint64_t x;
@@ -686,9 +688,8 @@ static bool qmp_learn_buckets(struct provider *p, enum qmp_target target,
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(stats, i, e) {
-		const char *name = json_string_value(
-			json_object_get(e, "name"));
+	json_array_foreach (stats, i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
 		json_t *v = json_object_get(e, "value");
 		int field, k;
 
@@ -713,8 +714,8 @@ static bool qmp_learn_buckets(struct provider *p, enum qmp_target target,
  * caller decides: a timeout leaves the connection, others close it).
  * *unknown is set when a vCPU's index is not known.
  */
-static int qmp_vm_take(struct provider *p, struct qmp_vm *vm,
-		       enum qmp_target t, uint64_t deadline, bool *unknown)
+static int qmp_vm_take(struct provider *p, struct qmp_vm *vm, enum qmp_target t,
+		       uint64_t deadline, bool *unknown)
 {
 	struct qmp_priv *d = p->priv;
 	json_t *r, *e;
@@ -729,7 +730,7 @@ static int qmp_vm_take(struct provider *p, struct qmp_vm *vm,
 		return errmsg_set(&vm->q.err, -EPROTO,
 				  "query-stats did not return a list");
 	}
-	json_array_foreach(r, i, e) {
+	json_array_foreach (r, i, e) {
 		json_t *stats = json_object_get(e, "stats");
 		const char *prov = json_string_value(
 			json_object_get(e, "provider"));
@@ -738,7 +739,7 @@ static int qmp_vm_take(struct provider *p, struct qmp_vm *vm,
 		    qmp_learn_buckets(p, t, stats))
 			qmp_vm_fit(d, vm);
 	}
-	json_array_foreach(r, i, e) {
+	json_array_foreach (r, i, e) {
 		json_t *stats = json_object_get(e, "stats");
 		const char *prov = json_string_value(
 			json_object_get(e, "provider"));
@@ -800,8 +801,7 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		return false;
 	}
 	/* a new QOM path (a hot-plugged vCPU): ask again, not too often */
-	if (unknown && util_now_ns() - vm->cpus_ns >=
-			       d->retry_ms * 1000000ull) {
+	if (unknown && util_now_ns() - vm->cpus_ns >= d->retry_ms * 1000000ull) {
 		rc = qmp_vm_cpus(p, vm, deadline);
 		if (rc == -ETIMEDOUT) {
 			vm->owed_id = vm->q.next_id - 1;
@@ -817,8 +817,7 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		if (!c->present)
 			continue;
 		for (size_t s = 0; s < d->nslots; s++)
-			reading_fold(&vm->val[s], &c->val[s],
-				     d->slots[s].type);
+			reading_fold(&vm->val[s], &c->val[s], d->slots[s].type);
 	}
 	return true;
 }
@@ -843,8 +842,8 @@ static void qmp_vm_push(struct provider *p, struct qmp_vm *vm,
 			continue;
 		for (size_t s = 0; s < d->nslots; s++)
 			if (reading_ok(&c->val[s]))
-				sample_set_push(out, d->slots[s].field,
-						vm->pid, c->index, c->tid,
+				sample_set_push(out, d->slots[s].field, vm->pid,
+						c->index, c->tid,
 						c->val[s].value, 0);
 	}
 }
@@ -902,7 +901,7 @@ static int qmp_read(struct provider *p, struct sample_set *out)
 			int rc = qmp_recv(&vm->q, vm->owed_id, 0, NULL);
 
 			if (rc == -ETIMEDOUT)
-				continue;	/* still owed: no wait */
+				continue; /* still owed: no wait */
 			if (rc && rc != -EREMOTEIO) {
 				qmp_vm_fail(p, vm, "late reply", NULL);
 				continue;
@@ -935,8 +934,8 @@ static int qmp_read(struct provider *p, struct sample_set *out)
 				 vm->path, (int)vm->pid, (int)vm->replaced);
 		else if (vm->problem)
 			qmp_note(p, "QMP socket %s (VM %d): %s", vm->path,
-				 (int)vm->pid, vm->ever_read ?
-				 "answers again" : "connected");
+				 (int)vm->pid,
+				 vm->ever_read ? "answers again" : "connected");
 		free(vm->problem);
 		vm->problem = NULL;
 		vm->replaced = 0;
@@ -1022,8 +1021,8 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 		qmp_init(&vm->q, d->reply_ms);
 		vm->path = xstrdup(opts->qmp_paths[i]);
 		vm->state = QMP_DOWN;
-		rc = qmp_vm_connect(p, vm, util_now_ns() +
-				       d->reply_ms * 1000000ull);
+		rc = qmp_vm_connect(p, vm,
+				    util_now_ns() + d->reply_ms * 1000000ull);
 		if (rc)
 			continue;
 		up++;
@@ -1035,7 +1034,8 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 		if (d->nvms > 1) {
 			struct errmsg why = p->msg;
 
-			provider_msg(p, false, "no QMP socket could be used: %s",
+			provider_msg(p, false,
+				     "no QMP socket could be used: %s",
 				     why.text);
 		}
 		goto out_close;

@@ -66,76 +66,76 @@
 
 /* A field this provider pushes. */
 struct sfd_local {
-	int field;		/* id in the field table */
-	enum field_type type;	/* how it aggregates: peaks by maximum */
+	int field;	      /* id in the field table */
+	enum field_type type; /* how it aggregates: peaks by maximum */
 };
 
 /* A parsed layout and where its values go; shared by files alike and
  * kept while the provider lives (a kernel has two: VM and vCPU). */
 struct sfd_schema {
 	struct statsfd_schema *s;
-	int *first;		/* per descriptor: index in items, -1 unused */
-	int *items;		/* per value item: local index */
+	int *first; /* per descriptor: index in items, -1 unused */
+	int *items; /* per value item: local index */
 };
 
 /* One stats fd copied from a VM process. */
 struct sfd_file {
-	int fd;			/* our copy */
-	int srcfd;		/* its number in the VM process */
-	int vcpu;		/* vCPU index, or -1 for the VM's own stats */
-	pid_t tid;		/* the vCPU's thread, 0 when unknown */
+	int fd;	   /* our copy */
+	int srcfd; /* its number in the VM process */
+	int vcpu;  /* vCPU index, or -1 for the VM's own stats */
+	pid_t tid; /* the vCPU's thread, 0 when unknown */
 	struct sfd_schema *sc;
-	unsigned char *base;	/* data block at discovery, subtracted from
+	unsigned char *base; /* data block at discovery, subtracted from
 				 * cumulative values; NULL: counted from 0 */
-	bool mark;		/* seen by the scan running now */
+	bool mark;	     /* seen by the scan running now */
 };
 
 /* One VM process. */
 struct sfd_vm {
 	pid_t pid;
-	int pidfd;		/* polled for its exit */
-	bool old;		/* its process started before kvmstat */
-	bool noted;		/* what it lacks was told once */
-	bool mark;		/* seen by the scan running now */
-	bool lost;		/* fds went away: this refresh REBASEs */
-	int err;		/* copying its fds failed: -errno, else 0 */
-	off_t nfds;		/* its open fds when all its stats fds were
+	int pidfd;	    /* polled for its exit */
+	bool old;	    /* its process started before kvmstat */
+	bool noted;	    /* what it lacks was told once */
+	bool mark;	    /* seen by the scan running now */
+	bool lost;	    /* fds went away: this refresh REBASEs */
+	int err;	    /* copying its fds failed: -errno, else 0 */
+	off_t nfds;	    /* its open fds when all its stats fds were
 				 * last held, 0: list them again */
-	size_t nlinks;		/* stats fds it had at its last listing */
-	struct sfd_file *f;	/* sorted by vcpu, VM-scope (-1) first */
+	size_t nlinks;	    /* stats fds it had at its last listing */
+	struct sfd_file *f; /* sorted by vcpu, VM-scope (-1) first */
 	size_t nf, capf;
 };
 
 /* A process that held no VM fd when its fds were last listed. */
 struct sfd_known {
 	pid_t pid;
-	off_t nfds;		/* its open fds then */
+	off_t nfds; /* its open fds then */
 };
 
 /* A stats link found in a process's fd directory. */
 struct sfd_link {
 	int srcfd;
-	int vcpu;		/* -1: the VM's stats */
+	int vcpu; /* -1: the VM's stats */
 };
 
 struct statsfd_priv {
 	char *proc_root;
 	int rootfd;
-	pid_t pid;			/* -p, or 0 */
+	pid_t pid; /* -p, or 0 */
 	pid_t self;
 	bool include_past;
-	unsigned long long self_start;	/* our start, ticks after boot */
-	struct sfd_vm *vms;		/* sorted by pid */
+	unsigned long long self_start; /* our start, ticks after boot */
+	struct sfd_vm *vms;	       /* sorted by pid */
 	size_t nvms, capvms;
 	struct sfd_schema **schemas;
 	size_t nschemas;
 	struct sfd_local *locals;
 	size_t nlocals, caplocals;
-	int *local_of;			/* field id -> local index or -1 */
+	int *local_of; /* field id -> local index or -1 */
 	size_t nlocal_of;
 	/* per local index: the sum over VMs, over one VM, over one vCPU */
 	struct reading *val, *vmval, *vcval;
-	unsigned char *data;		/* one data block */
+	unsigned char *data; /* one data block */
 	size_t capdata;
 	struct pollfd *pfd;
 	size_t cappfd;
@@ -144,19 +144,19 @@ struct statsfd_priv {
 	/* processes without a VM, by pid: the last scan's and this one's */
 	struct sfd_known *known, *known_next;
 	size_t nknown, nknown_next, capknown;
-	unsigned int scans;		/* scans so far */
-	uint64_t last_scan;		/* monotonic ns */
-	unsigned long reads;		/* completed refreshes */
-	bool vanished;			/* a VM or fd went this refresh */
-	bool fake_proc;			/* proc_root is not /proc (tests) */
+	unsigned int scans;  /* scans so far */
+	uint64_t last_scan;  /* monotonic ns */
+	unsigned long reads; /* completed refreshes */
+	bool vanished;	     /* a VM or fd went this refresh */
+	bool fake_proc;	     /* proc_root is not /proc (tests) */
 	bool emfile_noted, denied_noted, gone_noted;
-	size_t ndenied;			/* processes whose fds are hidden */
-	struct errmsg note;		/* notices gathered in this call */
+	size_t ndenied;	    /* processes whose fds are hidden */
+	struct errmsg note; /* notices gathered in this call */
 };
 
 /* Appends one notice to d->note ("; " between them). */
-__attribute__((format(printf, 2, 3)))
-static void note_add(struct statsfd_priv *d, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void
+note_add(struct statsfd_priv *d, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -203,8 +203,8 @@ static void link_add(struct statsfd_priv *d, size_t *n, int srcfd, int vcpu)
 /* What one process's fd walk found (vm_proc_fds). */
 struct sfd_walk {
 	struct statsfd_priv *d;
-	bool is_vm;		/* it holds a VM fd */
-	size_t n;		/* stats links in d->links */
+	bool is_vm; /* it holds a VM fd */
+	size_t n;   /* stats links in d->links */
 };
 
 static int scan_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
@@ -272,8 +272,7 @@ static void field_units(struct field_info *f, const struct statsfd_desc *dsc)
 
 /* Whether this provider counts the stat or, for a histogram, one bucket:
  * the filter keeps it and no other provider owns it. */
-static bool desc_wanted(const struct provider *p,
-			const struct statsfd_desc *dsc)
+static bool desc_wanted(const struct provider *p, const struct statsfd_desc *dsc)
 {
 	char name[STATSFD_NAME_SIZE_MAX + 16];
 
@@ -436,7 +435,8 @@ static void note_emfile(struct statsfd_priv *d)
 	if (d->emfile_noted)
 		return;
 	d->emfile_noted = true;
-	note_add(d, "too many open files: some VMs' stats fds are left out; raise the limit (ulimit -n)");
+	note_add(d,
+		 "too many open files: some VMs' stats fds are left out; raise the limit (ulimit -n)");
 }
 
 /*
@@ -471,8 +471,9 @@ static int file_open(struct provider *p, struct sfd_vm *vm,
 		close(fd);
 		return rc;
 	}
-	*f = (struct sfd_file){ .fd = fd, .srcfd = lk->srcfd,
-				.vcpu = lk->vcpu, .mark = true };
+	*f = (struct sfd_file){
+		.fd = fd, .srcfd = lk->srcfd, .vcpu = lk->vcpu, .mark = true
+	};
 	f->sc = schema_get(p, s);
 	/*
 	 * A file found after the first refresh in a VM that was already
@@ -480,8 +481,7 @@ static int file_open(struct provider *p, struct sfd_vm *vm,
 	 * kvmstat could not copy it before) counts from now: its past did
 	 * not happen during the run. With -i it counts everything.
 	 */
-	if (d->reads && vm->old && !d->include_past &&
-	    f->sc->s->data_len) {
+	if (d->reads && vm->old && !d->include_past && f->sc->s->data_len) {
 		f->base = xmalloc(f->sc->s->data_len);
 		if (statsfd_data_read(fd, f->sc->s, f->base)) {
 			free(f->base);
@@ -666,7 +666,7 @@ static void note_vms(struct statsfd_priv *d)
 		} else if (!vm->nlinks) {
 			none[nnone++] = vm->pid;
 		} else {
-			continue;	/* file_open said why */
+			continue; /* file_open said why */
 		}
 		vm->noted = true;
 	}
@@ -674,7 +674,8 @@ static void note_vms(struct statsfd_priv *d)
 		bool many = nnone > 1;
 
 		note_pids(none, nnone, list, sizeof(list));
-		note_add(d, "%s %s %s no binary stats fds open (QEMU before 8.1 keeps none): debugfs fills %s in where the kernel lets it read, or QMP with --qmp SOCKET",
+		note_add(d,
+			 "%s %s %s no binary stats fds open (QEMU before 8.1 keeps none): debugfs fills %s in where the kernel lets it read, or QMP with --qmp SOCKET",
 			 many ? "VMs" : "VM", list, many ? "keep" : "keeps",
 			 many ? "them" : "it");
 	}
@@ -686,7 +687,8 @@ static void note_vms(struct statsfd_priv *d)
 	}
 	if (d->ndenied && !d->denied_noted && !d->pid) {
 		d->denied_noted = true;
-		note_add(d, "cannot read the fds of %zu processes (VMs among them are not shown): %s",
+		note_add(d,
+			 "cannot read the fds of %zu processes (VMs among them are not shown): %s",
 			 d->ndenied, perm_hint);
 	}
 	free(none);
@@ -918,8 +920,8 @@ static void fold(struct statsfd_priv *d, struct reading *whole,
 		reading_fold(&whole[k], &part[k], d->locals[k].type);
 }
 
-static void push_all(struct statsfd_priv *d, struct sample_set *out,
-		     pid_t pid, int vcpu, pid_t tid, const struct reading *agg,
+static void push_all(struct statsfd_priv *d, struct sample_set *out, pid_t pid,
+		     int vcpu, pid_t tid, const struct reading *agg,
 		     unsigned int flags)
 {
 	for (size_t k = 0; k < d->nlocals; k++)
@@ -968,7 +970,7 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 			}
 			file_add(d, f, d->vcval);
 			if (f->tid != tid)
-				tid = 0;	/* several VMs: not one thread */
+				tid = 0; /* several VMs: not one thread */
 		}
 		if (breakdown && vcpu >= 0)
 			push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
@@ -1067,7 +1069,8 @@ static int pid_error(struct provider *p)
 	if (vm->nf)
 		return 0;
 	if (denied_errno(vm->err)) {
-		provider_msg(p, false, "cannot copy the stats fds of VM %d: %s: %s",
+		provider_msg(p, false,
+			     "cannot copy the stats fds of VM %d: %s: %s",
 			     (int)d->pid, strerror(-vm->err), perm_hint);
 		return vm->err;
 	}

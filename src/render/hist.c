@@ -19,9 +19,11 @@ void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
 		*hi = i < 64 ? (uint64_t)1 << i : UINT64_MAX;
 	} else {
 		*lo = bucket_size && i > UINT64_MAX / bucket_size ?
-			      UINT64_MAX : i * bucket_size;
+			      UINT64_MAX :
+			      i * bucket_size;
 		*hi = bucket_size && i + 1 > UINT64_MAX / bucket_size ?
-			      UINT64_MAX : (i + 1) * bucket_size;
+			      UINT64_MAX :
+			      (i + 1) * bucket_size;
 	}
 	if (i + 1 >= n)
 		*hi = UINT64_MAX;
@@ -36,8 +38,7 @@ uint64_t hist_total(const struct hist_bucket *b, size_t n)
 	return t;
 }
 
-long hist_quantile(const struct hist_bucket *b, size_t n,
-		   unsigned int permille)
+long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille)
 {
 	uint64_t total = hist_total(b, n), rank, run = 0;
 
@@ -78,8 +79,9 @@ size_t hist_gather(const struct snap_hist *h, bool deltas,
 			continue;
 		out[k].lo = b->lo;
 		out[k].hi = b->hi;
-		out[k].count = deltas ? (b->delta > 0 ? (uint64_t)b->delta : 0) :
-					b->total;
+		out[k].count = deltas ?
+				       (b->delta > 0 ? (uint64_t)b->delta : 0) :
+				       b->total;
 	}
 	return n;
 }

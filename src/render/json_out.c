@@ -22,10 +22,8 @@ static const char *const jo_types[] = {
 };
 
 static const char *const jo_units[] = {
-	[UNIT_NONE] = "none",
-	[UNIT_BYTES] = "bytes",
-	[UNIT_SECONDS] = "seconds",
-	[UNIT_CYCLES] = "cycles",
+	[UNIT_NONE] = "none",	    [UNIT_BYTES] = "bytes",
+	[UNIT_SECONDS] = "seconds", [UNIT_CYCLES] = "cycles",
 	[UNIT_BOOLEAN] = "boolean",
 };
 
@@ -66,12 +64,13 @@ static json_t *jo_buckets(const struct snap_hist *h)
 		json_t *b = json_object();
 
 		json_object_set_new(b, "lo", jo_u64(x->lo));
-		json_object_set_new(b, "hi", x->hi == UINT64_MAX ?
-				    json_null() : jo_u64(x->hi));
-		json_object_set_new(b, "total", ok ? jo_u64(x->total) :
-				    json_null());
-		json_object_set_new(b, "delta", ok ? json_integer(x->delta) :
-				    json_null());
+		json_object_set_new(b, "hi",
+				    x->hi == UINT64_MAX ? json_null() :
+							  jo_u64(x->hi));
+		json_object_set_new(b, "total",
+				    ok ? jo_u64(x->total) : json_null());
+		json_object_set_new(b, "delta",
+				    ok ? json_integer(x->delta) : json_null());
 		json_array_append_new(a, b);
 	}
 	return a;
@@ -83,10 +82,10 @@ static void jo_values(json_t *o, const struct snapshot *snap,
 {
 	json_object_set_new(o, "valid", json_boolean(r->valid));
 	json_object_set_new(o, "total", jo_u64(r->total));
-	json_object_set_new(o, "delta", r->valid ? json_integer(r->delta) :
-				      json_null());
-	json_object_set_new(o, "rate", r->valid ? json_real(r->rate) :
-				     json_null());
+	json_object_set_new(o, "delta",
+			    r->valid ? json_integer(r->delta) : json_null());
+	json_object_set_new(o, "rate",
+			    r->valid ? json_real(r->rate) : json_null());
 	if (snap->fields[r->field].hist != HIST_NONE)
 		json_object_set_new(o, "buckets", jo_buckets(r->hist));
 }
@@ -101,8 +100,8 @@ static json_t *jo_field(const struct snapshot *snap, const struct snap_row *r)
 	json_object_set_new(o, "unit", json_string(jo_units[f->unit]));
 	if (f->unit != UNIT_NONE || f->exponent) {
 		json_object_set_new(o, "exponent", json_integer(f->exponent));
-		json_object_set_new(o, "base", json_integer(f->base == 2 ? 2 :
-							    10));
+		json_object_set_new(o, "base",
+				    json_integer(f->base == 2 ? 2 : 10));
 	}
 	if (f->provider)
 		json_object_set_new(o, "provider", json_string(f->provider));
@@ -110,8 +109,10 @@ static json_t *jo_field(const struct snapshot *snap, const struct snap_row *r)
 		json_object_set_new(o, "parent",
 				    json_string(snap->fields[f->parent].name));
 	if (f->hist != HIST_NONE)
-		json_object_set_new(o, "histogram", json_string(
-			f->hist == HIST_LOG2 ? "log2" : "linear"));
+		json_object_set_new(o, "histogram",
+				    json_string(f->hist == HIST_LOG2 ?
+							"log2" :
+							"linear"));
 	jo_values(o, snap, r);
 	return o;
 }
@@ -127,8 +128,7 @@ static json_t *jo_vm_entry(json_t *field, pid_t pid, const char *guest)
 		json_object_set_new(field, "vms", vms);
 	}
 	json_object_set_new(e, "pid", json_integer(pid));
-	json_object_set_new(e, "guest", guest ? jo_string(guest) :
-				      json_null());
+	json_object_set_new(e, "guest", guest ? jo_string(guest) : json_null());
 	json_array_append_new(vms, e);
 	return e;
 }
@@ -171,9 +171,9 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 				if (!fobj[row->field])
 					continue;
 				if (!vobj[row->field])
-					vobj[row->field] = jo_vm_entry(
-						fobj[row->field], vm->pid,
-						vm->guest);
+					vobj[row->field] =
+						jo_vm_entry(fobj[row->field],
+							    vm->pid, vm->guest);
 				list = json_object_get(vobj[row->field],
 						       "vcpus");
 				if (!list) {
@@ -186,7 +186,8 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 						    json_integer(vc->vcpu));
 				if (vc->tid)
 					json_object_set_new(e, "tid",
-						json_integer(vc->tid));
+							    json_integer(
+								    vc->tid));
 				jo_values(e, snap, row);
 				json_array_append_new(list, e);
 			}
@@ -225,8 +226,9 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers)
 	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03ldZ",
 		 snap->wall.tv_nsec / 1000000);
 	json_object_set_new(root, "timestamp", json_string(ts));
-	json_object_set_new(root, "epoch", json_real((double)snap->wall.tv_sec +
-						     snap->wall.tv_nsec / 1e9));
+	json_object_set_new(root, "epoch",
+			    json_real((double)snap->wall.tv_sec +
+				      snap->wall.tv_nsec / 1e9));
 	json_object_set_new(root, "interval",
 			    json_real(snap->interval_ns / 1e9));
 	json_object_set_new(root, "providers", jo_providers(providers));

@@ -22,31 +22,31 @@ typedef unsigned __int128 u128;
 
 /* A scope series are read in. */
 struct om_scope {
-	pid_t pid;		/* 0: the whole selection */
-	int vcpu;		/* SAMPLE_ALL_VCPUS or an index */
-	const char *guest;	/* guest name of pid, or NULL */
+	pid_t pid;	   /* 0: the whole selection */
+	int vcpu;	   /* SAMPLE_ALL_VCPUS or an index */
+	const char *guest; /* guest name of pid, or NULL */
 };
 
 /* One series to write: a row of some scope. */
 struct om_series {
-	int family;		/* field id of the family's root */
-	int field;		/* the root itself, or a reason child */
-	size_t scope;		/* index in om_ctx.scopes; 0 is the whole */
-	const struct snap_row *row;	/* its total (raw) and buckets */
+	int family;		    /* field id of the family's root */
+	int field;		    /* the root itself, or a reason child */
+	size_t scope;		    /* index in om_ctx.scopes; 0 is the whole */
+	const struct snap_row *row; /* its total (raw) and buckets */
 };
 
 struct om_ctx {
 	struct strbuf *out;
 	const struct snapshot *snap;
-	const struct field_info *fields;	/* the snapshot's */
+	const struct field_info *fields; /* the snapshot's */
 	enum openmetrics_format fmt;
 	struct om_scope *scopes;
 	size_t nscopes;
 	struct om_series *series;
 	size_t nseries, cap;
-	char **fam;		/* family name by field id, made on demand */
-	bool *kept;		/* by field id: in the snapshot's view */
-	char **reserved;	/* metric and sample names written so far */
+	char **fam;	 /* family name by field id, made on demand */
+	bool *kept;	 /* by field id: in the snapshot's view */
+	char **reserved; /* metric and sample names written so far */
 	size_t nreserved;
 };
 
@@ -84,7 +84,7 @@ static void om_decimal(struct strbuf *b, u128 mant, int exp10)
 	}
 	if (exp10 >= 0) {
 		if (exp10 > 120)
-			exp10 = 120;	/* no KVM scale comes near */
+			exp10 = 120; /* no KVM scale comes near */
 		memcpy(out, d, (size_t)n);
 		memset(out + n, '0', (size_t)exp10);
 		out[n + exp10] = '\0';
@@ -149,8 +149,8 @@ static void om_scaled(struct strbuf *b, u128 mant, int exp10,
 			return;
 		}
 	}
-	strbuf_addf(b, "%.17Lg", (long double)mant * om_pow(10, exp10) *
-		    om_pow(2, e));
+	strbuf_addf(b, "%.17Lg",
+		    (long double)mant * om_pow(10, exp10) * om_pow(2, e));
 }
 
 /* The shortest decimal digits that read back as v (> 0), without
@@ -184,8 +184,11 @@ void openmetrics_canonical(double v, char *buf, size_t len)
 	int exp, nd;
 
 	if (isinf(v) || isnan(v) || v == 0) {
-		snprintf(buf, len, "%s", isnan(v) ? "NaN" : v == 0 ? "0.0" :
-			 v > 0 ? "+Inf" : "-Inf");
+		snprintf(buf, len, "%s",
+			 isnan(v) ? "NaN" :
+			 v == 0	  ? "0.0" :
+			 v > 0	  ? "+Inf" :
+				    "-Inf");
 		return;
 	}
 	exp = om_shortest(v < 0 ? -v : v, digits);
@@ -505,8 +508,7 @@ static void om_gather(struct om_ctx *c)
 				    sizeof(*has_reasons));
 
 	c->scopes = xrealloc(c->scopes, sizeof(*c->scopes));
-	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS,
-						     NULL };
+	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS, NULL };
 	om_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
@@ -588,8 +590,8 @@ static bool om_claim(struct om_ctx *c, const char *fam,
 			return false;
 		}
 	}
-	c->reserved = xrealloc(c->reserved, (c->nreserved + n) *
-			       sizeof(*c->reserved));
+	c->reserved = xrealloc(c->reserved,
+			       (c->nreserved + n) * sizeof(*c->reserved));
 	for (size_t i = 0; i < n; i++)
 		c->reserved[c->nreserved++] = names[i];
 	return true;
@@ -650,7 +652,6 @@ static const char *om_unit_name(enum field_unit u)
 	return u == UNIT_SECONDS ? "seconds" : u == UNIT_BYTES ? "bytes" : NULL;
 }
 
-
 /* # TYPE, # UNIT (OpenMetrics only) and # HELP of a family. */
 static void om_header(struct om_ctx *c, const char *fam,
 		      const struct field_info *f, const char *type,
@@ -684,8 +685,7 @@ static void om_header(struct om_ctx *c, const char *fam,
 }
 
 /* The canonical "le" of a bucket holding raw values up to hi - 1. */
-static void om_le(const struct field_info *f, uint64_t hi, char *buf,
-		  size_t len)
+static void om_le(const struct field_info *f, uint64_t hi, char *buf, size_t len)
 {
 	struct strbuf t;
 
@@ -755,8 +755,10 @@ static void om_write_hist(struct om_ctx *c, const char *fam,
 	else if (exact && sum2 <= ~(u128)0 / 5)
 		om_scaled(b, sum2 * 5, -1, pf);
 	else
-		strbuf_addf(b, "%.17Lg", sumf / 2 *
-			    om_pow(pf->base == 2 ? 2 : 10, pf->exponent));
+		strbuf_addf(b, "%.17Lg",
+			    sumf / 2 *
+				    om_pow(pf->base == 2 ? 2 : 10,
+					   pf->exponent));
 	strbuf_add(b, "\n");
 }
 
@@ -805,8 +807,10 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 		strbuf_addf(c->out, "%s%s", fam,
 			    f->type == FIELD_CUMULATIVE ? "_total" : "");
 		om_labels(c->out, &c->scopes[x->scope],
-			  x->field == x->family ? NULL :
-			  om_reason(xf, f, reason, sizeof(reason)), NULL);
+			  x->field == x->family ?
+				  NULL :
+				  om_reason(xf, f, reason, sizeof(reason)),
+			  NULL);
 		strbuf_add(c->out, " ");
 		om_scaled(c->out, x->row->total, 0, f);
 		strbuf_add(c->out, "\n");
@@ -816,8 +820,9 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
 			enum openmetrics_format fmt)
 {
-	struct om_ctx c = { .out = b, .snap = snap, .fields = snap->fields,
-			    .fmt = fmt };
+	struct om_ctx c = {
+		.out = b, .snap = snap, .fields = snap->fields, .fmt = fmt
+	};
 	size_t nf = snap->nfields;
 
 	c.fam = xcalloc(nf ? nf : 1, sizeof(*c.fam));
@@ -827,8 +832,9 @@ void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
 		qsort_r(c.series, c.nseries, sizeof(*c.series), om_series_cmp,
 			&c);
 	for (size_t i = 0, j; i < c.nseries; i = j) {
-		for (j = i + 1; j < c.nseries &&
-				c.series[j].family == c.series[i].family; j++)
+		for (j = i + 1;
+		     j < c.nseries && c.series[j].family == c.series[i].family;
+		     j++)
 			;
 		om_write_family(&c, i, j);
 	}

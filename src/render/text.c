@@ -28,7 +28,7 @@ void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
  * bucket's range. Plain counters get nothing, so their lines stay
  * byte-compatible.
  */
-#define HIST_MAX_BUCKETS 128	/* KVM's log2 histograms have 32 or 64 */
+#define HIST_MAX_BUCKETS 128 /* KVM's log2 histograms have 32 or 64 */
 
 static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 				const struct snap_row *r)
@@ -49,15 +49,16 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 		if (n > HIST_MAX_BUCKETS)
 			n = HIST_MAX_BUCKETS;
 		if (n)
-			strbuf_addf(b, "  %s", hist_format_percentiles(f, hb, n,
-					0, p, sizeof(p)));
+			strbuf_addf(b, "  %s",
+				    hist_format_percentiles(f, hb, n, 0, p,
+							    sizeof(p)));
 		return;
 	}
 	if (f->bucket >= 0) {
 		struct hist_bucket one = { f->bucket_lo, f->bucket_hi, 0 };
 
-		strbuf_addf(b, "  %s", hist_format_range(f, &one, 0, p,
-							  sizeof(p)));
+		strbuf_addf(b, "  %s",
+			    hist_format_range(f, &one, 0, p, sizeof(p)));
 		return;
 	}
 	if (f->unit == UNIT_NONE)
@@ -71,14 +72,15 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 			strbuf_addf(b, "  %s", r->total ? "yes" : "no");
 		return;
 	}
-	strbuf_addf(b, "  %s  %s%s", units_format(f, (double)r->total,
-						   UNITS_COUNT, x, sizeof(x)),
+	strbuf_addf(b, "  %s  %s%s",
+		    units_format(f, (double)r->total, UNITS_COUNT, x, sizeof(x)),
 		    r->delta < 0 ? "-" : "+",
-		    units_format(f, (double)(r->delta < 0 ? -r->delta : r->delta),
+		    units_format(f,
+				 (double)(r->delta < 0 ? -r->delta : r->delta),
 				 UNITS_COUNT, y, sizeof(y)));
 	if (units_has_share(f) && snap->interval_ns)
-		strbuf_addf(b, "  %.1f%%", units_share_pct(f, r->delta,
-							   snap->interval_ns));
+		strbuf_addf(b, "  %.1f%%",
+			    units_share_pct(f, r->delta, snap->interval_ns));
 }
 
 void ui_text_batch(struct strbuf *b, const struct snapshot *snap)

@@ -95,8 +95,7 @@ static bool bad_number(double x, char *buf, size_t len)
 	return true;
 }
 
-static const char *put_ns(double ns, unsigned int flags, char *buf,
-			  size_t len)
+static const char *put_ns(double ns, unsigned int flags, char *buf, size_t len)
 {
 	static const char *const utf8[] = { "ns", "\xc2\xb5s", "ms", "s" };
 	static const char *const ascii[] = { "ns", "us", "ms", "s" };
@@ -115,8 +114,8 @@ const char *units_format_seconds(double secs, unsigned int flags, char *buf,
 
 const char *units_format_bytes(double bytes, char *buf, size_t len)
 {
-	static const char *const sfx[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					   "PiB" };
+	static const char *const sfx[] = { "B",	  "KiB", "MiB",
+					   "GiB", "TiB", "PiB" };
 
 	if (bad_number(bytes, buf, len))
 		return buf;

@@ -26,8 +26,8 @@ struct bpf_count {
 	int prog_fd[BPF_COUNT_MAX_PROGS];
 	int perf_fd[BPF_COUNT_MAX_PROGS];
 	size_t nprogs;
-	bool no_batch;		/* kernel lacks BPF_MAP_LOOKUP_BATCH */
-	struct bpf_count_key keys[BPF_COUNT_BATCH];	/* read buffers */
+	bool no_batch; /* kernel lacks BPF_MAP_LOOKUP_BATCH */
+	struct bpf_count_key keys[BPF_COUNT_BATCH]; /* read buffers */
 	uint64_t values[BPF_COUNT_BATCH];
 };
 
@@ -37,11 +37,14 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 }
 
 /* Instruction builders: data only, no control flow hidden in them. */
-static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src,
-			    int16_t off, int32_t imm)
+static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off,
+			    int32_t imm)
 {
-	struct bpf_insn i = { .code = code, .dst_reg = dst, .src_reg = src,
-			      .off = off, .imm = imm };
+	struct bpf_insn i = { .code = code,
+			      .dst_reg = dst,
+			      .src_reg = src,
+			      .off = off,
+			      .imm = imm };
 	return i;
 }
 
@@ -75,7 +78,8 @@ static size_t build_prog(struct bpf_insn *p, int map_fd, uint16_t event,
 	size_t n = 0, jmp_found, jmp_done, jmp_retry_miss;
 
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid);
+	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0,
+		      BPF_FUNC_get_current_pid_tgid);
 	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -12, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32);
 	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -16, 0);
@@ -97,8 +101,8 @@ static size_t build_prog(struct bpf_insn *p, int map_fd, uint16_t event,
 		p[n++] = insn(BPF_ST | BPF_MEM | BPF_H, BPF_REG_10, 0, -2, 0);
 	}
 	/* r0 = lookup(map, fp - 16) */
-	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
-		      map_fd);
+	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+		      0, map_fd);
 	p[n++] = insn(0, 0, 0, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -16);
@@ -107,8 +111,8 @@ static size_t build_prog(struct bpf_insn *p, int map_fd, uint16_t event,
 	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 0, 0);
 	/* value at fp-24 = 1; update(map, key, value, BPF_NOEXIST) */
 	p[n++] = insn(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -24, 1);
-	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
-		      map_fd);
+	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+		      0, map_fd);
 	p[n++] = insn(0, 0, 0, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -16);
@@ -119,8 +123,8 @@ static size_t build_prog(struct bpf_insn *p, int map_fd, uint16_t event,
 	jmp_done = n;
 	p[n++] = insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, 0);
 	/* another CPU inserted the key first: look it up again */
-	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
-		      map_fd);
+	p[n++] = insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD,
+		      0, map_fd);
 	p[n++] = insn(0, 0, 0, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
 	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -16);
@@ -195,7 +199,7 @@ int bpf_count_attach(struct bpf_count *bc, int tp_id, uint16_t event,
 	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
 	attr.insns = (uint64_t)(uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.license = (uint64_t)(uintptr_t) "GPL";
 	memcpy(attr.prog_name, "kvmstat_count", sizeof("kvmstat_count"));
 	prog_fd = (int)sys_bpf(BPF_PROG_LOAD, &attr);
 	if (prog_fd < 0)
@@ -268,7 +272,8 @@ int bpf_count_read(struct bpf_count *bc,
 
 		memset(&attr, 0, sizeof(attr));
 		attr.batch.map_fd = (uint32_t)bc->map_fd;
-		attr.batch.in_batch = first ? 0 : (uint64_t)(uintptr_t)&in_batch;
+		attr.batch.in_batch = first ? 0 :
+					      (uint64_t)(uintptr_t)&in_batch;
 		attr.batch.out_batch = (uint64_t)(uintptr_t)&out_batch;
 		attr.batch.keys = (uint64_t)(uintptr_t)keys;
 		attr.batch.values = (uint64_t)(uintptr_t)values;
@@ -284,7 +289,7 @@ int bpf_count_read(struct bpf_count *bc,
 		}
 		for (uint32_t i = 0; i < attr.batch.count; i++)
 			fn(ctx, &keys[i], values[i]);
-		if (rc)		/* ENOENT: that was the last batch */
+		if (rc) /* ENOENT: that was the last batch */
 			return 0;
 		in_batch = out_batch;
 		first = false;

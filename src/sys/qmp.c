@@ -49,8 +49,9 @@ static int qmp_wait(struct qmp *q, short events, uint64_t deadline)
 	for (;;) {
 		struct pollfd pfd = { .fd = q->fd, .events = events };
 		uint64_t now = util_now_ns();
-		int ms = now >= deadline ? 0 :
-			 (int)((deadline - now + 999999) / 1000000);
+		int ms = now >= deadline ?
+				 0 :
+				 (int)((deadline - now + 999999) / 1000000);
 		int n = poll(&pfd, 1, ms);
 
 		if (n > 0)
@@ -79,9 +80,9 @@ static void qmp_quote(char *out, size_t outlen, const char *s, size_t len)
 static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 {
 	for (;;) {
-		char *nl = q->len > q->scan ?
-			   memchr(q->buf + q->scan, '\n', q->len - q->scan) :
-			   NULL;
+		char *nl = q->len > q->scan ? memchr(q->buf + q->scan, '\n',
+						     q->len - q->scan) :
+					      NULL;
 		ssize_t n;
 		int rc;
 
@@ -104,7 +105,8 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 				else
 					errmsg_set(&q->err, -EPROTO,
 						   "not JSON (%s): \"%s\"",
-						   end ? jerr.text : "empty line",
+						   end ? jerr.text :
+							 "empty line",
 						   quote);
 				json_decref(m);
 				return -EPROTO;
@@ -173,7 +175,7 @@ int qmp_send(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
 	text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	len = strlen(text);
-	text[len++] = '\n';	/* over the NUL: the length is known */
+	text[len++] = '\n'; /* over the NUL: the length is known */
 	while (off < len) {
 		ssize_t n = send(q->fd, text + off, len - off,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -243,11 +245,12 @@ int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret)
 		err = json_object_get(m, "error");
 		if (!v && !err) {
 			json_decref(m);
-			return errmsg_set(&q->err, -EPROTO,
-					  "not a QMP reply (no return, error or event)");
+			return errmsg_set(
+				&q->err, -EPROTO,
+				"not a QMP reply (no return, error or event)");
 		}
 		if (!qmp_id_is(m, id)) {
-			json_decref(m);	/* late reply to a command given up on */
+			json_decref(m); /* late reply to a command given up on */
 			continue;
 		}
 		if (err) {
@@ -269,8 +272,8 @@ int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret)
 	}
 }
 
-int qmp_command(struct qmp *q, const char *cmd, json_t *args,
-		uint64_t deadline, json_t **ret)
+int qmp_command(struct qmp *q, const char *cmd, json_t *args, uint64_t deadline,
+		json_t **ret)
 {
 	uint64_t id;
 	int rc = qmp_send(q, cmd, args, deadline, &id);

@@ -98,8 +98,10 @@ static int block_check(const struct block *blk, const struct block *prev,
 		if (block_overlap(blk, &prev[i]))
 			return errmsg_set(msg, -EINVAL,
 					  "%s [%llu, %llu) overlaps the %s [%llu, %llu)",
-					  blk->what, (unsigned long long)blk->start,
-					  (unsigned long long)blk->end, prev[i].what,
+					  blk->what,
+					  (unsigned long long)blk->start,
+					  (unsigned long long)blk->end,
+					  prev[i].what,
 					  (unsigned long long)prev[i].start,
 					  (unsigned long long)prev[i].end);
 	return 0;
@@ -114,8 +116,7 @@ static uint32_t get_u32(const unsigned char *p)
 }
 
 /* Decodes descriptor i from the raw block; -EINVAL when it is malformed. */
-static int desc_decode(struct statsfd_schema *s, uint32_t i,
-		       struct errmsg *msg)
+static int desc_decode(struct statsfd_schema *s, uint32_t i, struct errmsg *msg)
 {
 	size_t stride = DESC_HEAD + s->name_size;
 	const unsigned char *p = s->raw + (size_t)i * stride;
@@ -133,18 +134,17 @@ static int desc_decode(struct statsfd_schema *s, uint32_t i,
 		return errmsg_set(msg, -EINVAL, "descriptor %u: empty name", i);
 	d->name = name;
 	d->flags = get_u32(p + offsetof(struct kvm_stats_desc, flags));
-	memcpy(&exp, p + offsetof(struct kvm_stats_desc, exponent),
-	       sizeof(exp));
+	memcpy(&exp, p + offsetof(struct kvm_stats_desc, exponent), sizeof(exp));
 	memcpy(&size, p + offsetof(struct kvm_stats_desc, size), sizeof(size));
 	d->exponent = exp;
 	d->size = size;
 	d->offset = get_u32(p + offsetof(struct kvm_stats_desc, offset));
-	d->bucket_size =
-		get_u32(p + offsetof(struct kvm_stats_desc, bucket_size));
+	d->bucket_size = get_u32(p +
+				 offsetof(struct kvm_stats_desc, bucket_size));
 	if (!d->size) {
 		name_quote(name, q, sizeof(q));
-		return errmsg_set(msg, -EINVAL, "descriptor %u (%s): size 0",
-				  i, q);
+		return errmsg_set(msg, -EINVAL, "descriptor %u (%s): size 0", i,
+				  q);
 	}
 
 	type = (d->flags & KVM_STATS_TYPE_MASK) >> KVM_STATS_TYPE_SHIFT;
@@ -224,7 +224,7 @@ static int desc_name_cmp(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return (x > y) - (x < y);	/* file order */
+	return (x > y) - (x < y); /* file order */
 }
 
 static int desc_offset_cmp(const void *a, const void *b)
@@ -274,7 +274,8 @@ static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 			rc = errmsg_set(msg, -EINVAL,
 					"stat %s: data [%llu, %llu) beyond %u bytes",
 					q1, (unsigned long long)v[i]->offset,
-					(unsigned long long)end, STATSFD_DATA_MAX);
+					(unsigned long long)end,
+					STATSFD_DATA_MAX);
 			break;
 		}
 		if (i + 1 < n && end > v[i + 1]->offset) {
@@ -302,8 +303,7 @@ void statsfd_schema_free(struct statsfd_schema *s)
 	free(s);
 }
 
-int statsfd_schema_read(int fd, struct statsfd_schema **out,
-			struct errmsg *msg)
+int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg)
 {
 	struct kvm_stats_header h;
 	struct statsfd_schema *s;

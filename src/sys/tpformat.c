@@ -19,9 +19,9 @@
 #include "tpformat.h"
 #include "util.h"
 
-#define TP_MAX_DEPTH 64			/* bracket nesting accepted in a print fmt */
-#define TP_MAX_UNARY 64			/* chained unary operators in a constant */
-#define TP_MAX_FILE (64u << 20)		/* bigger format files are refused */
+#define TP_MAX_DEPTH 64		/* bracket nesting accepted in a print fmt */
+#define TP_MAX_UNARY 64		/* chained unary operators in a constant */
+#define TP_MAX_FILE (64u << 20) /* bigger format files are refused */
 
 enum tp_tok_kind {
 	TP_TOK_IDENT,
@@ -35,17 +35,17 @@ struct tp_tok {
 	enum tp_tok_kind kind;
 	const char *s;
 	size_t len;
-	size_t match;		/* brackets: index of the partner bracket */
+	size_t match; /* brackets: index of the partner bracket */
 };
 
 /* One "cond ? a : b" whose branch the walk is in, on a stack shared by levels. */
 struct tp_frame {
-	size_t cond_b, cond_e;	/* condition tokens [cond_b, cond_e) */
+	size_t cond_b, cond_e; /* condition tokens [cond_b, cond_e) */
 	bool in_else;
-	bool parsed;		/* the fields below are valid */
-	bool simple;		/* cond is "REC->f == const" or "!=" */
-	bool ne;		/* ... with "!=" */
-	size_t field_tok;	/* token of f */
+	bool parsed;	  /* the fields below are valid */
+	bool simple;	  /* cond is "REC->f == const" or "!=" */
+	bool ne;	  /* ... with "!=" */
+	size_t field_tok; /* token of f */
 	int64_t value;
 };
 
@@ -56,7 +56,7 @@ struct tp_frame {
  */
 struct tp_level {
 	const struct tp_level *parent;
-	size_t base;		/* first frame of this level on the stack */
+	size_t base; /* first frame of this level on the stack */
 };
 
 struct tp_parser {
@@ -98,7 +98,8 @@ static char *tp_strndup(const char *s, size_t n)
 
 static bool tp_is_blank(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+	       c == '\f';
 }
 
 static bool tp_is_ident_start(char c)
@@ -205,7 +206,8 @@ static int tp_parse_decl(const char *s, size_t n, struct tp_field *fld)
  * Parses one "field:DECL;\toffset:N;\tsize:N;\tsigned:N;" line (s points past
  * "field:") and appends it to f. Unknown "key:value;" pairs are ignored.
  */
-static int tp_parse_field_line(struct tp_format *f, size_t *cap, const char *s, size_t n)
+static int tp_parse_field_line(struct tp_format *f, size_t *cap, const char *s,
+			       size_t n)
 {
 	struct tp_field fld = { 0 };
 	bool have_off = false, have_size = false;
@@ -236,15 +238,18 @@ static int tp_parse_field_line(struct tp_format *f, size_t *cap, const char *s, 
 		klen = (size_t)(colon - key);
 		pos = (size_t)(end - s) + 1;
 		if (klen == 6 && !memcmp(key, "offset", 6)) {
-			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1), UINT_MAX, &v);
+			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1),
+					   UINT_MAX, &v);
 			fld.offset = (unsigned int)v;
 			have_off = true;
 		} else if (klen == 4 && !memcmp(key, "size", 4)) {
-			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1), UINT_MAX, &v);
+			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1),
+					   UINT_MAX, &v);
 			fld.size = (unsigned int)v;
 			have_size = true;
 		} else if (klen == 6 && !memcmp(key, "signed", 6)) {
-			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1), 1, &v);
+			rc = tp_parse_udec(colon + 1, (size_t)(end - colon - 1),
+					   1, &v);
 			fld.is_signed = v;
 		}
 	}
@@ -279,7 +284,8 @@ static bool tp_is_text_line(const char *s, size_t n)
  * Reads the header lines up to "print fmt:", whose text starts at *fmt_at.
  * name, ID and format: are required, fields only after format:.
  */
-static int tp_parse_header(struct tp_format *f, const char *s, size_t len, size_t *fmt_at)
+static int tp_parse_header(struct tp_format *f, const char *s, size_t len,
+			   size_t *fmt_at)
 {
 	bool have_id = false, in_format = false;
 	size_t pos = 0, fcap = 0;
@@ -405,12 +411,16 @@ static int tp_tokenize(struct tp_parser *p, const char *s, size_t len)
 		} else if (tp_is_digit((char)c)) {
 			t.kind = TP_TOK_NUMBER;
 			while (i + t.len < len &&
-			       (tp_is_ident_char(s[i + t.len]) || s[i + t.len] == '.'))
+			       (tp_is_ident_char(s[i + t.len]) ||
+				s[i + t.len] == '.'))
 				t.len++;
 		} else if (c > 0x20 && c < 0x7f) {
 			t.kind = TP_TOK_PUNCT;
-			for (size_t k = 0; k < sizeof(tp_puncts2) / sizeof(tp_puncts2[0]); k++)
-				if (i + 1 < len && !memcmp(s + i, tp_puncts2[k], 2))
+			for (size_t k = 0;
+			     k < sizeof(tp_puncts2) / sizeof(tp_puncts2[0]);
+			     k++)
+				if (i + 1 < len &&
+				    !memcmp(s + i, tp_puncts2[k], 2))
 					t.len = 2;
 		} else {
 			return -EINVAL;
@@ -419,7 +429,8 @@ static int tp_tokenize(struct tp_parser *p, const char *s, size_t len)
 			if (depth == TP_MAX_DEPTH)
 				return -EINVAL;
 			stack[depth++] = p->ntok;
-		} else if (t.kind == TP_TOK_PUNCT && t.len == 1 && strchr(")]}", c)) {
+		} else if (t.kind == TP_TOK_PUNCT && t.len == 1 &&
+			   strchr(")]}", c)) {
 			static const char pairs[] = "()[]{}";
 			const char *open = strchr(pairs, c) - 1;
 
@@ -428,7 +439,8 @@ static int tp_tokenize(struct tp_parser *p, const char *s, size_t len)
 			t.match = stack[--depth];
 			p->tok[t.match].match = p->ntok;
 		}
-		tp_grow((void **)&p->tok, &p->tokcap, p->ntok + 1, sizeof(*p->tok));
+		tp_grow((void **)&p->tok, &p->tokcap, p->ntok + 1,
+			sizeof(*p->tok));
 		p->tok[p->ntok++] = t;
 		i += t.len;
 	}
@@ -450,17 +462,20 @@ static size_t tp_next_comma(const struct tp_parser *p, size_t b, size_t e)
 /* Drops parentheses that enclose the whole of [*b, *e). */
 static void tp_strip_parens(const struct tp_parser *p, size_t *b, size_t *e)
 {
-	while (*e - *b >= 2 && tp_punct(&p->tok[*b], "(") && p->tok[*b].match == *e - 1) {
+	while (*e - *b >= 2 && tp_punct(&p->tok[*b], "(") &&
+	       p->tok[*b].match == *e - 1) {
 		(*b)++;
 		(*e)--;
 	}
 }
 
 /* Whether [b, e) is "REC->name", maybe in parentheses; *field gets name's token. */
-static bool tp_field_ref(const struct tp_parser *p, size_t b, size_t e, size_t *field)
+static bool tp_field_ref(const struct tp_parser *p, size_t b, size_t e,
+			 size_t *field)
 {
 	tp_strip_parens(p, &b, &e);
-	if (e - b != 3 || !tp_ident(&p->tok[b], "REC") || !tp_punct(&p->tok[b + 1], "->") ||
+	if (e - b != 3 || !tp_ident(&p->tok[b], "REC") ||
+	    !tp_punct(&p->tok[b + 1], "->") ||
 	    p->tok[b + 2].kind != TP_TOK_IDENT)
 		return false;
 	*field = b + 2;
@@ -498,7 +513,7 @@ static int tp_parse_number(const char *s, size_t n, uint64_t *out)
 		else
 			break;
 		if (d >= base)
-			break;	/* a suffix, or an error found below */
+			break; /* a suffix, or an error found below */
 		if (v > (UINT64_MAX - d) / base)
 			return -EINVAL;
 		v = v * base + d;
@@ -523,7 +538,7 @@ struct tp_eval {
 	const struct tp_parser *p;
 	size_t i, end;
 	int err;
-	unsigned int unary;	/* chained unary operators, bounded */
+	unsigned int unary; /* chained unary operators, bounded */
 };
 
 static uint64_t tp_ev_expr(struct tp_eval *ev, int level);
@@ -549,7 +564,8 @@ static uint64_t tp_ev_unary(struct tp_eval *ev)
 
 	if (!t)
 		return tp_ev_fail(ev, -EINVAL);
-	if (tp_punct(t, "-") || tp_punct(t, "+") || tp_punct(t, "~") || tp_punct(t, "!")) {
+	if (tp_punct(t, "-") || tp_punct(t, "+") || tp_punct(t, "~") ||
+	    tp_punct(t, "!")) {
 		if (++ev->unary > TP_MAX_UNARY)
 			return tp_ev_fail(ev, -EINVAL);
 		ev->i++;
@@ -573,11 +589,14 @@ static uint64_t tp_ev_unary(struct tp_eval *ev)
 		return v;
 	}
 	if (tp_punct(t, "(")) {
-		struct tp_eval sub = { .p = ev->p, .i = ev->i + 1, .end = t->match };
+		struct tp_eval sub = { .p = ev->p,
+				       .i = ev->i + 1,
+				       .end = t->match };
 
 		v = tp_ev_expr(&sub, 0);
 		if (!sub.err && sub.i != sub.end)
-			sub.err = tp_punct(&ev->p->tok[sub.i], "?") ? -ENOENT : -EINVAL;
+			sub.err = tp_punct(&ev->p->tok[sub.i], "?") ? -ENOENT :
+								      -EINVAL;
 		if (sub.err)
 			return tp_ev_fail(ev, sub.err);
 		ev->i = t->match + 1;
@@ -590,13 +609,22 @@ static uint64_t tp_ev_unary(struct tp_eval *ev)
 
 /* Binary operators by precedence level, loosest first. */
 static const char *const tp_ev_ops[][4] = {
-	{ "||" }, { "&&" }, { "|" }, { "^" }, { "&" }, { "==", "!=" },
-	{ "<", ">", "<=", ">=" }, { "<<", ">>" }, { "+", "-" }, { "*", "/", "%" },
+	{ "||" },
+	{ "&&" },
+	{ "|" },
+	{ "^" },
+	{ "&" },
+	{ "==", "!=" },
+	{ "<", ">", "<=", ">=" },
+	{ "<<", ">>" },
+	{ "+", "-" },
+	{ "*", "/", "%" },
 };
 
 #define TP_EV_LEVELS ((int)(sizeof(tp_ev_ops) / sizeof(tp_ev_ops[0])))
 
-static uint64_t tp_ev_apply(struct tp_eval *ev, const char *op, uint64_t a, uint64_t b)
+static uint64_t tp_ev_apply(struct tp_eval *ev, const char *op, uint64_t a,
+			    uint64_t b)
 {
 	if (!strcmp(op, "||"))
 		return a || b;
@@ -678,7 +706,8 @@ static int tp_eval(const struct tp_parser *p, size_t b, size_t e, uint64_t *out)
 /* ---- print fmt: tables ---- */
 
 /* Whether [b, e) has, outside brackets, a token among ops (NULL-terminated). */
-static bool tp_has_op(const struct tp_parser *p, size_t b, size_t e, const char *const *ops)
+static bool tp_has_op(const struct tp_parser *p, size_t b, size_t e,
+		      const char *const *ops)
 {
 	for (size_t k = b; k < e; k++) {
 		if (tp_is_open(&p->tok[k])) {
@@ -693,10 +722,12 @@ static bool tp_has_op(const struct tp_parser *p, size_t b, size_t e, const char 
 }
 
 /* Operators binding looser than "&" (and so than "=="), and "&" itself. */
-static const char *const tp_loose_ops[] = { "&", "^", "|", "&&", "||", "?", ":", ",", NULL };
+static const char *const tp_loose_ops[] = { "&", "^", "|", "&&", "||",
+					    "?", ":", ",", NULL };
 
 /* Finds the single top-level token equal to one of ops in [b, e); SIZE_MAX if none or many. */
-static size_t tp_find_op(const struct tp_parser *p, size_t b, size_t e, const char *const *ops)
+static size_t tp_find_op(const struct tp_parser *p, size_t b, size_t e,
+			 const char *const *ops)
 {
 	size_t at = SIZE_MAX;
 
@@ -721,11 +752,12 @@ static size_t tp_find_op(const struct tp_parser *p, size_t b, size_t e, const ch
  * "REC->f", "REC->f & C" or "C & REC->f"; 0 for any other expression;
  * -EINVAL if C is malformed.
  */
-static int tp_parse_first_arg(const struct tp_parser *p, size_t b, size_t e, size_t *field,
-			      uint64_t *mask)
+static int tp_parse_first_arg(const struct tp_parser *p, size_t b, size_t e,
+			      size_t *field, uint64_t *mask)
 {
 	static const char *const amp[] = { "&", NULL };
-	static const char *const others[] = { "^", "|", "&&", "||", "?", ":", ",", NULL };
+	static const char *const others[] = { "^", "|", "&&", "||",
+					      "?", ":", ",",  NULL };
 	size_t at;
 	int rc;
 
@@ -773,7 +805,8 @@ static void tp_frame_guard(const struct tp_parser *p, struct tp_frame *fr)
 }
 
 /* The innermost ?: frame around the current position, or NULL. */
-static struct tp_frame *tp_current_frame(struct tp_parser *p, const struct tp_level *lv)
+static struct tp_frame *tp_current_frame(struct tp_parser *p,
+					 const struct tp_level *lv)
 {
 	size_t top = p->nframes;
 
@@ -797,16 +830,32 @@ static int tp_decode_literal(const struct tp_tok *t, char *out, size_t *olen)
 			out[(*olen)++] = c;
 			continue;
 		}
-		c = s[++i];	/* the tokenizer saw a byte after every backslash */
+		c = s[++i]; /* the tokenizer saw a byte after every backslash */
 		switch (c) {
-		case 'n': v = '\n'; break;
-		case 't': v = '\t'; break;
-		case 'r': v = '\r'; break;
-		case 'a': v = '\a'; break;
-		case 'b': v = '\b'; break;
-		case 'f': v = '\f'; break;
-		case 'v': v = '\v'; break;
-		case 'e': v = 0x1b; break;
+		case 'n':
+			v = '\n';
+			break;
+		case 't':
+			v = '\t';
+			break;
+		case 'r':
+			v = '\r';
+			break;
+		case 'a':
+			v = '\a';
+			break;
+		case 'b':
+			v = '\b';
+			break;
+		case 'f':
+			v = '\f';
+			break;
+		case 'v':
+			v = '\v';
+			break;
+		case 'e':
+			v = 0x1b;
+			break;
 		case 'x':
 			v = 0;
 			if (i + 1 >= n || !tp_is_xdigit(s[i + 1]))
@@ -814,8 +863,11 @@ static int tp_decode_literal(const struct tp_tok *t, char *out, size_t *olen)
 			while (i + 1 < n && tp_is_xdigit(s[i + 1])) {
 				char h = s[++i];
 
-				v = v * 16 + (unsigned int)(tp_is_digit(h) ? h - '0' :
-							    (h | 0x20) - 'a' + 10);
+				v = v * 16 +
+				    (unsigned int)(tp_is_digit(h) ?
+							   h - '0' :
+							   (h | 0x20) - 'a' +
+								   10);
 				if (v > 0xff)
 					return -EINVAL;
 			}
@@ -823,13 +875,17 @@ static int tp_decode_literal(const struct tp_tok *t, char *out, size_t *olen)
 		default:
 			if (c >= '0' && c <= '7') {
 				v = (unsigned int)(c - '0');
-				for (int k = 0; k < 2 && i + 1 < n && s[i + 1] >= '0' &&
-				     s[i + 1] <= '7'; k++)
-					v = v * 8 + (unsigned int)(s[++i] - '0');
+				for (int k = 0;
+				     k < 2 && i + 1 < n && s[i + 1] >= '0' &&
+				     s[i + 1] <= '7';
+				     k++)
+					v = v * 8 +
+					    (unsigned int)(s[++i] - '0');
 				if (v > 0xff)
 					return -EINVAL;
 			} else {
-				v = (unsigned char)c;	/* \\ \" \' \? and the rest */
+				v = (unsigned char)
+					c; /* \\ \" \' \? and the rest */
 			}
 		}
 		if (!v)
@@ -866,7 +922,8 @@ struct tp_table_build {
 static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 			  struct tp_table_build *tb)
 {
-	size_t c = tp_next_comma(p, b, e), total = 0, len = 0, nlit = 0, firstlen = 0;
+	size_t c = tp_next_comma(p, b, e), total = 0, len = 0, nlit = 0,
+	       firstlen = 0;
 	uint64_t v = 0;
 	char *name;
 	int rc;
@@ -899,8 +956,9 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 		tb->prefix_ok = nlit >= 2;
 		if (tb->prefix_ok)
 			tb->t.prefix = tp_strndup(name, firstlen);
-	} else if (tb->prefix_ok && (nlit < 2 || strlen(tb->t.prefix) != firstlen ||
-				     memcmp(tb->t.prefix, name, firstlen))) {
+	} else if (tb->prefix_ok &&
+		   (nlit < 2 || strlen(tb->t.prefix) != firstlen ||
+		    memcmp(tb->t.prefix, name, firstlen))) {
 		tb->prefix_ok = false;
 	}
 
@@ -908,7 +966,8 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 		free(name);
 		return 0;
 	}
-	tp_grow((void **)&tb->t.syms, &tb->cap, tb->t.nsyms + 1, sizeof(*tb->t.syms));
+	tp_grow((void **)&tb->t.syms, &tb->cap, tb->t.nsyms + 1,
+		sizeof(*tb->t.syms));
 	tb->t.syms[tb->t.nsyms].value = v;
 	tb->t.syms[tb->t.nsyms].name = name;
 	tb->t.nsyms++;
@@ -916,8 +975,8 @@ static int tp_parse_entry(const struct tp_parser *p, size_t b, size_t e,
 }
 
 /* Completes a table: field, size cut, guard; then appends it to the format. */
-static void tp_finish_table(struct tp_parser *p, struct tp_table_build *tb, size_t field_tok,
-			    struct tp_frame *fr)
+static void tp_finish_table(struct tp_parser *p, struct tp_table_build *tb,
+			    size_t field_tok, struct tp_frame *fr)
 {
 	const struct tp_tok *ft = &p->tok[field_tok];
 	struct tp_format *f = p->f;
@@ -957,7 +1016,8 @@ static void tp_finish_table(struct tp_parser *p, struct tp_table_build *tb, size
  * argument is not a plain (masked) field, or with no symbol left, is read
  * but not kept.
  */
-static int tp_parse_symbolic(struct tp_parser *p, size_t i, const struct tp_level *lv)
+static int tp_parse_symbolic(struct tp_parser *p, size_t i,
+			     const struct tp_level *lv)
 {
 	size_t close = p->tok[i + 1].match, a = i + 2, c, field_tok = 0;
 	struct tp_table_build tb = { .t = { .mask = ~0ULL } };
@@ -972,7 +1032,8 @@ static int tp_parse_symbolic(struct tp_parser *p, size_t i, const struct tp_leve
 	while (c < close && !rc) {
 		size_t eb = c + 1, ee = tp_next_comma(p, eb, close);
 
-		if (ee - eb < 2 || !tp_punct(&p->tok[eb], "{") || p->tok[eb].match != ee - 1)
+		if (ee - eb < 2 || !tp_punct(&p->tok[eb], "{") ||
+		    p->tok[eb].match != ee - 1)
 			rc = -EINVAL;
 		else
 			rc = tp_parse_entry(p, eb + 1, ee - 1, &tb);
@@ -998,7 +1059,8 @@ static bool tp_is_symbolic_call(const struct tp_parser *p, size_t i, size_t e)
  * (__print_flags, __print_hex, ...) are walked like any call and yield
  * nothing. Recursion depth is bounded by TP_MAX_DEPTH.
  */
-static int tp_walk(struct tp_parser *p, size_t b, size_t e, const struct tp_level *parent)
+static int tp_walk(struct tp_parser *p, size_t b, size_t e,
+		   const struct tp_level *parent)
 {
 	struct tp_level lv = { .parent = parent, .base = p->nframes };
 	size_t seg = b;
@@ -1011,13 +1073,16 @@ static int tp_walk(struct tp_parser *p, size_t b, size_t e, const struct tp_leve
 			p->nframes = lv.base;
 			seg = i + 1;
 		} else if (tp_punct(t, "?")) {
-			tp_grow((void **)&p->frames, &p->framecap, p->nframes + 1,
-				sizeof(*p->frames));
-			p->frames[p->nframes++] = (struct tp_frame){ .cond_b = seg, .cond_e = i };
+			tp_grow((void **)&p->frames, &p->framecap,
+				p->nframes + 1, sizeof(*p->frames));
+			p->frames[p->nframes++] = (struct tp_frame){
+				.cond_b = seg, .cond_e = i
+			};
 			seg = i + 1;
 		} else if (tp_punct(t, ":")) {
 			/* Closes the innermost condition still in its "?" branch. */
-			while (p->nframes > lv.base && p->frames[p->nframes - 1].in_else)
+			while (p->nframes > lv.base &&
+			       p->frames[p->nframes - 1].in_else)
 				p->nframes--;
 			if (p->nframes > lv.base)
 				p->frames[p->nframes - 1].in_else = true;
@@ -1026,10 +1091,12 @@ static int tp_walk(struct tp_parser *p, size_t b, size_t e, const struct tp_leve
 			rc = tp_parse_symbolic(p, i, &lv);
 			i = p->tok[i + 1].match;
 		} else if (tp_is_open(t)) {
-			const struct tp_tok *prev = i > b ? &p->tok[i - 1] : NULL;
+			const struct tp_tok *prev = i > b ? &p->tok[i - 1] :
+							    NULL;
 			bool grouping = tp_punct(t, "(") &&
 					!(prev && (prev->kind == TP_TOK_IDENT ||
-						   tp_punct(prev, ")") || tp_punct(prev, "]")));
+						   tp_punct(prev, ")") ||
+						   tp_punct(prev, "]")));
 
 			rc = tp_walk(p, i + 1, t->match, grouping ? &lv : NULL);
 			i = t->match;
@@ -1101,7 +1168,8 @@ int tp_format_load(const char *path, struct tp_format **out)
 	return rc;
 }
 
-const struct tp_field *tp_format_field(const struct tp_format *f, const char *name)
+const struct tp_field *tp_format_field(const struct tp_format *f,
+				       const char *name)
 {
 	for (size_t i = 0; f && i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, name))
@@ -1109,7 +1177,8 @@ const struct tp_field *tp_format_field(const struct tp_format *f, const char *na
 	return NULL;
 }
 
-const struct tp_symtab *tp_format_symtab(const struct tp_format *f, const char *field)
+const struct tp_symtab *tp_format_symtab(const struct tp_format *f,
+					 const char *field)
 {
 	for (size_t i = 0; f && i < f->ntabs; i++)
 		if (!strcmp(f->tabs[i].field, field))
@@ -1124,7 +1193,8 @@ bool tp_symtab_applies(const struct tp_symtab *t, int64_t guard_value)
 	return (guard_value == t->guard_value) != t->guard_negated;
 }
 
-const struct tp_symtab *tp_format_symtab_for(const struct tp_format *f, const char *field,
+const struct tp_symtab *tp_format_symtab_for(const struct tp_format *f,
+					     const char *field,
 					     int64_t guard_value)
 {
 	for (size_t i = 0; f && i < f->ntabs; i++)
@@ -1147,7 +1217,8 @@ const char *tp_symtab_name(const struct tp_symtab *t, uint64_t raw_value)
 	return NULL;
 }
 
-const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t, const char *name)
+const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t,
+				       const char *name)
 {
 	for (size_t i = 0; i < t->nsyms; i++)
 		if (!strcmp(t->syms[i].name, name))

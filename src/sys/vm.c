@@ -249,7 +249,7 @@ static void name_opts_apply(const char *s, char **name)
 		} else if (first) {
 			s = opt_value(s, name);
 		} else {
-			s += k;		/* a bare flag */
+			s += k; /* a bare flag */
 		}
 		if (*s == ',')
 			s++;
@@ -534,7 +534,8 @@ static void msg_add_name(struct errmsg *m, const char *name)
 static void msg_add_denied(struct errmsg *m, size_t ndenied)
 {
 	if (ndenied)
-		errmsg_add(m, "; %zu processes could not be inspected: run kvmstat as root",
+		errmsg_add(m,
+			   "; %zu processes could not be inspected: run kvmstat as root",
 			   ndenied);
 }
 
@@ -627,8 +628,9 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 
 	errmsg_clear(msg);
 	if (!name || !*name)
-		return errmsg_set(msg, -EINVAL,
-				  "empty guest name: give the QEMU -name of a running guest");
+		return errmsg_set(
+			msg, -EINVAL,
+			"empty guest name: give the QEMU -name of a running guest");
 	root = root_open(proc_root);
 	if (root < 0)
 		return errmsg_set(msg, root,
@@ -637,7 +639,8 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 	rc = list_at(root, false, &v, &n, &ndenied);
 	close(root);
 	if (rc)
-		return errmsg_set(msg, rc, "cannot list the processes in %s: %s",
+		return errmsg_set(msg, rc,
+				  "cannot list the processes in %s: %s",
 				  proc_root, strerror(-rc));
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].name)
@@ -721,8 +724,8 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 			buf[strcspn(buf, "\n")] = '\0';
 			if (util_parse_int(buf, 1, INT_MAX, &tid))
 				continue;
-			v->vcpus = xrealloc(v->vcpus, (v->nvcpus + 1) *
-					    sizeof(*v->vcpus));
+			v->vcpus = xrealloc(v->vcpus, (v->nvcpus +
+						       1) * sizeof(*v->vcpus));
 			v->vcpus[v->nvcpus].index = (int)idx;
 			v->vcpus[v->nvcpus].tid = (pid_t)tid;
 			v->nvcpus++;

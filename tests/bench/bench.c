@@ -41,7 +41,7 @@ static int count_fds(void)
 			n++;
 	if (d)
 		closedir(d);
-	return n - 1;	/* the directory itself */
+	return n - 1; /* the directory itself */
 }
 
 int main(int argc, char **argv)
@@ -57,7 +57,8 @@ int main(int argc, char **argv)
 	double t0, t1;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench tracepoint [REGEX] | debugfs ROOT [want_vms]\n");
+		fprintf(stderr,
+			"usage: bench tracepoint [REGEX] | debugfs ROOT [want_vms]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "tracepoint") && argc > 2) {
@@ -104,10 +105,13 @@ int main(int argc, char **argv)
 	}
 	t1 = cpu_seconds();
 	printf("%-10s %-26s fields %4zu  fds %5d  cpu/refresh %7.1f us\n",
-	       argv[1], !strcmp(argv[1], "debugfs") ?
-	       (p.want_vms ? "tree, per-VM breakdowns" : "tree, totals") :
-	       argc > 2 ? argv[2] : "(default fields)", s.fields.n,
-	       count_fds() - fds0, (t1 - t0) / iters * 1e6);
+	       argv[1],
+	       !strcmp(argv[1], "debugfs") ?
+		       (p.want_vms ? "tree, per-VM breakdowns" :
+				     "tree, totals") :
+	       argc > 2 ? argv[2] :
+			  "(default fields)",
+	       s.fields.n, count_fds() - fds0, (t1 - t0) / iters * 1e6);
 	p.ops->close(&p);
 	stats_free(&s);
 	options_free(&o);

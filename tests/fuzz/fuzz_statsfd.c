@@ -135,7 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((uint64_t)d->offset + d->size * 8ull > s->data_len)
 				abort();
 			for (unsigned int k = 0; k < d->size; k++)
-				units_format(&f, (double)statsfd_value(block, d, k),
+				units_format(&f,
+					     (double)statsfd_value(block, d, k),
 					     0, buf, sizeof(buf));
 		}
 	}

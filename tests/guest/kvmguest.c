@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <linux/kvm.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -25,44 +26,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <linux/kvm.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-#define PROG			"kvmguest"
-#define MAX_VMS			1024
-#define MAX_VCPUS		1024
-#define MAX_HOLD		(7 * 24 * 3600.0)
+#define PROG "kvmguest"
+#define MAX_VMS 1024
+#define MAX_VCPUS 1024
+#define MAX_HOLD (7 * 24 * 3600.0)
 
 /* Guest-physical layout: one page of code; the MMIO target is in no slot. */
-#define GUEST_CODE_GPA		0x1000
-#define GUEST_CODE_SIZE		0x1000
-#define GUEST_MMIO_GPA		0x8000
-#define GUEST_PIO_PORT		0x10
+#define GUEST_CODE_GPA 0x1000
+#define GUEST_CODE_SIZE 0x1000
+#define GUEST_MMIO_GPA 0x8000
+#define GUEST_PIO_PORT 0x10
 /* Only used by VMX without unrestricted guest; harmless elsewhere. */
-#define GUEST_TSS_GPA		0xfffbd000
+#define GUEST_TSS_GPA 0xfffbd000
 
-enum kind { KIND_PIO, KIND_MMIO, KIND_HLT };
+enum kind {
+	KIND_PIO,
+	KIND_MMIO,
+	KIND_HLT
+};
 
 /* 16-bit real-mode loops; each iteration makes one exit of the kind. */
 static const uint8_t code_pio[] = {
-	0xe6, GUEST_PIO_PORT,		/* 0: out GUEST_PIO_PORT, al */
-	0xeb, 0xfc,			/* 2: jmp 0 */
+	0xe6, GUEST_PIO_PORT, /* 0: out GUEST_PIO_PORT, al */
+	0xeb, 0xfc,	      /* 2: jmp 0 */
 };
 static const uint8_t code_mmio[] = {
-	0xa2, GUEST_MMIO_GPA & 0xff,	/* 0: mov [GUEST_MMIO_GPA], al */
+	0xa2,
+	GUEST_MMIO_GPA & 0xff, /* 0: mov [GUEST_MMIO_GPA], al */
 	GUEST_MMIO_GPA >> 8,
-	0xeb, 0xfb,			/* 3: jmp 0 */
+	0xeb,
+	0xfb, /* 3: jmp 0 */
 };
 static const uint8_t code_hlt[] = {
-	0xf4,				/* 0: hlt */
-	0xeb, 0xfd,			/* 1: jmp 0 */
+	0xf4,	    /* 0: hlt */
+	0xeb, 0xfd, /* 1: jmp 0 */
 };
 
 static const struct kind_info {
@@ -79,9 +85,9 @@ static const struct kind_info {
 static struct options {
 	unsigned int vms;
 	unsigned int vcpus;
-	uint64_t exits;		/* per vCPU; 0 = until the hold time ends */
+	uint64_t exits; /* per vCPU; 0 = until the hold time ends */
 	enum kind kind;
-	double hold;		/* seconds */
+	double hold; /* seconds */
 	bool stats_fds;
 	bool wait_signal;
 } opts = {
@@ -119,12 +125,12 @@ struct vm {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	unsigned int nr_setup;	/* vCPU threads done with setup */
-	unsigned int nr_done;	/* vCPU threads done running */
+	unsigned int nr_setup; /* vCPU threads done with setup */
+	unsigned int nr_done;  /* vCPU threads done running */
 	bool setup_failed;
-	bool started;		/* vCPUs may run */
-	bool quit;		/* vCPU threads may return */
-	atomic_bool stop;	/* -n 0: stop running */
+	bool started;	  /* vCPUs may run */
+	bool quit;	  /* vCPU threads may return */
+	atomic_bool stop; /* -n 0: stop running */
 };
 
 /* Writes all of buf; one write() for anything shorter than PIPE_BUF. */
@@ -145,8 +151,7 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* Formats prefix, fmt and a newline into one write(), so lines never mix. */
-static void vwrite_line(int fd, const char *prefix, const char *fmt,
-			va_list ap)
+static void vwrite_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[512];
 	int len, n;
@@ -163,8 +168,7 @@ static void vwrite_line(int fd, const char *prefix, const char *fmt,
 }
 
 /* One stdout record (one line). */
-__attribute__((format(printf, 1, 2)))
-static void emit(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void emit(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -174,8 +178,7 @@ static void emit(const char *fmt, ...)
 }
 
 /* One line on stderr, prefixed with the program name. */
-__attribute__((format(printf, 1, 2)))
-static void error_msg(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void error_msg(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -242,7 +245,8 @@ static int vcpu_setup(struct vcpu *vcpu)
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 	struct kvm_segment *segs[] = {
-		&sregs.cs, &sregs.ds, &sregs.es, &sregs.fs, &sregs.gs, &sregs.ss,
+		&sregs.cs, &sregs.ds, &sregs.es,
+		&sregs.fs, &sregs.gs, &sregs.ss,
 	};
 	void *run;
 	size_t i;
@@ -284,7 +288,7 @@ static int vcpu_setup(struct vcpu *vcpu)
 	}
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = GUEST_CODE_GPA;
-	regs.rflags = 0x2;	/* reserved bit 1; interrupts off */
+	regs.rflags = 0x2; /* reserved bit 1; interrupts off */
 	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0) {
 		err = -errno;
 		error_msg("vm %d: vcpu %u: KVM_SET_REGS: %s", vm->pid,
@@ -322,28 +326,29 @@ static int check_exit(struct vcpu *vcpu)
 			  run->io.port, run->io.size, run->io.count);
 		return -EIO;
 	case KIND_MMIO:
-		if (run->mmio.is_write && run->mmio.phys_addr == GUEST_MMIO_GPA &&
-		    run->mmio.len == 1)
+		if (run->mmio.is_write &&
+		    run->mmio.phys_addr == GUEST_MMIO_GPA && run->mmio.len == 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: unexpected MMIO: %s 0x%llx len %u",
 			  vcpu->vm->pid, vcpu->index,
 			  run->mmio.is_write ? "write" : "read",
-			  (unsigned long long)run->mmio.phys_addr, run->mmio.len);
+			  (unsigned long long)run->mmio.phys_addr,
+			  run->mmio.len);
 		return -EIO;
 	case KIND_HLT:
 		/* Once: KVM_RUN must resume after the hlt, so the guest loops. */
 		if (vcpu->exits)
 			return 0;
 		if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) < 0) {
-			error_msg("vm %d: vcpu %u: KVM_GET_REGS: %s", vcpu->vm->pid,
-				  vcpu->index, strerror(errno));
+			error_msg("vm %d: vcpu %u: KVM_GET_REGS: %s",
+				  vcpu->vm->pid, vcpu->index, strerror(errno));
 			return -errno;
 		}
 		if (regs.rip == GUEST_CODE_GPA + 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: after the HLT exit RIP is 0x%llx, not 0x%x",
-			  vcpu->vm->pid, vcpu->index, (unsigned long long)regs.rip,
-			  GUEST_CODE_GPA + 1);
+			  vcpu->vm->pid, vcpu->index,
+			  (unsigned long long)regs.rip, GUEST_CODE_GPA + 1);
 		return -EIO;
 	}
 	return -EINVAL;
@@ -356,13 +361,15 @@ static void report_bad_exit(struct vcpu *vcpu)
 	char detail[96] = "";
 
 	if (reason == KVM_EXIT_FAIL_ENTRY)
-		snprintf(detail, sizeof(detail), ", hardware entry failure reason 0x%llx",
+		snprintf(detail, sizeof(detail),
+			 ", hardware entry failure reason 0x%llx",
 			 (unsigned long long)
-			 run->fail_entry.hardware_entry_failure_reason);
+				 run->fail_entry.hardware_entry_failure_reason);
 	else if (reason == KVM_EXIT_INTERNAL_ERROR)
 		snprintf(detail, sizeof(detail), ", suberror %u",
 			 run->internal.suberror);
-	error_msg("vm %d: vcpu %u: unexpected exit reason %u (KVM_EXIT_%s)%s after %" PRIu64 " exits",
+	error_msg("vm %d: vcpu %u: unexpected exit reason %u (KVM_EXIT_%s)%s after %" PRIu64
+		  " exits",
 		  vcpu->vm->pid, vcpu->index, reason, exit_reason_name(reason),
 		  detail, vcpu->exits);
 }
@@ -380,7 +387,8 @@ static int vcpu_loop(struct vcpu *vcpu)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	for (;;) {
 		if (opts.exits ? vcpu->exits >= opts.exits :
-		    atomic_load_explicit(&vm->stop, memory_order_relaxed))
+				 atomic_load_explicit(&vm->stop,
+						      memory_order_relaxed))
 			break;
 		if (ioctl(vcpu->fd, KVM_RUN, NULL) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -417,7 +425,8 @@ static int vcpu_loop(struct vcpu *vcpu)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 
 	if (vcpu->other_exits)
-		error_msg("vm %d: vcpu %u: ignored %" PRIu64 " exits of other reasons",
+		error_msg("vm %d: vcpu %u: ignored %" PRIu64
+			  " exits of other reasons",
 			  vm->pid, vcpu->index, vcpu->other_exits);
 	/* CPUNSEC: the thread's CPU time, guest and KVM included; exits per
 	 * CPU second measure what monitoring costs the guest even on a
@@ -491,12 +500,12 @@ static int vm_setup(struct vm *vm)
 		return err;
 	}
 	if (ret != KVM_API_VERSION) {
-		error_msg("vm %d: KVM API version %d, expected %d", vm->pid, ret,
-			  KVM_API_VERSION);
+		error_msg("vm %d: KVM API version %d, expected %d", vm->pid,
+			  ret, KVM_API_VERSION);
 		return -EINVAL;
 	}
-	if (opts.stats_fds &&
-	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) <= 0) {
+	if (opts.stats_fds && ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+				    KVM_CAP_BINARY_STATS_FD) <= 0) {
 		error_msg("vm %d: this kernel does not support KVM_GET_STATS_FD (KVM_CAP_BINARY_STATS_FD)",
 			  vm->pid);
 		return -EOPNOTSUPP;
@@ -521,7 +530,8 @@ static int vm_setup(struct vm *vm)
 	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SET_TSS_ADDR) > 0 &&
 	    ioctl(vm->fd, KVM_SET_TSS_ADDR, (unsigned long)GUEST_TSS_GPA) < 0) {
 		err = -errno;
-		error_msg("vm %d: KVM_SET_TSS_ADDR: %s", vm->pid, strerror(-err));
+		error_msg("vm %d: KVM_SET_TSS_ADDR: %s", vm->pid,
+			  strerror(-err));
 		return err;
 	}
 
@@ -530,7 +540,8 @@ static int vm_setup(struct vm *vm)
 	if (vm->mem == MAP_FAILED) {
 		err = -errno;
 		vm->mem = NULL;
-		error_msg("vm %d: mmap guest memory: %s", vm->pid, strerror(-err));
+		error_msg("vm %d: mmap guest memory: %s", vm->pid,
+			  strerror(-err));
 		return err;
 	}
 	memcpy(vm->mem, k->code, k->code_len);
@@ -708,14 +719,14 @@ struct child {
 
 struct launcher {
 	struct child *children;
-	unsigned int nr_children;	/* forked */
+	unsigned int nr_children; /* forked */
 	unsigned int nr_alive;
 	unsigned int nr_ready;
-	int ready_fd;			/* read end; -1 after EOF */
+	int ready_fd; /* read end; -1 after EOF */
 	bool printed_ready;
 	bool failed;
-	bool aborting;			/* a VM failed its setup */
-	int term_sig;			/* SIGTERM/SIGINT/SIGHUP received */
+	bool aborting; /* a VM failed its setup */
+	int term_sig;  /* SIGTERM/SIGINT/SIGHUP received */
 };
 
 static void signal_children(struct launcher *l, int sig)
@@ -821,7 +832,7 @@ static int launcher_loop(struct launcher *l, int sfd)
 	while (l->nr_alive) {
 		pfd[0].fd = sfd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = l->ready_fd;	/* ignored when -1 */
+		pfd[1].fd = l->ready_fd; /* ignored when -1 */
 		pfd[1].events = POLLIN;
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -843,7 +854,7 @@ static int launcher_loop(struct launcher *l, int sfd)
 		case SIGUSR1:
 			signal_children(l, SIGUSR1);
 			break;
-		default:	/* SIGTERM, SIGINT, SIGHUP */
+		default: /* SIGTERM, SIGINT, SIGHUP */
 			if (!l->term_sig)
 				l->term_sig = si.ssi_signo;
 			signal_children(l, si.ssi_signo);
@@ -1028,7 +1039,8 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'n':
 			if (parse_u64(optarg, UINT64_MAX, &v)) {
-				error_msg("invalid number of exits '%s'", optarg);
+				error_msg("invalid number of exits '%s'",
+					  optarg);
 				return -EINVAL;
 			}
 			opts.exits = v;
@@ -1047,8 +1059,9 @@ static int parse_options(int argc, char **argv)
 		case 't':
 			errno = 0;
 			opts.hold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(opts.hold) ||
-			    opts.hold < 0 || opts.hold > MAX_HOLD) {
+			if (errno || end == optarg || *end ||
+			    !isfinite(opts.hold) || opts.hold < 0 ||
+			    opts.hold > MAX_HOLD) {
 				error_msg("invalid hold time '%s' (seconds, 0-%.0f)",
 					  optarg, MAX_HOLD);
 				return -EINVAL;

@@ -40,8 +40,8 @@ void om_fixture_snapshot(const struct stats *s, const struct field_filter *f,
 void om_fixture_build(struct stats *s)
 {
 	struct field_info *fi;
-	int exit, hlt, io, uexit, uhlt, halt, wait_ns, hist, hb[4], peak,
-	    mem, odd, stale, poll;
+	int exit, hlt, io, uexit, uhlt, halt, wait_ns, hist, hb[4], peak, mem,
+		odd, stale, poll;
 	static const uint64_t lo[4] = { 0, 1, 2, 4 };
 	static const uint64_t hi[4] = { 1, 2, 4, UINT64_MAX };
 

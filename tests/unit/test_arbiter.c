@@ -22,8 +22,8 @@ static int fid(struct stats *s, const char *name, int parent,
 }
 
 /* A reading pushed into set by src. */
-static void push_src(struct sample_set *set, const char *src, int f,
-		     pid_t pid, int vcpu, uint64_t v)
+static void push_src(struct sample_set *set, const char *src, int f, pid_t pid,
+		     int vcpu, uint64_t v)
 {
 	set->src = src;
 	sample_set_push(set, f, pid, vcpu, 0, v, 0);
@@ -52,8 +52,7 @@ START_TEST(test_owner_is_first_declarer)
 	ck_assert_int_eq(field_table_intern(&t, "halt_exits", -1,
 					    FIELD_CUMULATIVE, "debugfs"),
 			 halt);
-	exits = field_table_intern(&t, "exits", -1, FIELD_CUMULATIVE,
-				   "debugfs");
+	exits = field_table_intern(&t, "exits", -1, FIELD_CUMULATIVE, "debugfs");
 	anon = field_table_intern(&t, "anon", -1, FIELD_CUMULATIVE, NULL);
 	ck_assert_str_eq(arbiter_owner(&a, halt), "statsfd");
 	ck_assert_str_eq(arbiter_owner(&a, exits), "debugfs");
@@ -118,9 +117,9 @@ START_TEST(test_provider_view)
 	p.arbiter = &a;
 	ck_assert_int_eq(filter_set(&halt, "^halt", &err), 0);
 	p.filter = &halt;
-	ck_assert(!provider_wants(&p, "halt_exits"));	/* claimed */
+	ck_assert(!provider_wants(&p, "halt_exits")); /* claimed */
 	ck_assert(provider_wants(&p, "halt_wait"));
-	ck_assert(!provider_wants(&p, "exits"));	/* filtered out */
+	ck_assert(!provider_wants(&p, "exits")); /* filtered out */
 	ck_assert(provider_claimed(&p, "halt_exits"));
 	filter_free(&halt);
 	arbiter_free(&a);
@@ -149,19 +148,19 @@ START_TEST(test_served_by_earlier_provider)
 	push_src(&set, "statsfd", f, 0, SAMPLE_ALL_VCPUS, 10);
 	push_src(&set, "statsfd", f, 100, SAMPLE_ALL_VCPUS, 4);
 	push_src(&set, "statsfd", f, 200, 1, 3);
-	ck_assert(!arbiter_served(&a, f, 100));		/* not noted yet */
+	ck_assert(!arbiter_served(&a, f, 100)); /* not noted yet */
 	arbiter_note(&a, &set);
 	ck_assert(arbiter_served(&a, f, 100));
-	ck_assert(!arbiter_served(&a, f, 200));		/* a vCPU only */
-	ck_assert(!arbiter_served(&a, f, 0));		/* the total */
-	ck_assert(!arbiter_served(&a, g, 100));		/* another field */
+	ck_assert(!arbiter_served(&a, f, 200)); /* a vCPU only */
+	ck_assert(!arbiter_served(&a, f, 0));	/* the total */
+	ck_assert(!arbiter_served(&a, g, 100)); /* another field */
 	ck_assert(!arbiter_served(NULL, f, 100));
 	/* the next provider reads: its own VM is not served for itself */
 	push_src(&set, "debugfs", f, 300, SAMPLE_ALL_VCPUS, 7);
 	push_src(&set, "debugfs", f, 100, SAMPLE_ALL_VCPUS, 4);
 	ck_assert(!arbiter_served(&a, f, 300));
 	arbiter_note(&a, &set);
-	ck_assert(arbiter_served(&a, f, 300));		/* for the next */
+	ck_assert(arbiter_served(&a, f, 300)); /* for the next */
 	ck_assert(arbiter_served(&a, f, 100));
 	/* a noted reading is noted once: noting again changes nothing */
 	arbiter_note(&a, &set);
@@ -188,8 +187,7 @@ START_TEST(test_verdicts)
 	arbiter_init(&a, &t);
 	f = field_table_intern(&t, "halt_exits", -1, FIELD_CUMULATIVE,
 			       "statsfd");
-	tot = field_table_intern(&t, "exits", -1, FIELD_CUMULATIVE,
-				 "debugfs");
+	tot = field_table_intern(&t, "exits", -1, FIELD_CUMULATIVE, "debugfs");
 	anon = field_table_intern(&t, "anon", -1, FIELD_CUMULATIVE, NULL);
 
 	/* owners only: nothing to judge, everything counts */
@@ -199,8 +197,7 @@ START_TEST(test_verdicts)
 	push_src(&set, NULL, f, 0, SAMPLE_ALL_VCPUS, 1);
 	ck_assert(!arbiter_judge(&a, &set));
 	for (size_t i = 0; i < set.n; i++)
-		ck_assert_int_eq(arbiter_verdict(&a, &set.v[i]),
-				 ARBITER_COUNT);
+		ck_assert_int_eq(arbiter_verdict(&a, &set.v[i]), ARBITER_COUNT);
 
 	/* others' readings come in */
 	push_src(&set, "debugfs", f, 0, SAMPLE_ALL_VCPUS, 99);
@@ -315,7 +312,7 @@ START_TEST(test_fill_in_include_past_and_late_vm)
 	push_from(&s, "test", f, 0, -1, 301);
 	push_from(&s, "test", f, 100, -1, 301);
 	push_from(&s, "qmp", f, 200, -1, 42);
-	push_from(&s, "qmp", f, 300, -1, 5);	/* started just now */
+	push_from(&s, "qmp", f, 300, -1, 5); /* started just now */
 	stats_update(&s, 2);
 	ck_assert_uint_eq(s.sum[f].total, 348);
 	ck_assert_int_eq(s.sum[f].delta, 8);
@@ -374,12 +371,12 @@ START_TEST(test_fill_in_gauges)
 		push_from(&s, "test", inst, 100, -1, 50);
 		push_from(&s, "test", peak, 0, -1, 50);
 		push_from(&s, "test", peak, 100, -1, 50);
-		push_from(&s, "qmp", inst, 100, -1, 7777);	/* dropped */
-		push_from(&s, "qmp", peak, 100, -1, 7777);	/* dropped */
+		push_from(&s, "qmp", inst, 100, -1, 7777); /* dropped */
+		push_from(&s, "qmp", peak, 100, -1, 7777); /* dropped */
 		push_from(&s, "qmp", inst, 200, -1, v200);
 		push_from(&s, "qmp", peak, 200, -1, v200);
-		push_from(&s, "qmp", inst, 0, -1, 7777);	/* dropped */
-		push_from(&s, "qmp", peak, 0, -1, 7777);	/* dropped */
+		push_from(&s, "qmp", inst, 0, -1, 7777); /* dropped */
+		push_from(&s, "qmp", peak, 0, -1, 7777); /* dropped */
 		stats_update(&s, (uint64_t)(r + 1) * 1000000000ull);
 		ck_assert_uint_eq(s.sum[inst].total, 50 + v200);
 		ck_assert_uint_eq(s.sum[peak].total, v200 > 50 ? v200 : 50);

@@ -28,8 +28,8 @@
 
 /* Every descriptor: the runner links the other architectures' too. */
 static const struct arch_desc *const all_descs[] = {
-	&arch_x86_desc, &arch_arm64_desc, &arch_powerpc_desc, &arch_s390_desc,
-	&arch_generic_desc,
+	&arch_x86_desc,	 &arch_arm64_desc,   &arch_powerpc_desc,
+	&arch_s390_desc, &arch_generic_desc,
 };
 
 /* How many tables each of all_descs has. */
@@ -71,13 +71,15 @@ static void check_table(const struct arch_exit_table *t)
 
 		ck_assert_ptr_nonnull(r->name);
 		ck_assert_msg(r->name[0] && r->name[0] != ' ' &&
-			      r->name[strlen(r->name) - 1] != ' ',
+				      r->name[strlen(r->name) - 1] != ' ',
 			      "%s: bad name \"%s\"", t->isa, r->name);
-		ck_assert_msg((r->value & t->mask) == r->value, "%s: %s (%#llx) outside the mask",
-			      t->isa, r->name, (unsigned long long)r->value);
+		ck_assert_msg((r->value & t->mask) == r->value,
+			      "%s: %s (%#llx) outside the mask", t->isa,
+			      r->name, (unsigned long long)r->value);
 		if (i)
 			ck_assert_msg(t->reasons[i - 1].value < r->value,
-				      "%s: %s not sorted or duplicate", t->isa, r->name);
+				      "%s: %s not sorted or duplicate", t->isa,
+				      r->name);
 		for (size_t j = 0; j < i; j++)
 			ck_assert_msg(strcmp(t->reasons[j].name, r->name),
 				      "%s: duplicate name %s", t->isa, r->name);
@@ -95,7 +97,8 @@ START_TEST(test_all_arch_tables)
 		ck_assert_ptr_nonnull(tabs);
 		for (; tabs[n]; n++) {
 			check_table(tabs[n]);
-			ck_assert_ptr_eq(arch_table_for(d, tabs[n]->isa), tabs[n]);
+			ck_assert_ptr_eq(arch_table_for(d, tabs[n]->isa),
+					 tabs[n]);
 			for (size_t j = 0; j < n; j++)
 				ck_assert_str_ne(tabs[j]->isa, tabs[n]->isa);
 		}
@@ -108,10 +111,12 @@ START_TEST(test_all_arch_tables)
 END_TEST
 
 /* Whether event.field is among the child sources of d. */
-static bool desc_has_source(const struct arch_desc *d, const char *event, const char *field)
+static bool desc_has_source(const struct arch_desc *d, const char *event,
+			    const char *field)
 {
 	for (size_t i = 0; d->sources[i]; i++)
-		if (!strcmp(d->sources[i]->event, event) && !strcmp(d->sources[i]->field, field))
+		if (!strcmp(d->sources[i]->event, event) &&
+		    !strcmp(d->sources[i]->field, field))
 			return true;
 	return false;
 }
@@ -146,35 +151,45 @@ START_TEST(test_descriptors_well_formed)
 			ck_assert_uint_gt(strlen(src->field), 0);
 			ck_assert(!src->strip || src->strip[0]);
 			for (size_t j = 0; j < i; j++)
-				ck_assert_msg(strcmp(d->sources[j]->event, src->event) ||
-					      strcmp(d->sources[j]->field, src->field),
-					      "%s: source %s.%s twice", d->name, src->event,
-					      src->field);
+				ck_assert_msg(strcmp(d->sources[j]->event,
+						     src->event) ||
+						      strcmp(d->sources[j]->field,
+							     src->field),
+					      "%s: source %s.%s twice", d->name,
+					      src->event, src->field);
 		}
 		for (size_t i = 0; d->tables[i]; i++)
-			ck_assert_msg(desc_has_source(d, d->tables[i]->event, d->tables[i]->field),
-				      "%s: table %s decodes %s.%s, not a source", d->name,
-				      d->tables[i]->isa, d->tables[i]->event, d->tables[i]->field);
+			ck_assert_msg(desc_has_source(d, d->tables[i]->event,
+						      d->tables[i]->field),
+				      "%s: table %s decodes %s.%s, not a source",
+				      d->name, d->tables[i]->isa,
+				      d->tables[i]->event, d->tables[i]->field);
 
 		if (!d->guard_field)
 			ck_assert_ptr_null(d->guards);
 		else
 			ck_assert_uint_gt(strlen(d->guard_field), 0);
-		for (const struct arch_guard *g = d->guards; g && g->isa; g++, ng++) {
+		for (const struct arch_guard *g = d->guards; g && g->isa;
+		     g++, ng++) {
 			ck_assert_msg(arch_table_for(d, g->isa) != NULL,
-				      "%s: guard for %s, no table", d->name, g->isa);
+				      "%s: guard for %s, no table", d->name,
+				      g->isa);
 			ck_assert_int_ge(g->value, 0);
-			for (const struct arch_guard *h = d->guards; h < g; h++) {
+			for (const struct arch_guard *h = d->guards; h < g;
+			     h++) {
 				ck_assert_str_ne(h->isa, g->isa);
 				ck_assert_int_ne(h->value, g->value);
 			}
-			ck_assert_int_eq(arch_guard_value(d, d->guard_field, g->isa), g->value);
+			ck_assert_int_eq(arch_guard_value(d, d->guard_field,
+							  g->isa),
+					 g->value);
 		}
 		if (d->guard_field)
 			ck_assert_uint_gt(ng, 0);
 
 		if (!d->detect_isa && d->tables[0])
-			ck_assert_ptr_eq(arch_detect_isa(d, "/nonexistent"), d->tables[0]->isa);
+			ck_assert_ptr_eq(arch_detect_isa(d, "/nonexistent"),
+					 d->tables[0]->isa);
 	}
 }
 END_TEST
@@ -207,7 +222,8 @@ START_TEST(test_sources)
 	ck_assert_str_eq(s[0]->field, "icptcode");
 
 	ck_assert_uint_eq(arch_nsources(&arch_generic_desc), 1);
-	ck_assert_ptr_eq(arch_generic_desc.sources[0], &arch_source_userspace_exit);
+	ck_assert_ptr_eq(arch_generic_desc.sources[0],
+			 &arch_source_userspace_exit);
 	ck_assert_str_eq(arch_source_userspace_exit.event, "kvm_userspace_exit");
 	ck_assert_str_eq(arch_source_userspace_exit.field, "reason");
 	ck_assert_str_eq(arch_source_userspace_exit.strip, "KVM_EXIT_");
@@ -231,7 +247,8 @@ START_TEST(test_other_arches)
 	ck_assert_uint_eq(reason_value(t, "IABT_LOW"), 0x20);
 	ck_assert_uint_eq(reason_value(t, "DABT_LOW"), 0x24);
 	ck_assert_uint_eq(reason_value(t, "BRK64"), 0x3c);
-	ck_assert_str_eq(arch_detect_isa(&arch_arm64_desc, "/nonexistent"), "arm64");
+	ck_assert_str_eq(arch_detect_isa(&arch_arm64_desc, "/nonexistent"),
+			 "arm64");
 
 	ck_assert_str_eq(arch_powerpc_desc.name, "powerpc");
 	t = arch_table_for(&arch_powerpc_desc, "powerpc");
@@ -259,15 +276,19 @@ START_TEST(test_other_arches)
 	/* only x86 tells its ISAs apart by a guard field */
 	for (size_t k = 1; k < NDESCS; k++) {
 		ck_assert_ptr_null(all_descs[k]->guard_field);
-		ck_assert_int_eq(arch_guard_value(all_descs[k], "isa", all_descs[k]->name), -1);
+		ck_assert_int_eq(arch_guard_value(all_descs[k], "isa",
+						  all_descs[k]->name),
+				 -1);
 	}
 }
 END_TEST
 
 START_TEST(test_x86_tables)
 {
-	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
-	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc,
+							   "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc,
+							   "svm");
 
 	ck_assert_str_eq(arch_x86_desc.name, "x86");
 	ck_assert_ptr_eq(arch_x86_desc.tables[0], vmx);
@@ -314,7 +335,8 @@ START_TEST(test_x86_tables)
 	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", NULL), -1);
 	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "arm64"), -1);
 	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, NULL, "vmx"), -1);
-	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "exit_reason", "vmx"), -1);
+	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "exit_reason", "vmx"),
+			 -1);
 }
 END_TEST
 
@@ -326,21 +348,26 @@ END_TEST
  */
 START_TEST(test_x86_covers_kernel_tables)
 {
-	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
-	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc,
+							   "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc,
+							   "svm");
 	const char *dir = getenv("KVMSTAT_TEST_DATA");
 	struct tp_format *f = NULL;
 	const struct tp_symtab *kv, *ks;
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/formats/kvm_exit", dir && *dir ? dir : "tests/data");
+	snprintf(path, sizeof(path), "%s/formats/kvm_exit",
+		 dir && *dir ? dir : "tests/data");
 	ck_assert_int_eq(tp_format_load(path, &f), 0);
 	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "vmx"), 1);
 	ck_assert_int_eq(arch_guard_value(&arch_x86_desc, "isa", "svm"), 2);
 	kv = tp_format_symtab_for(f, "exit_reason",
-				  arch_guard_value(&arch_x86_desc, "isa", "vmx"));
+				  arch_guard_value(&arch_x86_desc, "isa",
+						   "vmx"));
 	ks = tp_format_symtab_for(f, "exit_reason",
-				  arch_guard_value(&arch_x86_desc, "isa", "svm"));
+				  arch_guard_value(&arch_x86_desc, "isa",
+						   "svm"));
 	ck_assert_ptr_nonnull(kv);
 	ck_assert_ptr_nonnull(ks);
 	ck_assert_str_eq(kv->guard_field, arch_x86_desc.guard_field);
@@ -351,12 +378,14 @@ START_TEST(test_x86_covers_kernel_tables)
 
 		ck_assert_msg(mine && !strcmp(mine, kv->syms[i].name),
 			      "VMX %llu: kernel %s, ours %s",
-			      (unsigned long long)kv->syms[i].value, kv->syms[i].name,
-			      mine ? mine : "(none)");
+			      (unsigned long long)kv->syms[i].value,
+			      kv->syms[i].name, mine ? mine : "(none)");
 	}
 	for (size_t i = 0; i < ks->nsyms; i++)
-		ck_assert_msg(reason_name(svm, ks->syms[i].value), "SVM %#llx (%s) missing",
-			      (unsigned long long)ks->syms[i].value, ks->syms[i].name);
+		ck_assert_msg(reason_name(svm, ks->syms[i].value),
+			      "SVM %#llx (%s) missing",
+			      (unsigned long long)ks->syms[i].value,
+			      ks->syms[i].name);
 	tp_format_free(f);
 }
 END_TEST
@@ -364,7 +393,8 @@ END_TEST
 /* The arm64 fallback names every exception class the arm64 fixture names. */
 START_TEST(test_arm64_covers_kernel_table)
 {
-	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc, "arm64");
+	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc,
+							  "arm64");
 	const char *dir = getenv("KVMSTAT_TEST_DATA");
 	struct tp_format *f = NULL;
 	const struct tp_symtab *k;
@@ -382,8 +412,8 @@ START_TEST(test_arm64_covers_kernel_table)
 
 		ck_assert_msg(mine && !strcmp(mine, k->syms[i].name),
 			      "EC %#llx: kernel %s, ours %s",
-			      (unsigned long long)k->syms[i].value, k->syms[i].name,
-			      mine ? mine : "(none)");
+			      (unsigned long long)k->syms[i].value,
+			      k->syms[i].name, mine ? mine : "(none)");
 	}
 	tp_format_free(f);
 }
@@ -392,9 +422,12 @@ END_TEST
 /* arch_reason_name() finds what a plain search finds, after the mask. */
 START_TEST(test_reason_lookup)
 {
-	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc, "vmx");
-	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc, "svm");
-	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc, "arm64");
+	const struct arch_exit_table *vmx = arch_table_for(&arch_x86_desc,
+							   "vmx");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc,
+							   "svm");
+	const struct arch_exit_table *ec = arch_table_for(&arch_arm64_desc,
+							  "arm64");
 
 	for (size_t k = 0; k < NDESCS; k++) {
 		for (size_t i = 0; all_descs[k]->tables[i]; i++) {
@@ -403,20 +436,24 @@ START_TEST(test_reason_lookup)
 			for (size_t j = 0; j < t->n; j++) {
 				uint64_t v = t->reasons[j].value;
 
-				ck_assert_ptr_eq(arch_reason_name(t, v), t->reasons[j].name);
+				ck_assert_ptr_eq(arch_reason_name(t, v),
+						 t->reasons[j].name);
 				if (!reason_name(t, (v + 1) & t->mask))
-					ck_assert_ptr_null(arch_reason_name(t, v + 1));
+					ck_assert_ptr_null(
+						arch_reason_name(t, v + 1));
 			}
 		}
 	}
 	ck_assert_str_eq(arch_reason_name(vmx, 12), "HLT");
-	ck_assert_str_eq(arch_reason_name(vmx, 0x8000000c), "HLT");	/* failed entry */
+	ck_assert_str_eq(arch_reason_name(vmx, 0x8000000c),
+			 "HLT"); /* failed entry */
 	ck_assert_ptr_null(arch_reason_name(vmx, 35));
 	ck_assert_ptr_null(arch_reason_name(vmx, 0xffff));
 	ck_assert_str_eq(arch_reason_name(svm, 0x78), "hlt");
-	ck_assert_str_eq(arch_reason_name(svm, 0xffffffff), "invalid_guest_state");
+	ck_assert_str_eq(arch_reason_name(svm, 0xffffffff),
+			 "invalid_guest_state");
 	ck_assert_ptr_null(arch_reason_name(svm, 0x10078));
-	ck_assert_str_eq(arch_reason_name(ec, 0x41), "WFx");	/* EC is six bits */
+	ck_assert_str_eq(arch_reason_name(ec, 0x41), "WFx"); /* EC is six bits */
 	ck_assert_ptr_null(arch_reason_name(ec, 0x02));
 }
 END_TEST
@@ -444,10 +481,14 @@ START_TEST(test_generic_lookup)
 		"b", "ev", "f", ~0ULL, 1, one,
 	};
 	static const struct arch_exit_table *const tabs_a[] = { &ta, NULL };
-	static const struct arch_exit_table *const tabs_aa[] = { &ta, &ta2, NULL };
-	static const struct arch_exit_table *const tabs_ab[] = { &ta, &tb, NULL };
+	static const struct arch_exit_table *const tabs_aa[] = { &ta, &ta2,
+								 NULL };
+	static const struct arch_exit_table *const tabs_ab[] = { &ta, &tb,
+								 NULL };
 	static const struct arch_exit_table *const none[] = { NULL };
-	static const struct arch_guard guards[] = { { "a", 0 }, { "b", 7 }, { NULL, 0 } };
+	static const struct arch_guard guards[] = { { "a", 0 },
+						    { "b", 7 },
+						    { NULL, 0 } };
 	struct arch_desc d = { .name = "fake", .tables = tabs_a };
 	const char root[] = "/fake/sys";
 
@@ -522,8 +563,8 @@ static void make_dir(const char *rel)
 	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", sysfs_root, rel);
-	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path,
-		      strerror(errno));
+	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s",
+		      path, strerror(errno));
 }
 
 static void write_file(const char *rel, const char *text)
@@ -561,8 +602,13 @@ static void sysfs_setup(void)
 static void sysfs_teardown(void)
 {
 	static const char *const paths[] = {
-		"module/kvm_intel/initstate", "module/kvm_amd/initstate", "module/kvm_intel",
-		"module/kvm_amd", "module/kvm", "module", "",
+		"module/kvm_intel/initstate",
+		"module/kvm_amd/initstate",
+		"module/kvm_intel",
+		"module/kvm_amd",
+		"module/kvm",
+		"module",
+		"",
 	};
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -593,7 +639,8 @@ START_TEST(test_detect_neither)
 {
 	/* kvm alone (or nothing at all) does not say which vendor. */
 	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));
-	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, "/nonexistent/kvmstat"));
+	ck_assert_ptr_null(
+		arch_detect_isa(&arch_x86_desc, "/nonexistent/kvmstat"));
 	/* A file where the module directory should be is not a module. */
 	write_file("module/kvm_intel", "");
 	ck_assert_ptr_null(arch_detect_isa(&arch_x86_desc, sysfs_root));

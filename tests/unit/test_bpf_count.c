@@ -25,8 +25,8 @@
 
 struct found {
 	uint32_t tgid, tid;
-	uint64_t count;		/* of this thread's key */
-	size_t keys;		/* of this thread */
+	uint64_t count; /* of this thread's key */
+	size_t keys;	/* of this thread */
 	struct bpf_count_key key;
 };
 
@@ -53,8 +53,9 @@ static struct found count_mine(struct bpf_count *bc)
 static void renames(int n)
 {
 	for (int i = 0; i < n; i++)
-		ck_assert_int_eq(prctl(PR_SET_NAME, i & 1 ? "kvmst-a" : "kvmst-b",
-				       0, 0, 0), 0);
+		ck_assert_int_eq(prctl(PR_SET_NAME,
+				       i & 1 ? "kvmst-a" : "kvmst-b", 0, 0, 0),
+				 0);
 }
 
 /* The tracepoint's id, or -1 with the reason to skip. */
@@ -106,7 +107,7 @@ START_TEST(test_exact_and_delete)
 	/* deleted: gone, then counting again from zero */
 	ck_assert_int_eq(bpf_count_delete(bc, &f.key, 1), 0);
 	ck_assert_uint_eq(count_mine(bc).keys, 0);
-	ck_assert_int_eq(bpf_count_delete(bc, &f.key, 1), 0);	/* ENOENT */
+	ck_assert_int_eq(bpf_count_delete(bc, &f.key, 1), 0); /* ENOENT */
 	renames(17);
 	f = count_mine(bc);
 	ck_assert_uint_eq(f.keys, 1);

@@ -39,11 +39,11 @@ bool debugfs_hidden_errno(int err);
 
 /* One provider on one fixture tree. */
 struct dfx {
-	char root[PATH_MAX];		/* the fake debugfs/kvm directory */
+	char root[PATH_MAX]; /* the fake debugfs/kvm directory */
 	struct options o;
 	struct field_filter filter;
 	struct field_table fields;
-	struct arbiter arb;		/* who owns what, as main sets it up */
+	struct arbiter arb; /* who owns what, as main sets it up */
 	struct sample_set set;
 	struct provider p;
 	bool opened;
@@ -77,8 +77,7 @@ static void fx_mkdir(const char *root, const char *rel)
 	char path[PATH_MAX];
 
 	fx_path(path, sizeof(path), root, rel);
-	ck_assert_msg(!mkdir(path, 0755), "mkdir %s: %s", path,
-		      strerror(errno));
+	ck_assert_msg(!mkdir(path, 0755), "mkdir %s: %s", path, strerror(errno));
 }
 
 /* A VM directory with its counters and two vCPUs (threads pid+1, pid+2). */
@@ -256,8 +255,7 @@ static uint64_t dfx_value(const struct dfx *f, const char *name, pid_t pid,
 {
 	const struct sample *s = dfx_find(f, name, pid, vcpu);
 
-	ck_assert_msg(s, "no sample of %s pid %d vcpu %d", name, (int)pid,
-		      vcpu);
+	ck_assert_msg(s, "no sample of %s pid %d vcpu %d", name, (int)pid, vcpu);
 	return s->value;
 }
 
@@ -323,7 +321,8 @@ START_TEST(test_fields_and_values)
 	ck_assert_int_ge(id, 0);
 	ck_assert_int_eq(f.fields.v[id].type, FIELD_INSTANT);
 	ck_assert_int_eq(f.fields.v[field_table_find(&f.fields, "guest_mode")]
-				 .type, FIELD_INSTANT);
+				 .type,
+			 FIELD_INSTANT);
 	ck_assert_uint_eq(f.fields.n, 4);
 
 	dfx_read(&f);
@@ -384,14 +383,14 @@ START_TEST(test_units_by_name)
 		ck_assert_msg(id >= 0, "no field %s", want[i].name);
 		fi = &f.fields.v[id];
 		ck_assert_msg(fi->unit == want[i].unit &&
-			      fi->exponent == want[i].exponent,
-			      "%s: unit %d exponent %d", want[i].name,
-			      fi->unit, fi->exponent);
+				      fi->exponent == want[i].exponent,
+			      "%s: unit %d exponent %d", want[i].name, fi->unit,
+			      fi->exponent);
 		if (fi->unit == UNIT_SECONDS)
 			ck_assert_uint_eq(fi->base, 10);
 		ck_assert_uint_eq(fi->flags & FIELD_EXITS,
-				  !strcmp(want[i].name, "exits") ?
-				  FIELD_EXITS : 0);
+				  !strcmp(want[i].name, "exits") ? FIELD_EXITS :
+								   0);
 	}
 	ck_assert_int_eq(f.fields.v[owned].unit, UNIT_NONE);
 	ck_assert_int_eq(f.fields.v[owned].exponent, 0);
@@ -476,8 +475,8 @@ START_TEST(test_non_counters_skipped)
 {
 	char root[PATH_MAX], path[PATH_MAX];
 	static const char *const skipped[] = {
-		"version", "halt_wait_hist", "empty", "negative", "huge",
-		"spaced", "subdir", "dangling", "fifo", "link",
+		"version", "halt_wait_hist", "empty",	 "negative", "huge",
+		"spaced",  "subdir",	     "dangling", "fifo",     "link",
 	};
 	struct dfx f;
 
@@ -540,7 +539,7 @@ static int fx_chmod_dir(const char *path, const struct stat *st, int flag,
 static void fx_lockdown(char *root, size_t len)
 {
 	static const char *const writable[] = {
-		"exits", "halt_exits", "halt_wait_hist",
+		"exits",	 "halt_exits",	       "halt_wait_hist",
 		"1111-10/exits", "1111-10/halt_exits", "1111-10/halt_wait_hist",
 		"2222-11/exits", "2222-11/halt_exits", "2222-11/halt_wait_hist",
 	};
@@ -579,7 +578,7 @@ START_TEST(test_lockdown_notice)
 	errmsg_clear(&f.p.msg);
 	dfx_read(&f);
 	dfx_read(&f);
-	ck_assert(!f.p.notice);		/* once per run */
+	ck_assert(!f.p.notice); /* once per run */
 	ck_assert_str_eq(f.p.msg.text, "");
 	ck_assert_uint_eq(dfx_count_pid(&f, 0), 2);
 	ck_assert_uint_eq(dfx_value(&f, "pages_4k", 0, SAMPLE_ALL_VCPUS), 512);
@@ -591,7 +590,8 @@ START_TEST(test_lockdown_notice)
 	/* nothing readable at all: an error that names the fix */
 	ck_assert_int_eq(dfx_open(&f, root, "^(exits|halt_exits)$", 0, false),
 			 -EACCES);
-	ck_assert_msg(strstr(f.p.msg.text, "lockdown hides all 2 debugfs counters") &&
+	ck_assert_msg(strstr(f.p.msg.text,
+			     "lockdown hides all 2 debugfs counters") &&
 			      strstr(f.p.msg.text, "stats-fd"),
 		      "msg: %s", f.p.msg.text);
 	dfx_free(&f);
@@ -672,19 +672,23 @@ START_TEST(test_pid_mode_peak)
 	ck_assert_msg(dfx_open(&f, root, NULL, 1111, true) == 0, "open: %s",
 		      f.p.msg.text);
 	ck_assert_int_eq(f.fields.v[field_table_find(&f.fields,
-				"max_mmu_rmap_size")].type, FIELD_PEAK);
+						     "max_mmu_rmap_size")]
+				 .type,
+			 FIELD_PEAK);
 	dfx_read(&f);
 	ck_assert_uint_eq(dfx_value(&f, "exits", 1111, SAMPLE_ALL_VCPUS), 65);
 	ck_assert_uint_eq(dfx_value(&f, "max_mmu_rmap_size", 1111,
-				    SAMPLE_ALL_VCPUS), 7);
+				    SAMPLE_ALL_VCPUS),
+			  7);
 	ck_assert_uint_eq(dfx_value(&f, "max_mmu_rmap_size", 0,
-				    SAMPLE_ALL_VCPUS), 7);
+				    SAMPLE_ALL_VCPUS),
+			  7);
 	/* one VM's file unreadable: no value for the process, not the
 	 * other's alone */
 	fx_put(root, "1111-12/max_mmu_rmap_size", "x\n", 0644);
 	dfx_read(&f);
-	ck_assert_ptr_null(dfx_find(&f, "max_mmu_rmap_size", 1111,
-				    SAMPLE_ALL_VCPUS));
+	ck_assert_ptr_null(
+		dfx_find(&f, "max_mmu_rmap_size", 1111, SAMPLE_ALL_VCPUS));
 	ck_assert_uint_eq(dfx_value(&f, "exits", 1111, SAMPLE_ALL_VCPUS), 65);
 	dfx_free(&f);
 	fx_rm(root, NULL);
@@ -764,8 +768,8 @@ START_TEST(test_fill_in_claimed)
 
 	fx_build(root, sizeof(root));
 	dfx_init(&f, root, NULL, 0, false);
-	halt = field_table_intern(&f.fields, "halt_exits", -1,
-				  FIELD_CUMULATIVE, "statsfd");
+	halt = field_table_intern(&f.fields, "halt_exits", -1, FIELD_CUMULATIVE,
+				  "statsfd");
 	f.p.filter = &f.filter;
 	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
 	f.opened = true;
@@ -801,8 +805,8 @@ START_TEST(test_fill_in_claimed)
 	/* every name it may read is claimed: it opens all the same, to fill
 	 * in, where it would say "no counter matches" otherwise */
 	dfx_init(&f, root, "^halt_exits$", 0, false);
-	halt = field_table_intern(&f.fields, "halt_exits", -1,
-				  FIELD_CUMULATIVE, "statsfd");
+	halt = field_table_intern(&f.fields, "halt_exits", -1, FIELD_CUMULATIVE,
+				  "statsfd");
 	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
 	f.opened = true;
 	dfx_read(&f);
@@ -829,7 +833,7 @@ START_TEST(test_vm_removed)
 	fds = count_fds(NULL);
 
 	fx_rm(root, "1111-10");
-	fx_put(root, "exits", "40\n", 0644);	/* the kernel's sum drops */
+	fx_put(root, "exits", "40\n", 0644); /* the kernel's sum drops */
 	dfx_read(&f);
 	ck_assert_uint_eq(dfx_count_pid(&f, 1111), 0);
 	ck_assert_int_eq(count_fds("/1111-10"), 0);
@@ -951,7 +955,8 @@ START_TEST(test_missing_root)
 
 	fx_path(path, sizeof(path), root, "nonexistent");
 	ck_assert_int_eq(dfx_open(&f, path, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg.text, "mount debugfs: mount -t debugfs none"),
+	ck_assert_msg(strstr(f.p.msg.text,
+			     "mount debugfs: mount -t debugfs none"),
 		      "msg: %s", f.p.msg.text);
 	ck_assert_ptr_null(f.p.priv);
 	dfx_free(&f);
@@ -983,8 +988,8 @@ START_TEST(test_missing_kvm_dir)
 		return;
 	}
 	ck_assert_int_eq(dfx_open(&f, path, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg.text, "is the kvm module loaded?"), "msg: %s",
-		      f.p.msg.text);
+	ck_assert_msg(strstr(f.p.msg.text, "is the kvm module loaded?"),
+		      "msg: %s", f.p.msg.text);
 	dfx_free(&f);
 }
 END_TEST
@@ -995,23 +1000,26 @@ START_TEST(test_empty_root)
 	struct dfx f;
 
 	fx_tmpdir(root, sizeof(root));
-	ck_assert(debugfs_provider_ops.probe(&(struct options){
-		.debugfs_root = root }));
+	ck_assert(debugfs_provider_ops.probe(
+		&(struct options){ .debugfs_root = root }));
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s", f.p.msg.text);
+	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s",
+		      f.p.msg.text);
 	dfx_free(&f);
 
 	/* only things that are not counters */
 	fx_put(root, "version", "kvm\n", 0644);
 	fx_vm(root, "1111-10", 1, 1, 1);
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 0, true), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s", f.p.msg.text);
+	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s",
+		      f.p.msg.text);
 	dfx_free(&f);
 
 	/* a filter that keeps nothing */
 	fx_put(root, "exits", "1\n", 0644);
 	ck_assert_int_eq(dfx_open(&f, root, "^nothing$", 0, false), -ENOENT);
-	ck_assert_msg(strstr(f.p.msg.text, "field filter"), "msg: %s", f.p.msg.text);
+	ck_assert_msg(strstr(f.p.msg.text, "field filter"), "msg: %s",
+		      f.p.msg.text);
 	dfx_free(&f);
 	fx_rm(root, NULL);
 }
@@ -1110,8 +1118,8 @@ START_TEST(test_real_debugfs)
 	dfx_read(&f);
 	ck_assert_uint_gt(dfx_count_pid(&f, me), 0);
 	if (field_table_find(&f.fields, "pages_4k") >= 0)
-		ck_assert_ptr_nonnull(dfx_find(&f, "pages_4k", me,
-					       SAMPLE_ALL_VCPUS));
+		ck_assert_ptr_nonnull(
+			dfx_find(&f, "pages_4k", me, SAMPLE_ALL_VCPUS));
 	if (field_table_find(&f.fields, "guest_mode") >= 0 && vcpu[1] >= 0) {
 		ck_assert_ptr_nonnull(dfx_find(&f, "guest_mode", me, 1));
 		/* the vCPU never ran: no thread yet */
@@ -1130,9 +1138,12 @@ START_TEST(test_real_debugfs)
 		/* the VM's values stand for the whole selection */
 		for (size_t i = 0; i < g.set.n; i++)
 			if (!g.set.v[i].pid)
-				ck_assert_uint_eq(g.set.v[i].value,
-						  dfx_value(&g, g.fields.v[g.set.v[i].field].name,
-							    me, SAMPLE_ALL_VCPUS));
+				ck_assert_uint_eq(
+					g.set.v[i].value,
+					dfx_value(&g,
+						  g.fields.v[g.set.v[i].field]
+							  .name,
+						  me, SAMPLE_ALL_VCPUS));
 		dfx_free(&g);
 	}
 

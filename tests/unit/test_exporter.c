@@ -77,12 +77,31 @@ END_TEST
 START_TEST(test_parse_bad)
 {
 	static const char *const bad[] = {
-		"", "0", "65536", "70000", "-1", "99999999999999999999",
-		"abc", "80x", ":80", "127.0.0.1:", "127.0.0.1:0",
-		"127.0.0.1:65536", "1.2.3:80", "256.1.1.1:80",
-		"example.com:80", "::1:80", "[::1]", "[::1]9712",
-		"[::1:9712", "::1]:9712", "[1.2.3.4]:80", "[::1]:",
-		"[::1]:http", "[]:80", "[::1]:80:80",
+		"",
+		"0",
+		"65536",
+		"70000",
+		"-1",
+		"99999999999999999999",
+		"abc",
+		"80x",
+		":80",
+		"127.0.0.1:",
+		"127.0.0.1:0",
+		"127.0.0.1:65536",
+		"1.2.3:80",
+		"256.1.1.1:80",
+		"example.com:80",
+		"::1:80",
+		"[::1]",
+		"[::1]9712",
+		"[::1:9712",
+		"::1]:9712",
+		"[1.2.3.4]:80",
+		"[::1]:",
+		"[::1]:http",
+		"[]:80",
+		"[::1]:80:80",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -92,8 +111,8 @@ START_TEST(test_parse_bad)
 
 		ck_assert_msg(exporter_parse_listen(bad[i], &a, &err) == -EINVAL,
 			      "\"%s\" was accepted", bad[i]);
-		ck_assert_ptr_nonnull(strstr(err.text,
-					     "--listen needs [ADDR:]PORT"));
+		ck_assert_ptr_nonnull(
+			strstr(err.text, "--listen needs [ADDR:]PORT"));
 		snprintf(want, sizeof(want), "not \"%s\"", bad[i]);
 		ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
 	}

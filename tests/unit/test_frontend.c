@@ -57,12 +57,15 @@ START_TEST(test_select_by_mode)
 		{ { "-L", "/tmp/k.log", NULL }, "log", FRONTEND_EVERY },
 		{ { "-l", "--json", NULL }, "json", FRONTEND_EVERY },
 		{ { "--listen", "9712", NULL }, "exporter", FRONTEND_EVERY },
-		{ { "-l", "--listen", "[::1]:9712", NULL }, "log exporter",
+		{ { "-l", "--listen", "[::1]:9712", NULL },
+		  "log exporter",
 		  FRONTEND_EVERY },
 		{ { "-L", "/tmp/k.csv", "-c", "--listen", "1", NULL },
-		  "log exporter", FRONTEND_EVERY },
+		  "log exporter",
+		  FRONTEND_EVERY },
 		{ { "--json", "-L", "/tmp/k.json", "--listen", "9712", NULL },
-		  "json exporter", FRONTEND_EVERY },
+		  "json exporter",
+		  FRONTEND_EVERY },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -75,8 +78,8 @@ START_TEST(test_select_by_mode)
 		frontend_needs(fes, n, &need);
 		ck_assert_int_eq(need.pace, cases[i].pace);
 		/* only the monitor takes the terminal */
-		ck_assert(need.owns_terminal == (cases[i].pace ==
-						 FRONTEND_INTERACTIVE));
+		ck_assert(need.owns_terminal ==
+			  (cases[i].pace == FRONTEND_INTERACTIVE));
 		options_free(&o);
 	}
 }

@@ -92,8 +92,8 @@ START_TEST(test_read_small)
 	tree_create();
 	put_str("value", "12345\n");
 	put_str("empty", "");
-	put_str("fits", "123456");	/* len - 2 bytes: the most that fits */
-	put_str("long", "1234567");	/* fills the buffer: too long */
+	put_str("fits", "123456");  /* len - 2 bytes: the most that fits */
+	put_str("long", "1234567"); /* fills the buffer: too long */
 	mkdir_in("dir");
 	rootfd = fs_open_dir(AT_FDCWD, root);
 	ck_assert_int_ge(rootfd, 0);
@@ -135,7 +135,7 @@ START_TEST(test_read_kept_fd)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fs_pread_fd(fd, buf, sizeof(buf)), 3);
 	ck_assert_str_eq(buf, "10\n");
-	put_str("counter", "2000\n");	/* rewritten in place */
+	put_str("counter", "2000\n"); /* rewritten in place */
 	ck_assert_int_eq(fs_pread_fd(fd, buf, sizeof(buf)), 5);
 	ck_assert_str_eq(buf, "2000\n");
 	ck_assert_int_eq(fs_read_fd(fd, buf, sizeof(buf)), 5);
@@ -150,7 +150,9 @@ END_TEST
 
 START_TEST(test_read_all)
 {
-	enum { BIG = 100000 };
+	enum {
+		BIG = 100000
+	};
 	char *big = malloc(BIG), *out = (char *)1;
 	size_t len = 1;
 	int rootfd;
@@ -158,7 +160,7 @@ START_TEST(test_read_all)
 	ck_assert_ptr_nonnull(big);
 	for (size_t i = 0; i < BIG; i++)
 		big[i] = (char)('a' + i % 26);
-	big[BIG / 2] = '\0';	/* a NUL inside, as in a command line */
+	big[BIG / 2] = '\0'; /* a NUL inside, as in a command line */
 	tree_create();
 	put("big", big, BIG);
 	put_str("empty", "");
@@ -171,8 +173,7 @@ START_TEST(test_read_all)
 	ck_assert_int_eq(memcmp(out, big, BIG), 0);
 	ck_assert_int_eq(out[BIG], '\0');
 	free(out);
-	ck_assert_int_eq(fs_read_all_at(rootfd, "big", SIZE_MAX, &out, NULL),
-			 0);
+	ck_assert_int_eq(fs_read_all_at(rootfd, "big", SIZE_MAX, &out, NULL), 0);
 	free(out);
 	/* one byte over the limit */
 	ck_assert_int_eq(fs_read_all_at(rootfd, "big", BIG - 1, &out, &len),
@@ -187,8 +188,7 @@ START_TEST(test_read_all)
 	ck_assert_int_eq(fs_read_all_at(rootfd, "missing", 10, &out, &len),
 			 -ENOENT);
 	ck_assert_ptr_null(out);
-	ck_assert_int_eq(fs_read_all_at(rootfd, "dir", 10, &out, &len),
-			 -EISDIR);
+	ck_assert_int_eq(fs_read_all_at(rootfd, "dir", 10, &out, &len), -EISDIR);
 	ck_assert_ptr_null(out);
 	close(rootfd);
 	tree_remove();
@@ -204,8 +204,7 @@ struct seen {
 };
 
 /* Lists d into s, up to stop entries (0: all); fs_dir_next's last word. */
-static const struct fs_entry *list(struct fs_dir *d, struct seen *s,
-				   size_t stop)
+static const struct fs_entry *list(struct fs_dir *d, struct seen *s, size_t stop)
 {
 	const struct fs_entry *e;
 
@@ -243,10 +242,10 @@ START_TEST(test_list)
 	ck_assert_int_eq(fs_dir_open(&d, AT_FDCWD, root), 0);
 	ck_assert_ptr_null(list(&d, &s, 0));
 	ck_assert_int_eq(d.err, 0);
-	ck_assert_ptr_null(fs_dir_next(&d));	/* stays at the end */
+	ck_assert_ptr_null(fs_dir_next(&d)); /* stays at the end */
 	fs_dir_close(&d);
 	ck_assert_int_eq(d.fd, -1);
-	ck_assert_uint_eq(s.n, 4);	/* no "." or ".." */
+	ck_assert_uint_eq(s.n, 4); /* no "." or ".." */
 	for (size_t i = 0; i < s.n; i++) {
 		if (!strcmp(s.names[i], "a"))
 			ck_assert_int_eq(s.types[i], DT_DIR);
@@ -351,7 +350,8 @@ START_TEST(test_proc_self)
 	int fd;
 
 	ck_assert_int_gt(fs_read_at(AT_FDCWD, "/proc/self/stat", buf,
-				    sizeof(buf)), 0);
+				    sizeof(buf)),
+			 0);
 	ck_assert_int_eq(fs_read_at(AT_FDCWD, "/proc/self/stat", buf, 16),
 			 -EFBIG);
 	fd = fs_open_dir(AT_FDCWD, "/proc/self");

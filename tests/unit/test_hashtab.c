@@ -192,8 +192,10 @@ END_TEST
 /* Strings through the string hash, as the field table keys them. */
 START_TEST(test_many_strings)
 {
-	enum { N = 100000 };
-	char (*names)[24] = malloc(N * sizeof(*names));
+	enum {
+		N = 100000
+	};
+	char(*names)[24] = malloc(N * sizeof(*names));
 	struct hashtab t;
 	size_t probes = 0;
 

@@ -28,7 +28,7 @@ static void jt_names(struct guests *g)
 {
 	guests_init(g, NULL);
 	guests_set(g, 100, "alpha");
-	guests_set(g, 200, "b\xff\"c");	/* not UTF-8: written with '?' */
+	guests_set(g, 200, "b\xff\"c"); /* not UTF-8: written with '?' */
 }
 
 static int jt_fid(struct stats *s, const char *name, int parent,
@@ -138,11 +138,12 @@ START_TEST(test_header)
 
 	ck_assert_str_eq(json_string_value(json_object_get(j, "timestamp")),
 			 "2023-11-14T22:13:20.250Z");
-	ck_assert(json_real_value(json_object_get(j, "epoch")) ==
-		  1700000000.25);
+	ck_assert(json_real_value(json_object_get(j, "epoch")) == 1700000000.25);
 	ck_assert(json_real_value(json_object_get(j, "interval")) == 2.0);
-	ck_assert_str_eq(json_string_value(json_array_get(
-		json_object_get(j, "providers"), 1)), "statsfd");
+	ck_assert_str_eq(json_string_value(
+				 json_array_get(json_object_get(j, "providers"),
+						1)),
+			 "statsfd");
 	json_decref(j);
 }
 END_TEST
@@ -216,12 +217,17 @@ START_TEST(test_histogram)
 	ck_assert_int_eq(jt_int(json_array_get(b, 1), "hi"), 2);
 	ck_assert(json_is_null(json_object_get(json_array_get(b, 2), "hi")));
 	/* per vCPU: VM 100 has no VM-wide histogram, its vCPU 1 has one */
-	vcpu = json_array_get(json_object_get(json_array_get(
-		json_object_get(f, "vms"), 0), "vcpus"), 0);
+	vcpu = json_array_get(json_object_get(json_array_get(json_object_get(f,
+									     "vms"),
+							     0),
+					      "vcpus"),
+			      0);
 	ck_assert_int_eq(jt_int(vcpu, "vcpu"), 1);
 	ck_assert_int_eq(jt_int(vcpu, "total"), 3);
-	ck_assert_int_eq(jt_int(json_array_get(json_object_get(vcpu,
-		"buckets"), 2), "total"), 2);
+	ck_assert_int_eq(jt_int(json_array_get(json_object_get(vcpu, "buckets"),
+					       2),
+				"total"),
+			 2);
 	json_decref(j);
 }
 END_TEST
@@ -252,7 +258,9 @@ START_TEST(test_breakdowns)
 			 "b?\"c");
 	ck_assert_int_eq(jt_int(vm, "total"), 9);
 	vm = json_array_get(json_object_get(json_object_get(fields,
-		"kvm_exit(HLT)"), "vms"), 0);
+							    "kvm_exit(HLT)"),
+					    "vms"),
+			    0);
 	ck_assert_int_eq(jt_int(vm, "pid"), 200);
 	ck_assert_int_eq(jt_int(vm, "total"), 9);
 	vcpus = json_object_get(vm, "vcpus");
@@ -260,8 +268,8 @@ START_TEST(test_breakdowns)
 	ck_assert_int_eq(jt_int(json_array_get(vcpus, 0), "total"), 9);
 	ck_assert_int_eq(jt_int(json_array_get(vcpus, 0), "delta"), 9);
 	/* no breakdowns where no provider gave any */
-	ck_assert_ptr_null(json_object_get(json_object_get(fields,
-		"halt_wait_ns"), "vms"));
+	ck_assert_ptr_null(
+		json_object_get(json_object_get(fields, "halt_wait_ns"), "vms"));
 	json_decref(j);
 }
 END_TEST
@@ -288,8 +296,11 @@ START_TEST(test_filter)
 	fields = json_object_get(j, "fields");
 	ck_assert_ptr_nonnull(json_object_get(fields, "kvm_exit"));
 	ck_assert_ptr_null(json_object_get(fields, "kvm_exit(HLT)"));
-	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(
-		fields, "halt_wait_hist"), "buckets")), 3);
+	ck_assert_int_eq(json_array_size(
+				 json_object_get(json_object_get(fields,
+								 "halt_wait_hist"),
+						 "buckets")),
+			 3);
 	ck_assert_int_eq(json_array_size(json_object_get(j, "providers")), 0);
 	json_decref(j);
 	strbuf_free(&b);
@@ -352,8 +363,11 @@ START_TEST(test_frontend_lines)
 		j = json_loads(p, 0, NULL);
 		ck_assert_msg(j != NULL, "line %d is not JSON: %s", lines, p);
 		ck_assert_int_eq(json_integer_value(json_object_get(
-			json_object_get(json_object_get(j, "fields"),
-					"kvm_exit"), "total")), 300);
+					 json_object_get(json_object_get(j,
+									 "fields"),
+							 "kvm_exit"),
+					 "total")),
+				 300);
 		json_decref(j);
 		lines++;
 	}

@@ -27,8 +27,8 @@ static struct {
 	int inputs;
 	enum ui_action input_act;
 	int input_fd;
-	char rows[4][512];	/* row names of each fake's last render */
-	char said[512];		/* the last line for the user */
+	char rows[4][512]; /* row names of each fake's last render */
+	char said[512];	   /* the last line for the user */
 	int says;
 } lt;
 
@@ -205,7 +205,7 @@ START_TEST(test_wait_sighup_reopens)
 	uint64_t t0;
 
 	lt_loop(&l, &o, 3);
-	l.fe_open[1] = false;	/* not opened: not asked */
+	l.fe_open[1] = false; /* not opened: not asked */
 	ck_assert_int_eq(raise(SIGHUP), 0);
 	t0 = util_now_ns();
 	ck_assert_int_eq(loop_wait(&l, t0 + 150000000ull, &wake, &from), 0);
@@ -220,7 +220,8 @@ START_TEST(test_wait_sighup_reopens)
 	ck_assert_int_eq(raise(SIGHUP), 0);
 	ck_assert_int_eq(raise(SIGTERM), 0);
 	ck_assert_int_eq(loop_wait(&l, util_now_ns() + 5000000000ull, &wake,
-				   &from), 0);
+				   &from),
+			 0);
 	ck_assert_int_eq(wake, LOOP_STOP);
 	ck_assert_int_eq(lt.reopens, 3);
 	ck_assert_int_eq(lt.says, 1);
@@ -250,7 +251,8 @@ START_TEST(test_wait_input)
 	lt.input_act = UI_SET_DELAY;
 	ck_assert_int_eq(write(pfd[1], "s", 1), 1);
 	ck_assert_int_eq(loop_wait(&l, util_now_ns() + 5000000000ull, &wake,
-				   &from), 0);
+				   &from),
+			 0);
 	ck_assert_int_eq(wake, LOOP_INPUT);
 	ck_assert_ptr_eq(from, &l.fes[1]);
 	ck_assert_int_eq(from->req.action, UI_SET_DELAY);
@@ -261,14 +263,16 @@ START_TEST(test_wait_input)
 	lt.inputs = 0;
 	ck_assert_int_eq(write(pfd[1], "j", 1), 1);
 	ck_assert_int_eq(loop_wait(&l, util_now_ns() + 100000000ull, &wake,
-				   &from), 0);
+				   &from),
+			 0);
 	ck_assert_int_eq(wake, LOOP_TIMEOUT);
 	ck_assert_int_eq(lt.inputs, 1);
 
 	/* the terminal went away */
 	close(pfd[1]);
 	ck_assert_int_eq(loop_wait(&l, util_now_ns() + 5000000000ull, &wake,
-				   &from), 0);
+				   &from),
+			 0);
 	ck_assert_int_eq(wake, LOOP_STOP);
 	close(pfd[0]);
 	close(l.sigfd);
@@ -398,11 +402,10 @@ static void lt_parse(struct options *o, const char *const *args)
  * provider opens (-f help stops right there). */
 START_TEST(test_open_folds_needs)
 {
-	static const char *const metrics[] = { "-f", "help", "-l", "--listen",
-					       "9712", NULL };
+	static const char *const metrics[] = { "-f",	   "help", "-l",
+					       "--listen", "9712", NULL };
 	static const char *const text[] = { "-f", "help", "-l", NULL };
-	static const char *const json[] = { "-f", "help", "-1", "--json",
-					    NULL };
+	static const char *const json[] = { "-f", "help", "-1", "--json", NULL };
 	struct options o;
 	struct loop l;
 

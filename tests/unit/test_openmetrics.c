@@ -108,31 +108,31 @@ START_TEST(test_fixture_facts)
 	om_fixture_render(&b, OPENMETRICS_PROMETHEUS);
 	/* a parent with reason series is not exported besides them */
 	ck_assert_ptr_null(strstr(b.s, "\nkvm_exit_total "));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_exit_total{reason=\"HLT\"} 1200\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
+	ck_assert_ptr_nonnull(
+		strstr(b.s, "\nkvm_exit_total{reason=\"HLT\"} 1200\n"));
+	ck_assert_ptr_nonnull(strstr(
+		b.s,
 		"\nkvm_userspace_exit_total{pid=\"200\",guest=\"be\\\"ta\\\\x\\ny\",reason=\"HLT\"} 20\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_halt_exits_total 100\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_halt_exits_total 100\n"));
+	ck_assert_ptr_nonnull(strstr(
+		b.s,
 		"\nkvm_halt_exits_total{pid=\"100\",guest=\"alpha\",vcpu=\"1\"} 30\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_halt_wait_seconds_total 3.000000002\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_pages_mapped_bytes 24576\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_halt_poll_success_seconds_total 0.000005\n"));
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_remote_tlb_flush_total 18\n"));
+	ck_assert_ptr_nonnull(
+		strstr(b.s, "\nkvm_halt_wait_seconds_total 3.000000002\n"));
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_pages_mapped_bytes 24576\n"));
+	ck_assert_ptr_nonnull(
+		strstr(b.s, "\nkvm_halt_poll_success_seconds_total 0.000005\n"));
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_remote_tlb_flush_total 18\n"));
 	/* the histogram: cumulative buckets, le = hi - 1 in seconds */
-	ck_assert_ptr_nonnull(strstr(b.s,
-		"\nkvm_halt_wait_hist_seconds_bucket{le=\"0.0\"} 2\n"
-		"kvm_halt_wait_hist_seconds_bucket{le=\"1e-09\"} 6\n"
-		"kvm_halt_wait_hist_seconds_bucket{le=\"3e-09\"} 12\n"
-		"kvm_halt_wait_hist_seconds_bucket{le=\"+Inf\"} 20\n"
-		"kvm_halt_wait_hist_seconds_count 20\n"
-		/* 2x0 + 4x1 + 6x2.5 + 8x4 = 51 ns */
-		"kvm_halt_wait_hist_seconds_sum 0.000000051\n"));
+	ck_assert_ptr_nonnull(
+		strstr(b.s,
+		       "\nkvm_halt_wait_hist_seconds_bucket{le=\"0.0\"} 2\n"
+		       "kvm_halt_wait_hist_seconds_bucket{le=\"1e-09\"} 6\n"
+		       "kvm_halt_wait_hist_seconds_bucket{le=\"3e-09\"} 12\n"
+		       "kvm_halt_wait_hist_seconds_bucket{le=\"+Inf\"} 20\n"
+		       "kvm_halt_wait_hist_seconds_count 20\n"
+		       /* 2x0 + 4x1 + 6x2.5 + 8x4 = 51 ns */
+		       "kvm_halt_wait_hist_seconds_sum 0.000000051\n"));
 	/* stale: read once, not in the last refresh */
 	ck_assert_ptr_null(strstr(b.s, "mmio_exits"));
 	strbuf_free(&b);
@@ -251,11 +251,10 @@ START_TEST(test_name_collision)
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
 	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
-	ck_assert_str_eq(b.s,
-		"# TYPE kvm_foo counter\n"
-		"# HELP kvm_foo KVM statistic foo (debugfs)\n"
-		"kvm_foo_total 1\n"
-		"# EOF\n");
+	ck_assert_str_eq(b.s, "# TYPE kvm_foo counter\n"
+			      "# HELP kvm_foo KVM statistic foo (debugfs)\n"
+			      "kvm_foo_total 1\n"
+			      "# EOF\n");
 	strbuf_free(&b);
 	snapshot_free(&snap);
 	stats_free(&s);
@@ -264,8 +263,10 @@ END_TEST
 
 START_TEST(test_names)
 {
-	struct field_info f = { .name = "halt_wait_ns", .unit = UNIT_SECONDS,
-				.exponent = -9, .bucket = -1 };
+	struct field_info f = { .name = "halt_wait_ns",
+				.unit = UNIT_SECONDS,
+				.exponent = -9,
+				.bucket = -1 };
 	char *n;
 
 	n = openmetrics_name(&f);
@@ -276,7 +277,7 @@ START_TEST(test_names)
 	f.unit = UNIT_NONE;
 	f.exponent = 0;
 	n = openmetrics_name(&f);
-	ck_assert_str_eq(n, "kvm_halt_poll_nsec");	/* not "_ns_total" */
+	ck_assert_str_eq(n, "kvm_halt_poll_nsec"); /* not "_ns_total" */
 	free(n);
 	f.name = "kvm_a_ms_us_b_ns2_xus";
 	n = openmetrics_name(&f);
@@ -313,12 +314,24 @@ START_TEST(test_canonical)
 		double v;
 		const char *want;
 	} cases[] = {
-		{ 0, "0.0" }, { 0.001, "0.001" }, { 0.95, "0.95" },
-		{ 1, "1.0" }, { 1.7, "1.7" }, { 10, "10.0" },
-		{ 1e-10, "1e-10" }, { 1e-9, "1e-09" }, { 1e-5, "1e-05" },
-		{ 1e-4, "0.0001" }, { 0.1, "0.1" }, { 100000, "100000.0" },
-		{ 1e6, "1e+06" }, { 1e10, "1e+10" }, { 1.023e-6, "1.023e-06" },
-		{ 1.1e23, "1.1e+23" }, { 4095, "4095.0" }, { 123456, "123456.0" },
+		{ 0, "0.0" },
+		{ 0.001, "0.001" },
+		{ 0.95, "0.95" },
+		{ 1, "1.0" },
+		{ 1.7, "1.7" },
+		{ 10, "10.0" },
+		{ 1e-10, "1e-10" },
+		{ 1e-9, "1e-09" },
+		{ 1e-5, "1e-05" },
+		{ 1e-4, "0.0001" },
+		{ 0.1, "0.1" },
+		{ 100000, "100000.0" },
+		{ 1e6, "1e+06" },
+		{ 1e10, "1e+10" },
+		{ 1.023e-6, "1.023e-06" },
+		{ 1.1e23, "1.1e+23" },
+		{ 4095, "4095.0" },
+		{ 123456, "123456.0" },
 		{ 1234567, "1.234567e+06" },
 	};
 	char buf[40];
@@ -338,21 +351,27 @@ END_TEST
 START_TEST(test_accept)
 {
 	/* what Prometheus 2.x sends */
-	ck_assert(OM == openmetrics_negotiate(
-		"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+	ck_assert(
+		OM ==
+		openmetrics_negotiate(
+			"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
 	ck_assert(OM == openmetrics_negotiate("application/openmetrics-text"));
 	ck_assert(PROM == openmetrics_negotiate(NULL));
 	ck_assert(PROM == openmetrics_negotiate("*/*"));
 	ck_assert(PROM == openmetrics_negotiate("text/plain"));
-	ck_assert(PROM == openmetrics_negotiate(
-		"text/plain;version=0.0.4,application/openmetrics-text;q=0.5"));
-	ck_assert(PROM == openmetrics_negotiate(
-		"application/openmetrics-text; q=0"));
-	ck_assert(OM == openmetrics_negotiate(
-		"Application/OpenMetrics-Text ; Version=1.0.0 ; q=0.9, text/plain;q=0.8"));
+	ck_assert(
+		PROM ==
+		openmetrics_negotiate(
+			"text/plain;version=0.0.4,application/openmetrics-text;q=0.5"));
+	ck_assert(PROM ==
+		  openmetrics_negotiate("application/openmetrics-text; q=0"));
+	ck_assert(
+		OM ==
+		openmetrics_negotiate(
+			"Application/OpenMetrics-Text ; Version=1.0.0 ; q=0.9, text/plain;q=0.8"));
 	/* a version this exporter does not write */
 	ck_assert(PROM == openmetrics_negotiate(
-		"application/openmetrics-text;version=2.0.0"));
+				  "application/openmetrics-text;version=2.0.0"));
 }
 END_TEST
 

@@ -49,10 +49,9 @@ START_TEST(test_modes)
 
 	ck_assert_int_eq(parse(&o, &err, "-1", NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_BATCH);
-	ck_assert(o.delay == 1.0);	/* batch samples one second */
+	ck_assert(o.delay == 1.0); /* batch samples one second */
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, &err, "--batch", "-s", "2.5",
-			       NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "--batch", "-s", "2.5", NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_BATCH);
 	ck_assert(o.delay == 2.5);
 	options_free(&o);
@@ -60,13 +59,13 @@ START_TEST(test_modes)
 	ck_assert_int_eq(o.mode, MODE_LOG);
 	ck_assert(o.csv && o.skip_zero);
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, &err, "-L", "/tmp/x.log", NULL),
-			 0);
+	ck_assert_int_eq(parse(&o, &err, "-L", "/tmp/x.log", NULL), 0);
 	ck_assert_int_eq(o.mode, MODE_LOG);
 	ck_assert_str_eq(o.log_file, "/tmp/x.log");
 	options_free(&o);
-	ck_assert_int_eq(parse(&o, &err, "--once", "-t", "-d", "-i",
-			       "-p", "42", "-f", "^kvm_exit", NULL), 0);
+	ck_assert_int_eq(parse(&o, &err, "--once", "-t", "-d", "-i", "-p", "42",
+			       "-f", "^kvm_exit", NULL),
+			 0);
 	ck_assert(o.use_tracepoints && o.use_debugfs && o.include_past);
 	ck_assert_int_eq(o.pid, 42);
 	ck_assert(filter_match(&o.filter, "kvm_exit(HLT)"));

@@ -22,8 +22,7 @@ static const char *pv_asked(const char *const *args)
 
 	while (args[argc - 1])
 		argv[argc] = (char *)args[argc - 1], argc++;
-	ck_assert_msg(!options_parse(argc, argv, &o, &err), "%s",
-		      err.text);
+	ck_assert_msg(!options_parse(argc, argv, &o, &err), "%s", err.text);
 	buf[0] = '\0';
 	for (size_t i = 0; provider_registry[i]; i++)
 		if (provider_asked(provider_registry[i], &o))

@@ -35,16 +35,16 @@ extern const struct provider_ops qmp_provider_ops;
 
 enum fake_greet {
 	GREET_OK,
-	GREET_CLOSE,		/* greeting, then close */
-	GREET_GARBAGE,		/* not JSON instead of the greeting */
+	GREET_CLOSE,   /* greeting, then close */
+	GREET_GARBAGE, /* not JSON instead of the greeting */
 };
 
 enum fake_fault {
 	FAULT_NONE,
-	FAULT_CLOSE,		/* close instead of replying */
-	FAULT_GARBAGE,		/* a line that is not JSON */
-	FAULT_ERROR,		/* an error reply */
-	FAULT_SLOW,		/* reply after slow_ms */
+	FAULT_CLOSE,   /* close instead of replying */
+	FAULT_GARBAGE, /* a line that is not JSON */
+	FAULT_ERROR,   /* an error reply */
+	FAULT_SLOW,    /* reply after slow_ms */
 };
 
 /* What the fake server does; faults hit vcpu query-stats number
@@ -54,7 +54,7 @@ struct fake_cfg {
 	enum fake_fault fault;
 	int fault_at, fault_n;
 	int slow_ms;
-	int events;		/* events sent before every message */
+	int events; /* events sent before every message */
 };
 
 struct fake {
@@ -86,30 +86,28 @@ static void fake_events(int fd, int n)
 
 static json_t *fake_schema(void)
 {
-	return json_pack(
-		"[{s:s, s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i},"
-		" {s:s, s:s, s:i}, {s:s, s:s, s:i, s:i}]},"
-		" {s:s, s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:s, s:i, s:i},"
-		" {s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i, s:i},"
-		" {s:s, s:s, s:s, s:i, s:i}, {s:s, s:s, s:s, s:i}]}]",
-		"provider", "kvm", "target", "vm", "stats",
-		"name", "remote_tlb_flush", "type", "cumulative", "exponent", 0,
-		"name", "max_mmu_rmap_size", "type", "peak", "exponent", 0,
-		"name", "pages_4k", "type", "instant", "exponent", 0,
-		"name", "lin_hist", "type", "linear-histogram", "exponent", 0,
-		"bucket-size", 8,
-		"provider", "kvm", "target", "vcpu", "stats",
-		"name", "exits", "type", "cumulative", "exponent", 0,
-		"name", "halt_wait_ns", "type", "cumulative", "unit", "seconds",
-		"base", 10, "exponent", -9,
-		"name", "guest_mode", "type", "instant", "unit", "boolean",
-		"exponent", 0,
-		"name", "halt_wait_hist", "type", "log2-histogram", "unit",
-		"seconds", "base", 10, "exponent", -9,
-		"name", "test_bytes", "type", "instant", "unit", "bytes",
-		"base", 2, "exponent", 10,
-		"name", "test_cycles", "type", "cumulative", "unit", "cycles",
-		"exponent", 0);
+	return json_pack("[{s:s, s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i},"
+			 " {s:s, s:s, s:i}, {s:s, s:s, s:i, s:i}]},"
+			 " {s:s, s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:s, s:i, s:i},"
+			 " {s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i, s:i},"
+			 " {s:s, s:s, s:s, s:i, s:i}, {s:s, s:s, s:s, s:i}]}]",
+			 "provider", "kvm", "target", "vm", "stats", "name",
+			 "remote_tlb_flush", "type", "cumulative", "exponent",
+			 0, "name", "max_mmu_rmap_size", "type", "peak",
+			 "exponent", 0, "name", "pages_4k", "type", "instant",
+			 "exponent", 0, "name", "lin_hist", "type",
+			 "linear-histogram", "exponent", 0, "bucket-size", 8,
+			 "provider", "kvm", "target", "vcpu", "stats", "name",
+			 "exits", "type", "cumulative", "exponent", 0, "name",
+			 "halt_wait_ns", "type", "cumulative", "unit",
+			 "seconds", "base", 10, "exponent", -9, "name",
+			 "guest_mode", "type", "instant", "unit", "boolean",
+			 "exponent", 0, "name", "halt_wait_hist", "type",
+			 "log2-histogram", "unit", "seconds", "base", 10,
+			 "exponent", -9, "name", "test_bytes", "type",
+			 "instant", "unit", "bytes", "base", 2, "exponent", 10,
+			 "name", "test_cycles", "type", "cumulative", "unit",
+			 "cycles", "exponent", 0);
 }
 
 /* Whether the request's names (none: all) include name. */
@@ -120,7 +118,7 @@ static bool fake_wants(json_t *names, const char *name)
 
 	if (!names)
 		return true;
-	json_array_foreach(names, i, e)
+	json_array_foreach (names, i, e)
 		if (!strcmp(json_string_value(e), name))
 			return true;
 	return false;
@@ -173,13 +171,11 @@ static json_t *fake_stats(bool vcpu, int k, json_t *names)
 
 static json_t *fake_error(const char *cls, const char *desc)
 {
-	return json_pack("{s:{s:s, s:s}}", "error", "class", cls, "desc",
-			 desc);
+	return json_pack("{s:{s:s, s:s}}", "error", "class", cls, "desc", desc);
 }
 
 /* Serves one connection until it closes or a fault closes it. */
-static void fake_conn(int fd, const struct fake_cfg *cfg, int *kvcpu,
-		      int *kvm)
+static void fake_conn(int fd, const struct fake_cfg *cfg, int *kvcpu, int *kvm)
 {
 	bool caps = false;
 	char *line = NULL;
@@ -215,13 +211,12 @@ static void fake_conn(int fd, const struct fake_cfg *cfg, int *kvcpu,
 		} else if (!strcmp(cmd, "query-stats-schemas")) {
 			reply = json_pack("{s:o}", "return", fake_schema());
 		} else if (!strcmp(cmd, "query-cpus-fast")) {
-			reply = json_pack(
-				"{s:[{s:i, s:s, s:i, s:s}, {s:i, s:s, s:i, s:s}]}",
-				"return", "cpu-index", 0, "qom-path",
-				fake_qom[0], "thread-id", FAKE_TID, "target",
-				"x86_64", "cpu-index", 1, "qom-path",
-				fake_qom[1], "thread-id", FAKE_TID + 1,
-				"target", "x86_64");
+			reply = json_pack("{s:[{s:i, s:s, s:i, s:s}, {s:i, s:s, s:i, s:s}]}",
+					  "return", "cpu-index", 0, "qom-path",
+					  fake_qom[0], "thread-id", FAKE_TID,
+					  "target", "x86_64", "cpu-index", 1,
+					  "qom-path", fake_qom[1], "thread-id",
+					  FAKE_TID + 1, "target", "x86_64");
 		} else if (!strcmp(cmd, "query-stats")) {
 			const char *target = json_string_value(
 				json_object_get(args, "target"));
@@ -321,7 +316,7 @@ struct qfx {
 	struct options o;
 	struct field_filter filter;
 	struct field_table fields;
-	struct arbiter arb;		/* who owns what, as main sets it up */
+	struct arbiter arb; /* who owns what, as main sets it up */
 	struct sample_set set;
 	struct provider p;
 	bool opened;
@@ -473,12 +468,10 @@ START_TEST(test_session)
 	ck_assert_uint_eq(qfx_val("guest_mode", pid, 1), 1);
 	ck_assert_uint_eq(qfx_val("guest_mode", 0, SAMPLE_ALL_VCPUS), 1);
 	/* VM-target stats: per VM and in the totals, not per vCPU */
-	ck_assert_uint_eq(qfx_val("remote_tlb_flush", pid, SAMPLE_ALL_VCPUS),
-			  8);
+	ck_assert_uint_eq(qfx_val("remote_tlb_flush", pid, SAMPLE_ALL_VCPUS), 8);
 	ck_assert_uint_eq(qfx_val("remote_tlb_flush", 0, SAMPLE_ALL_VCPUS), 8);
 	ck_assert(!qfx_get("remote_tlb_flush", pid, 0, &v, NULL));
-	ck_assert_uint_eq(qfx_val("max_mmu_rmap_size", 0, SAMPLE_ALL_VCPUS),
-			  3);
+	ck_assert_uint_eq(qfx_val("max_mmu_rmap_size", 0, SAMPLE_ALL_VCPUS), 3);
 
 	/* types and units from the schema */
 	f = qfx_info("exits");
@@ -518,8 +511,8 @@ START_TEST(test_session)
 
 		snprintf(name, sizeof(name), "halt_wait_hist(%d)", b);
 		f = qfx_info(name);
-		ck_assert_int_eq(f->parent,
-				 field_table_find(&fx.fields, "halt_wait_hist"));
+		ck_assert_int_eq(f->parent, field_table_find(&fx.fields,
+							     "halt_wait_hist"));
 		ck_assert_int_eq(f->bucket, b);
 		ck_assert_uint_eq(f->bucket_lo, lo[b]);
 		ck_assert_uint_eq(f->bucket_hi, hi[b]);
@@ -628,7 +621,7 @@ START_TEST(test_claimed_units_left)
 	ck_assert_int_eq(f->bucket, -1);
 	/* its own, beside them, get theirs */
 	ck_assert_int_eq(qfx_info("test_bytes")->unit, UNIT_BYTES);
-	f = qfx_info("halt_wait_hist(2)");	/* its parent's unit */
+	f = qfx_info("halt_wait_hist(2)"); /* its parent's unit */
 	ck_assert_int_eq(f->unit, fx.fields.v[hist].unit);
 	ck_assert_int_eq(f->bucket, 2);
 	ck_assert_str_eq(f->provider, "qmp");
@@ -711,7 +704,8 @@ END_TEST
 START_TEST(test_all_fail)
 {
 	ck_assert_int_eq(qfx_open(2, NULL), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "no QMP socket could be used"));
+	ck_assert_ptr_nonnull(
+		strstr(fx.p.msg.text, "no QMP socket could be used"));
 	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
 	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[1]));
 }
@@ -825,8 +819,9 @@ END_TEST
  */
 START_TEST(test_slow)
 {
-	struct fake_cfg cfg = { .fault = FAULT_SLOW, .fault_at = 2,
-				.fault_n = 1, .slow_ms = 700 };
+	struct fake_cfg cfg = {
+		.fault = FAULT_SLOW, .fault_at = 2, .fault_n = 1, .slow_ms = 700
+	};
 	uint64_t t0, ms;
 	pid_t pid;
 
@@ -840,14 +835,15 @@ START_TEST(test_slow)
 	qfx_read();
 	ms = (util_now_ns() - t0) / 1000000;
 	ck_assert_msg(ms >= fx.o.qmp_reply_timeout_ms - 10 &&
-		      ms < fx.o.qmp_reply_timeout_ms + 150,
+			      ms < fx.o.qmp_reply_timeout_ms + 150,
 		      "read took %llu ms", (unsigned long long)ms);
 	ck_assert_uint_eq(qfx_count(pid), 0);
 	ck_assert_uint_eq(qfx_count(0), 0);
 	ck_assert(fx.p.notice);
 	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, fx.paths[0]));
 	ck_assert_ptr_nonnull(strstr(fx.p.msg.text, "no reply"));
-	ck_assert_msg(strstr(fx.p.msg.text, "within 300 ms"), "msg: %s", fx.p.msg.text);
+	ck_assert_msg(strstr(fx.p.msg.text, "within 300 ms"), "msg: %s",
+		      fx.p.msg.text);
 	qfx_clear_msg();
 
 	/* still owed: this refresh does not wait */
@@ -857,7 +853,7 @@ START_TEST(test_slow)
 	ck_assert_uint_eq(qfx_count(pid), 0);
 	ck_assert(!fx.p.notice);
 
-	usleep(500 * 1000);	/* the late reply has come */
+	usleep(500 * 1000); /* the late reply has come */
 	t0 = util_now_ns();
 	qfx_read();
 	ck_assert_uint_lt((util_now_ns() - t0) / 1000000, 100);
@@ -874,8 +870,10 @@ END_TEST
  */
 START_TEST(test_default_timing)
 {
-	struct fake_cfg cfg = { .fault = FAULT_SLOW, .fault_at = 2,
-				.fault_n = 1, .slow_ms = 1500 };
+	struct fake_cfg cfg = { .fault = FAULT_SLOW,
+				.fault_at = 2,
+				.fault_n = 1,
+				.slow_ms = 1500 };
 	uint64_t t0, ms;
 
 	fx.o.qmp_reply_timeout_ms = 0;
@@ -890,9 +888,10 @@ START_TEST(test_default_timing)
 	qfx_read();
 	ms = (util_now_ns() - t0) / 1000000;
 	ck_assert_msg(ms >= QMP_REPLY_TIMEOUT_MS_DEFAULT - 10 &&
-		      ms < QMP_REPLY_TIMEOUT_MS_DEFAULT + 150,
+			      ms < QMP_REPLY_TIMEOUT_MS_DEFAULT + 150,
 		      "read took %llu ms", (unsigned long long)ms);
-	ck_assert_msg(strstr(fx.p.msg.text, "within 1000 ms"), "msg: %s", fx.p.msg.text);
+	ck_assert_msg(strstr(fx.p.msg.text, "within 1000 ms"), "msg: %s",
+		      fx.p.msg.text);
 }
 END_TEST
 
@@ -935,8 +934,11 @@ END_TEST
  * a timeout is prompt, an error reply says its class and text. */
 START_TEST(test_client)
 {
-	struct fake_cfg cfg = { .fault = FAULT_SLOW, .fault_at = 1,
-				.fault_n = 1, .slow_ms = 400, .events = 1 };
+	struct fake_cfg cfg = { .fault = FAULT_SLOW,
+				.fault_at = 1,
+				.fault_n = 1,
+				.slow_ms = 400,
+				.events = 1 };
 	json_t *args = json_pack("{s:s}", "target", "vcpu"), *r = NULL;
 	struct qmp q;
 	uint64_t id, t0;
@@ -944,10 +946,12 @@ START_TEST(test_client)
 	fake_start(&fx.srv[0], &cfg);
 	qmp_init(&q, 100);
 	ck_assert_int_eq(qmp_connect(&q, fx.paths[0],
-				     util_now_ns() + 1000000000ull), 0);
+				     util_now_ns() + 1000000000ull),
+			 0);
 	ck_assert_int_eq(q.pid, fx.srv[0].pid);
 	ck_assert_int_eq(qmp_send(&q, "query-stats", args,
-				  util_now_ns() + 1000000000ull, &id), 0);
+				  util_now_ns() + 1000000000ull, &id),
+			 0);
 	t0 = util_now_ns();
 	ck_assert_int_eq(qmp_recv(&q, id, t0 + 100000000ull, &r), -ETIMEDOUT);
 	ck_assert_uint_lt(util_now_ns() - t0, 200000000ull);
@@ -955,12 +959,13 @@ START_TEST(test_client)
 	ck_assert_str_eq(q.err.text, "no reply within 100 ms");
 	/* the late reply is skipped on the way to the next one */
 	ck_assert_int_eq(qmp_command(&q, "query-stats", args,
-				     util_now_ns() + 1000000000ull, &r), 0);
+				     util_now_ns() + 1000000000ull, &r),
+			 0);
 	ck_assert(json_is_array(r));
 	ck_assert_int_eq(json_integer_value(json_object_get(
-				 json_array_get(json_object_get(
-							json_array_get(r, 1),
-							"stats"),
+				 json_array_get(json_object_get(json_array_get(r,
+									       1),
+								"stats"),
 						0),
 				 "value")),
 			 1020);

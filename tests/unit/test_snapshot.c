@@ -16,8 +16,8 @@
 #include "guests.h"
 #include "snapshot.h"
 #include "stats.h"
-#include "util.h"
 #include "suites.h"
+#include "util.h"
 
 static int fid(struct stats *s, const char *name, int parent,
 	       enum field_type type)
@@ -62,7 +62,7 @@ START_TEST(test_snapshot_children)
 	push(&s, p, 0, -1, 10, 0);
 	push(&s, c1, 0, -1, 3, 0);
 	push(&s, c2, 0, -1, 7, 0);
-	push(&s, l1, 0, -1, 9, 0);	/* parent not counted: sums children */
+	push(&s, l1, 0, -1, 9, 0); /* parent not counted: sums children */
 	stats_update(&s, 2000000000ull);
 	build(&s, NULL, &snap);
 	ck_assert_int_eq(snap.nrows, 5);
@@ -80,7 +80,7 @@ START_TEST(test_snapshot_children)
 	ck_assert_uint_eq(snap.whole->nrows, 5);
 	ck_assert_int_eq(snap.whole->rows[3].field, lone);
 	ck_assert_int_eq(snap.whole->rows[4].field, l1);
-	ck_assert_uint_eq(snap.whole->nchildren, 0);	/* no breakdowns */
+	ck_assert_uint_eq(snap.whole->nchildren, 0); /* no breakdowns */
 	snapshot_free(&snap);
 	ck_assert_int_eq(filter_set(&def, "^[^(]*$", &err), 0);
 	build(&s, &def, &snap);
@@ -158,7 +158,7 @@ START_TEST(test_scope_and_groups)
 	ck_assert_int_eq(g[0].pid, 10);
 	ck_assert_int_eq(g[0].vcpu, SAMPLE_ALL_VCPUS);
 	ck_assert(g[0].fresh);
-	ck_assert_uint_eq(g[0].total, 120);	/* "exits", not exits + halts */
+	ck_assert_uint_eq(g[0].total, 120); /* "exits", not exits + halts */
 	ck_assert(g[0].rate == 60.0);
 	ck_assert_int_eq(g[0].top[0], ex);
 	ck_assert_int_eq(g[0].top[1], hlt);
@@ -245,9 +245,9 @@ END_TEST
  * buckets, which go by their number: (2) before (10). */
 START_TEST(test_row_order)
 {
-	static const char *const in[] = { "h_x", "h(10)", "h", "h(2)", "h(1)",
-					  "a(B)", "a(A)", "h(02x)" };
-	static const char *const want[] = { "a(A)", "a(B)", "h", "h(1)",
+	static const char *const in[] = { "h_x",  "h(10)", "h",	   "h(2)",
+					  "h(1)", "a(B)",  "a(A)", "h(02x)" };
+	static const char *const want[] = { "a(A)", "a(B)",   "h",     "h(1)",
 					    "h(2)", "h(02x)", "h(10)", "h_x" };
 	struct snapshot snap;
 	struct stats s;
@@ -349,7 +349,7 @@ START_TEST(test_histograms)
 	r = snapshot_scope_row(snap.view, parent);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->total, 1 + 2 + 0);
-	ck_assert(!r->valid);	/* bucket 2 is stale */
+	ck_assert(!r->valid); /* bucket 2 is stale */
 	hh = r->hist;
 	ck_assert_uint_eq(hh->nbuckets, 4);
 	ck_assert(hh->buckets[1].fresh);
@@ -409,8 +409,7 @@ START_TEST(test_tree)
 		for (int c = 0; c < 3; c++) {
 			ck_assert_int_eq(vm->children[c].pid, vm->pid);
 			ck_assert_int_eq(vm->children[c].vcpu, c);
-			ck_assert_int_eq(vm->children[c].tid,
-					 vm->pid * 100 + c);
+			ck_assert_int_eq(vm->children[c].tid, vm->pid * 100 + c);
 			ck_assert(vm->children[c].fresh);
 			ck_assert_ptr_eq(vm->children[c].guest, vm->guest);
 		}
@@ -471,7 +470,7 @@ START_TEST(test_outlives_stats)
 	ck_assert_str_eq(snap.whole->children[0].children[0].guest, "five");
 	snapshot_free(&snap);
 	ck_assert_ptr_null(snap.rows);
-	snapshot_free(&snap);	/* twice is harmless */
+	snapshot_free(&snap); /* twice is harmless */
 }
 END_TEST
 
@@ -493,7 +492,7 @@ START_TEST(test_guest_names)
 	fclose(f);
 	guests_init(&g, root);
 	ck_assert_str_eq(guests_name(&g, 4242), "web1");
-	ck_assert_ptr_null(guests_name(&g, 4343));	/* no such process */
+	ck_assert_ptr_null(guests_name(&g, 4343)); /* no such process */
 	/* looked up once: a new command line is not read again */
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);

@@ -6,8 +6,8 @@
 
 #include "snapshot.h"
 #include "stats.h"
-#include "util.h"
 #include "suites.h"
+#include "util.h"
 
 static int fid(struct stats *s, const char *name, int parent,
 	       enum field_type type)
@@ -30,7 +30,7 @@ START_TEST(test_delta_and_total)
 	f = fid(&s, "exits", -1, FIELD_CUMULATIVE);
 	push(&s, f, 0, -1, 1000, 0);
 	stats_update(&s, 1000000000ull);
-	ck_assert_uint_eq(s.sum[f].total, 0);	/* counts from our start */
+	ck_assert_uint_eq(s.sum[f].total, 0); /* counts from our start */
 	ck_assert_int_eq(s.sum[f].delta, 0);
 	push(&s, f, 0, -1, 1250, 0);
 	stats_update(&s, 2000000000ull);
@@ -169,12 +169,12 @@ START_TEST(test_stale_and_reset_key)
 	push(&s, a, 0, -1, 1, 0);
 	push(&s, b, 0, -1, 1, 0);
 	stats_update(&s, 1);
-	push(&s, a, 0, -1, 11, 0);	/* b could not be read */
+	push(&s, a, 0, -1, 11, 0); /* b could not be read */
 	stats_update(&s, 2);
 	snapshot_build(&s, NULL, &snap);
 	ck_assert_int_eq(snap.nrows, 2);
 	ck_assert(snap.rows[0].valid);
-	ck_assert(!snap.rows[1].valid);	/* stale, not a silent zero */
+	ck_assert(!snap.rows[1].valid); /* stale, not a silent zero */
 	snapshot_free(&snap);
 	stats_reset(&s);
 	ck_assert_uint_eq(s.sum[a].total, 0);

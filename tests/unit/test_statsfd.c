@@ -261,8 +261,10 @@ START_TEST(test_skips)
 	static const struct tdesc d[] = {
 		{ "good", T_CUM, 0, 1, 0, 0 },
 		{ "new_type", 0x5, 0, 1, 8, 0 },
-		{ "new_unit", T_CUM | (0x5 << KVM_STATS_UNIT_SHIFT), 0, 1, 16, 0 },
-		{ "new_base", T_CUM | (0x2 << KVM_STATS_BASE_SHIFT), 0, 1, 24, 0 },
+		{ "new_unit", T_CUM | (0x5 << KVM_STATS_UNIT_SHIFT), 0, 1, 16,
+		  0 },
+		{ "new_base", T_CUM | (0x2 << KVM_STATS_BASE_SHIFT), 0, 1, 24,
+		  0 },
 		{ "huge_exp", T_CUM | U_SECS, -100, 1, 32, 0 },
 		{ "array", T_CUM, 0, 2, 40, 0 },
 		{ "lin_no_size", T_LIN, 0, 2, 56, 0 },
@@ -273,10 +275,10 @@ START_TEST(test_skips)
 		{ "new_type2", 0xf, 0, 9, 0xfffffff0u, 0 },
 	};
 	static const enum statsfd_skip want[] = {
-		STATSFD_USE, STATSFD_SKIP_TYPE, STATSFD_SKIP_UNIT,
-		STATSFD_SKIP_BASE, STATSFD_SKIP_SCALE, STATSFD_SKIP_SHAPE,
+		STATSFD_USE,	    STATSFD_SKIP_TYPE,	STATSFD_SKIP_UNIT,
+		STATSFD_SKIP_BASE,  STATSFD_SKIP_SCALE, STATSFD_SKIP_SHAPE,
 		STATSFD_SKIP_SHAPE, STATSFD_SKIP_SHAPE, STATSFD_SKIP_NAME,
-		STATSFD_SKIP_DUP, STATSFD_SKIP_TYPE,
+		STATSFD_SKIP_DUP,   STATSFD_SKIP_TYPE,
 	};
 	struct blob bl = blob_make(d, 11, NULL, 77);
 	struct statsfd_schema *s;
@@ -289,8 +291,7 @@ START_TEST(test_skips)
 			      statsfd_skip_name(s->desc[i].skip));
 	ck_assert_uint_eq(s->nuse, 1);
 	ck_assert_uint_eq(s->data_len, 8);
-	ck_assert_str_eq(statsfd_skip_name(STATSFD_SKIP_DUP),
-			 "duplicate name");
+	ck_assert_str_eq(statsfd_skip_name(STATSFD_SKIP_DUP), "duplicate name");
 	statsfd_schema_free(s);
 	free(bl.b);
 }
@@ -351,12 +352,12 @@ START_TEST(test_bad_num_desc)
 	expect_bad(&bl, "num_desc 4294967295");
 	bl = blob_make(two, 2, NULL, 5);
 	hdr_set(&bl, 2, STATSFD_NUM_DESC_MAX);
-	expect_bad(&bl, "descriptor block");	/* past the end */
+	expect_bad(&bl, "descriptor block"); /* past the end */
 	bl = blob_make(two, 2, NULL, 5);
-	hdr_set(&bl, 2, 3);			/* one more than there is */
+	hdr_set(&bl, 2, 3); /* one more than there is */
 	expect_bad(&bl, "descriptor block [72, 264) past the end");
 	bl = blob_make(two, 2, NULL, 16);
-	hdr_set(&bl, 2, 3);			/* the data read as one */
+	hdr_set(&bl, 2, 3); /* the data read as one */
 	expect_bad(&bl, "descriptor 2 (?\?): size 0");
 }
 END_TEST
@@ -404,10 +405,10 @@ START_TEST(test_bad_names)
 	struct blob bl = blob_make(two, 2, NULL, 5);
 	unsigned char *name1 = bl.b + hdr_get(&bl, 4) + DESC_LEN + 16;
 
-	memset(name1, 'x', NAME_SIZE);		/* no NUL */
+	memset(name1, 'x', NAME_SIZE); /* no NUL */
 	expect_bad(&bl, "descriptor 1: name not NUL-terminated");
 	bl = blob_make(two, 2, NULL, 5);
-	bl.b[hdr_get(&bl, 4) + 16] = '\0';	/* empty */
+	bl.b[hdr_get(&bl, 4) + 16] = '\0'; /* empty */
 	expect_bad(&bl, "descriptor 0: empty name");
 	bl = blob_make(two, 2, NULL, 5);
 	memset(bl.b + HDR_LEN, 'k', NAME_SIZE);
@@ -498,8 +499,7 @@ START_TEST(test_not_seekable)
 	int p[2];
 
 	ck_assert_int_eq(pipe(p), 0);
-	ck_assert_int_eq(statsfd_schema_read(p[0], &s, &err),
-			 -ESPIPE);
+	ck_assert_int_eq(statsfd_schema_read(p[0], &s, &err), -ESPIPE);
 	close(p[0]);
 	close(p[1]);
 }
@@ -560,7 +560,7 @@ struct guest {
 	pid_t launcher, vm;
 	FILE *out;
 	int nvcpus;
-	pid_t tid[8];		/* by vCPU index, from "vcpu" lines */
+	pid_t tid[8]; /* by vCPU index, from "vcpu" lines */
 };
 
 /* Starts kvmguest -s -w with extra args; returns after "ready". The
@@ -630,8 +630,8 @@ static void check_invariants(int fd, bool vcpu)
 	unsigned char *data;
 	struct errmsg err;
 
-	ck_assert_msg(statsfd_schema_read(fd, &s, &err) == 0,
-		      "parse: %s", err.text);
+	ck_assert_msg(statsfd_schema_read(fd, &s, &err) == 0, "parse: %s",
+		      err.text);
 	ck_assert_msg(!strncmp(s->id, "kvm", 3), "id \"%s\"", s->id);
 	ck_assert(vcpu == (strstr(s->id, "/vcpu-") != NULL));
 	ck_assert_uint_eq(s->flags, 0);
@@ -645,23 +645,20 @@ static void check_invariants(int fd, bool vcpu)
 		ck_assert_msg(type <= KVM_STATS_TYPE_MAX, "%s: type", d->name);
 		ck_assert_msg(unit <= U_BOOL, "%s: unit", d->name);
 		ck_assert_msg(base <= KVM_STATS_BASE_MAX, "%s: base", d->name);
-		ck_assert_msg(d->skip == STATSFD_USE, "%s skipped: %s",
-			      d->name, statsfd_skip_name(d->skip));
+		ck_assert_msg(d->skip == STATSFD_USE, "%s skipped: %s", d->name,
+			      statsfd_skip_name(d->skip));
 		switch (unit) {
 		case KVM_STATS_UNIT_NONE:
 		case U_BOOL:
-			ck_assert_msg(d->exponent == 0, "%s: exponent",
-				      d->name);
+			ck_assert_msg(d->exponent == 0, "%s: exponent", d->name);
 			break;
 		case KVM_STATS_UNIT_SECONDS:
-			ck_assert_msg(d->exponent <= 0, "%s: exponent",
-				      d->name);
+			ck_assert_msg(d->exponent <= 0, "%s: exponent", d->name);
 			ck_assert_msg(base == KVM_STATS_BASE_POW10, "%s: base",
 				      d->name);
 			break;
-		default:	/* bytes, cycles */
-			ck_assert_msg(d->exponent >= 0, "%s: exponent",
-				      d->name);
+		default: /* bytes, cycles */
+			ck_assert_msg(d->exponent >= 0, "%s: exponent", d->name);
 			ck_assert_msg(base == KVM_STATS_BASE_POW2, "%s: base",
 				      d->name);
 			break;
@@ -693,8 +690,8 @@ static void check_invariants(int fd, bool vcpu)
  */
 START_TEST(test_real_invariants)
 {
-	static const char *const args[] = { "-m", "1", "-v", "2", "-n", "1",
-					     "-k", "hlt", "-t", "5", NULL };
+	static const char *const args[] = { "-m", "1",	 "-v", "2", "-n", "1",
+					    "-k", "hlt", "-t", "5", NULL };
 	struct statsfd_schema *vm_s = NULL, *vc_s = NULL;
 	int pidfd, nfd = 0, nvm = 0, nvcpu = 0;
 	struct guest g;
@@ -725,7 +722,8 @@ START_TEST(test_real_invariants)
 			nvcpu++;
 			if (!vc_s)
 				ck_assert_int_eq(statsfd_schema_read(fd, &vc_s,
-								     &err), 0);
+								     &err),
+						 0);
 		} else {
 			nvm++;
 			ck_assert_int_eq(statsfd_schema_read(fd, &vm_s, &err),
@@ -789,8 +787,8 @@ static void pfx_close(struct pfx *f)
 	filter_free(&f->o.filter);
 }
 
-static const struct stat_cell *cell(struct pfx *f, const char *name,
-				    pid_t pid, int vcpu)
+static const struct stat_cell *cell(struct pfx *f, const char *name, pid_t pid,
+				    int vcpu)
 {
 	int id = field_table_find(&f->s.fields, name);
 
@@ -825,8 +823,9 @@ static int own_stats_fds(void)
  */
 START_TEST(test_real_provider)
 {
-	static const char *const args[] = { "-m", "1", "-v", "3", "-n", "400",
-					     "-k", "hlt", "-t", "30", NULL };
+	static const char *const args[] = { "-m", "1",	 "-v", "3",
+					    "-n", "400", "-k", "hlt",
+					    "-t", "30",	 NULL };
 	const struct stat_cell *c;
 	const struct field_info *fi;
 	struct guest g;
@@ -884,20 +883,23 @@ START_TEST(test_real_provider)
 	ck_assert_int_eq(fi->hist, HIST_LOG2);
 	ck_assert_int_eq(fi->type, FIELD_CUMULATIVE);
 	fi = field_table_info(&f.s.fields,
-			      field_table_find(&f.s.fields, "halt_wait_hist(3)"));
+			      field_table_find(&f.s.fields,
+					       "halt_wait_hist(3)"));
 	ck_assert_int_eq(fi->parent, id);
 	ck_assert_int_eq(fi->bucket, 3);
 	ck_assert_uint_eq(fi->bucket_lo, 4);
 	ck_assert_uint_eq(fi->bucket_hi, 8);
 	fi = field_table_info(&f.s.fields,
-			      field_table_find(&f.s.fields, "halt_wait_hist(31)"));
+			      field_table_find(&f.s.fields,
+					       "halt_wait_hist(31)"));
 	ck_assert_uint_eq(fi->bucket_hi, UINT64_MAX);
 	fi = field_table_info(&f.s.fields,
 			      field_table_find(&f.s.fields, "blocking"));
 	ck_assert_int_eq(fi->unit, UNIT_BOOLEAN);
 	ck_assert_int_eq(fi->type, FIELD_INSTANT);
 	fi = field_table_info(&f.s.fields,
-			      field_table_find(&f.s.fields, "max_mmu_rmap_size"));
+			      field_table_find(&f.s.fields,
+					       "max_mmu_rmap_size"));
 	ck_assert_int_eq(fi->type, FIELD_PEAK);
 
 	/* the VM exits: its fds are closed at once, the totals stay */
@@ -917,8 +919,9 @@ END_TEST
  * that hides the buckets still leaves the histogram's parent whole. */
 START_TEST(test_real_include_past)
 {
-	static const char *const args[] = { "-m", "1", "-v", "2", "-n", "250",
-					     "-k", "hlt", "-t", "30", NULL };
+	static const char *const args[] = { "-m", "1",	 "-v", "2",
+					    "-n", "250", "-k", "hlt",
+					    "-t", "30",	 NULL };
 	struct guest g;
 	struct pfx f, h;
 
@@ -949,8 +952,9 @@ END_TEST
  */
 START_TEST(test_real_late_vm)
 {
-	static const char *const args[] = { "-m", "1", "-v", "2", "-n", "300",
-					     "-k", "hlt", "-t", "30", NULL };
+	static const char *const args[] = { "-m", "1",	 "-v", "2",
+					    "-n", "300", "-k", "hlt",
+					    "-t", "30",	 NULL };
 	const struct stat_cell *c;
 	struct guest g;
 	struct pfx f;
@@ -992,8 +996,8 @@ START_TEST(test_real_pid_errors)
 
 	/* the guest without -s: a VM, but no stats fds */
 	{
-		const char *argv[] = { GUEST, "-w", "-m", "1", "-v", "1", "-t",
-				       "30", NULL };
+		const char *argv[] = { GUEST, "-w", "-m", "1", "-v",
+				       "1",   "-t", "30", NULL };
 		char line[256];
 		int pp[2];
 		pid_t launcher;
@@ -1010,13 +1014,12 @@ START_TEST(test_real_pid_errors)
 		}
 		close(pp[1]);
 		out = fdopen(pp[0], "r");
-		while (fgets(line, sizeof(line), out) &&
-		       strcmp(line, "ready\n"))
+		while (fgets(line, sizeof(line), out) && strcmp(line, "ready\n"))
 			sscanf(line, "vm %d", &g.vm);
 		o.pid = g.vm;
 		ck_assert_int_eq(p.ops->open(&p, &o), -ENOENT);
-		ck_assert_ptr_nonnull(strstr(p.msg.text,
-					     "keeps no binary stats fds"));
+		ck_assert_ptr_nonnull(
+			strstr(p.msg.text, "keeps no binary stats fds"));
 		kill(launcher, SIGTERM);
 		waitpid(launcher, NULL, 0);
 		fclose(out);
@@ -1060,8 +1063,8 @@ static int open_as_nobody(pid_t vm)
 /* Without the right to read a VM's fds, errors say what is needed. */
 START_TEST(test_real_permission)
 {
-	static const char *const args[] = { "-m", "1", "-v", "1", "-n", "1",
-					     "-k", "hlt", "-t", "30", NULL };
+	static const char *const args[] = { "-m", "1",	 "-v", "1",  "-n", "1",
+					    "-k", "hlt", "-t", "30", NULL };
 	struct guest g;
 	int status;
 	pid_t pid;

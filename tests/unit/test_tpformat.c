@@ -126,7 +126,8 @@ static struct tp_format *parse_fmt_ok(const char *print_fmt)
 	return f;
 }
 
-static void assert_sym(const struct tp_symtab *t, const char *name, uint64_t value)
+static void assert_sym(const struct tp_symtab *t, const char *name,
+		       uint64_t value)
 {
 	const struct tp_symbol *s = tp_symtab_find(t, name);
 
@@ -135,8 +136,9 @@ static void assert_sym(const struct tp_symtab *t, const char *name, uint64_t val
 		      (unsigned long long)s->value, (unsigned long long)value);
 }
 
-static void assert_field(const struct tp_format *f, const char *name, unsigned int offset,
-			 unsigned int size, bool is_signed, const char *type)
+static void assert_field(const struct tp_format *f, const char *name,
+			 unsigned int offset, unsigned int size, bool is_signed,
+			 const char *type)
 {
 	const struct tp_field *fld = tp_format_field(f, name);
 
@@ -388,8 +390,9 @@ END_TEST
 START_TEST(test_malformed_fixtures)
 {
 	static const char *const bad[] = {
-		"bad_empty", "bad_truncated", "bad_unbalanced", "bad_huge_number",
-		"bad_missing_quote", "bad_missing_comma", "bad_field", "bad_binary",
+		"bad_empty",	   "bad_truncated",	"bad_unbalanced",
+		"bad_huge_number", "bad_missing_quote", "bad_missing_comma",
+		"bad_field",	   "bad_binary",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -517,7 +520,9 @@ START_TEST(test_negative_by_field_size)
 	/* A field the format lacks: size 0, value kept as evaluated. */
 	ck_assert_uint_eq(tp_format_symtab(f, "ghost")->field_size, 0);
 	assert_sym(tp_format_symtab(f, "ghost"), "m1", ~0ULL);
-	ck_assert_str_eq(tp_symtab_name(tp_format_symtab(f, "s16"), 0xffffffffffffffffULL), "m1");
+	ck_assert_str_eq(tp_symtab_name(tp_format_symtab(f, "s16"),
+					0xffffffffffffffffULL),
+			 "m1");
 	tp_format_free(f);
 }
 END_TEST
@@ -553,8 +558,8 @@ START_TEST(test_names_and_prefix)
 }
 END_TEST
 
-static void assert_guard(const struct tp_symtab *t, const char *field, int64_t value,
-			 bool negated)
+static void assert_guard(const struct tp_symtab *t, const char *field,
+			 int64_t value, bool negated)
 {
 	ck_assert_ptr_nonnull(t);
 	if (!field) {
@@ -574,8 +579,9 @@ START_TEST(test_guards)
 	struct tp_format *f;
 
 	/* An else-if chain. */
-	f = parse_fmt_ok("\"%s\", (REC->isa == 1) ? " SYM("exit_reason") " : (REC->isa == 2) ? "
-			 SYM("exit_reason") " : " SYM("exit_reason") "\n");
+	f = parse_fmt_ok(
+		"\"%s\", (REC->isa == 1) ? " SYM("exit_reason") " : (REC->isa == 2) ? " SYM(
+			"exit_reason") " : " SYM("exit_reason") "\n");
 	ck_assert_uint_eq(f->ntabs, 3);
 	assert_guard(&f->tabs[0], "isa", 1, false);
 	assert_guard(&f->tabs[1], "isa", 2, false);
@@ -586,9 +592,12 @@ START_TEST(test_guards)
 	tp_format_free(f);
 
 	/* "!=", a reversed comparison, a negative value, grouping parentheses. */
-	f = parse_fmt_ok("\"%s%s%s\", REC->isa != 2 ? " SYM("q") " : " SYM("q") ", "
-			 "(-1 == (REC->isa)) ? (" SYM("b8") ") : \"\", "
-			 "((REC->isa == 0x10)) ? ((\"\", " SYM("s16") ")) : \"\"\n");
+	f = parse_fmt_ok("\"%s%s%s\", REC->isa != 2 ? " SYM("q") " : " SYM(
+		"q") ", "
+		     "(-1 == (REC->isa)) ? (" SYM(
+			     "b8") ") : \"\", "
+				   "((REC->isa == 0x10)) ? ((\"\", " SYM(
+					   "s16") ")) : \"\"\n");
 	ck_assert_uint_eq(f->ntabs, 4);
 	assert_guard(&f->tabs[0], "isa", 2, true);
 	assert_guard(&f->tabs[1], "isa", 2, false);
@@ -597,9 +606,9 @@ START_TEST(test_guards)
 	tp_format_free(f);
 
 	/* Nested conditions: the innermost applies. */
-	f = parse_fmt_ok("\"%s\", REC->isa == 1 ? (REC->q == 3 ? " SYM("b8") " : " SYM("b8")
-			 ") : " SYM("b8") ", REC->isa == 1 ? REC->q == 2 ? " SYM("s16") " : "
-			 SYM("s16") " : " SYM("s16") "\n");
+	f = parse_fmt_ok(
+		"\"%s\", REC->isa == 1 ? (REC->q == 3 ? " SYM("b8") " : " SYM("b8") ") : " SYM("b8") ", REC->isa == 1 ? REC->q == 2 ? " SYM(
+			"s16") " : " SYM("s16") " : " SYM("s16") "\n");
 	ck_assert_uint_eq(f->ntabs, 6);
 	assert_guard(&f->tabs[0], "q", 3, false);
 	assert_guard(&f->tabs[1], "q", 3, true);
@@ -610,16 +619,26 @@ START_TEST(test_guards)
 	tp_format_free(f);
 
 	/* Not guards: other conditions, calls, commas, conditions on tables. */
-	f = parse_fmt_ok("\"%s\", REC->isa == 1 && REC->q ? " SYM("b8") " : \"\", "
-			 "REC->isa < 1 ? \"\" : " SYM("b8") ", "
-			 "REC->isa == 1 ? f(" SYM("b8") ") : \"\", "
-			 "REC->isa == 1 ? \"\" : \"\", " SYM("b8") ", "
-			 "(REC->isa == 1 ? \"\" : \"\") + " SYM("b8") ", "
-			 "REC->isa == REC->q ? " SYM("b8") " : \"\", "
-			 "REC->isa == ENUM ? " SYM("b8") " : \"\", "
-			 "REC->isa == 1 | 2 ? " SYM("b8") " : \"\", "
-			 "!REC->isa ? " SYM("b8") " : \"\", "
-			 "{ REC->isa == 1 ? 1 : 2 }, " SYM("b8") "\n");
+	f = parse_fmt_ok("\"%s\", REC->isa == 1 && REC->q ? " SYM(
+		"b8") " : \"\", "
+		      "REC->isa < 1 ? \"\" : " SYM(
+			      "b8") ", "
+				    "REC->isa == 1 ? f(" SYM(
+					    "b8") ") : \"\", "
+						  "REC->isa == 1 ? \"\" : \"\", " SYM(
+							  "b8") ", "
+								"(REC->isa == 1 ? \"\" : \"\") + " SYM(
+									"b8") ", "
+									      "REC->isa == REC->q ? " SYM(
+										      "b8") " : \"\", "
+											    "REC->isa == ENUM ? " SYM(
+												    "b8") " : \"\", "
+													  "REC->isa == 1 | 2 ? " SYM(
+														  "b8") " : \"\", "
+															"!REC->isa ? " SYM(
+																"b8") " : \"\", "
+																      "{ REC->isa == 1 ? 1 : 2 }, " SYM(
+																	      "b8") "\n");
 	ck_assert_uint_eq(f->ntabs, 10);
 	for (size_t i = 0; i < f->ntabs; i++)
 		assert_guard(&f->tabs[i], NULL, 0, false);
@@ -784,7 +803,8 @@ START_TEST(test_malformed_inline)
 		ck_assert_msg(err == -EINVAL, "%d for: %s", err, bad_args[i]);
 	}
 	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
-		struct tp_format *f = parse_exact(bad_texts[i], strlen(bad_texts[i]), &err);
+		struct tp_format *f = parse_exact(bad_texts[i],
+						  strlen(bad_texts[i]), &err);
 
 		ck_assert_msg(f == NULL, "accepted: %s", bad_texts[i]);
 		ck_assert_msg(err == -EINVAL, "%d for: %s", err, bad_texts[i]);
@@ -837,8 +857,8 @@ END_TEST
 /* ---- fuzz-style robustness ---- */
 
 static const char *const real_fixtures[] = {
-	"kvm_exit", "kvm_userspace_exit", "kvm_pio", "kvm_mmio", "kvm_entry",
-	"kvm_exit_old", "arm64_kvm_exit",
+	"kvm_exit",  "kvm_userspace_exit", "kvm_pio",	     "kvm_mmio",
+	"kvm_entry", "kvm_exit_old",	   "arm64_kvm_exit",
 };
 
 /* Checks that a parse either failed with an error or gave a sane result. */
@@ -866,7 +886,8 @@ static void check_outcome(struct tp_format *f, int err)
 
 START_TEST(test_fuzz_truncations)
 {
-	for (size_t k = 0; k < sizeof(real_fixtures) / sizeof(real_fixtures[0]); k++) {
+	for (size_t k = 0; k < sizeof(real_fixtures) / sizeof(real_fixtures[0]);
+	     k++) {
 		size_t len, fmt_at;
 		char *text = read_fixture(real_fixtures[k], &len);
 		const char *pf = strstr(text, "print fmt:");
@@ -879,7 +900,8 @@ START_TEST(test_fuzz_truncations)
 
 			/* Cut before the print fmt: always an error. */
 			if (n < fmt_at + strlen("print fmt:"))
-				ck_assert_msg(f == NULL, "%s accepted cut at %zu",
+				ck_assert_msg(f == NULL,
+					      "%s accepted cut at %zu",
 					      real_fixtures[k], n);
 			if (n == len)
 				ck_assert_ptr_nonnull(f);
@@ -903,7 +925,8 @@ START_TEST(test_fuzz_corruptions)
 	static const char interesting[] = "(){}[]?:,\"'\\&|-~0x9 \n\t;=!<>";
 	uint64_t seed = 0x6b766d73746174ULL;
 
-	for (size_t k = 0; k < sizeof(real_fixtures) / sizeof(real_fixtures[0]); k++) {
+	for (size_t k = 0; k < sizeof(real_fixtures) / sizeof(real_fixtures[0]);
+	     k++) {
 		size_t len;
 		char *text = read_fixture(real_fixtures[k], &len);
 		char *copy = malloc(len);
@@ -920,8 +943,9 @@ START_TEST(test_fuzz_corruptions)
 				size_t at = (size_t)(r % len);
 
 				if (r & (1ULL << 40))
-					copy[at] = interesting[(r >> 20) %
-							       (sizeof(interesting) - 1)];
+					copy[at] = interesting
+						[(r >> 20) %
+						 (sizeof(interesting) - 1)];
 				else
 					copy[at] = (char)(r >> 32);
 			}
@@ -939,10 +963,39 @@ END_TEST
 START_TEST(test_fuzz_token_soup)
 {
 	static const char *const toks[] = {
-		"(", ")", "{", "}", "[", "]", "?", ":", ",", "REC", "->", "isa", "q",
-		"==", "!=", "&", "|", "&&", "-", "~", "1", "0x10", "\"s\"", "'c'",
-		"__print_symbolic", "__print_flags", "__print_symbolic(REC->q, ",
-		"{ 1, \"a\" }", " ", "<<", "ENUM", "/", "0",
+		"(",
+		")",
+		"{",
+		"}",
+		"[",
+		"]",
+		"?",
+		":",
+		",",
+		"REC",
+		"->",
+		"isa",
+		"q",
+		"==",
+		"!=",
+		"&",
+		"|",
+		"&&",
+		"-",
+		"~",
+		"1",
+		"0x10",
+		"\"s\"",
+		"'c'",
+		"__print_symbolic",
+		"__print_flags",
+		"__print_symbolic(REC->q, ",
+		"{ 1, \"a\" }",
+		" ",
+		"<<",
+		"ENUM",
+		"/",
+		"0",
 	};
 	uint64_t seed = 0x1234567887654321ULL;
 	size_t hl = strlen(fmt_head);
@@ -958,7 +1011,8 @@ START_TEST(test_fuzz_token_soup)
 		memcpy(buf + n, "\"\", ", 4);
 		n += 4;
 		for (size_t j = 0; j < count; j++) {
-			const char *t = toks[rng_next(&seed) % (sizeof(toks) / sizeof(toks[0]))];
+			const char *t = toks[rng_next(&seed) %
+					     (sizeof(toks) / sizeof(toks[0]))];
 			size_t tl = strlen(t);
 
 			memcpy(buf + n, t, tl);
@@ -975,11 +1029,13 @@ END_TEST
 START_TEST(test_live_kvm_formats)
 {
 	static const char *const roots[] = {
-		"/sys/kernel/tracing/events/kvm", "/sys/kernel/debug/tracing/events/kvm",
+		"/sys/kernel/tracing/events/kvm",
+		"/sys/kernel/debug/tracing/events/kvm",
 	};
 	static const char *const events[] = {
-		"kvm_exit", "kvm_entry", "kvm_userspace_exit", "kvm_pio", "kvm_mmio",
-		"kvm_inj_exception", "kvm_nested_vmexit", "kvm_apic", "kvm_msr",
+		"kvm_exit",	     "kvm_entry", "kvm_userspace_exit",
+		"kvm_pio",	     "kvm_mmio",  "kvm_inj_exception",
+		"kvm_nested_vmexit", "kvm_apic",  "kvm_msr",
 	};
 	const char *root = NULL;
 	char path[512];

@@ -87,7 +87,7 @@ static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf,
 	ck_assert_ptr_nonnull(f->p.ops);
 	f->p.fields = &f->s.fields;
 	f->p.filter = &f->o.filter;
-	f->p.want_vms = true;	/* per-VM and per-vCPU breakdowns */
+	f->p.want_vms = true; /* per-VM and per-vCPU breakdowns */
 	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s",
 		      f->p.msg.text);
 }
@@ -127,8 +127,11 @@ START_TEST(test_reason_names_from_kernel)
 	ck_assert_int_ge(parent, 0);
 	ck_assert_int_ge(child, 0);
 	ck_assert_int_eq(f.s.fields.v[child].parent, parent);
-	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_userspace_exit(MMIO)"), 0);
-	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_userspace_exit(IO)"), 0);
+	ck_assert_int_ge(field_table_find(&f.s.fields,
+					  "kvm_userspace_exit(MMIO)"),
+			 0);
+	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_userspace_exit(IO)"),
+			 0);
 	/* the filter keeps other events closed */
 	ck_assert_int_lt(field_table_find(&f.s.fields, "kvm_pio"), 0);
 	tp_teardown(&f);
@@ -143,8 +146,8 @@ START_TEST(test_reason_names_from_kernel)
 	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(hlt)"), 0);
 	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(DE_excp)"), 0);
 	for (size_t i = 0; i < f.s.fields.n; i++)
-		ck_assert_msg(!strchr(f.s.fields.v[i].name, ' '), "field \"%s\"",
-			      f.s.fields.v[i].name);
+		ck_assert_msg(!strchr(f.s.fields.v[i].name, ' '),
+			      "field \"%s\"", f.s.fields.v[i].name);
 	tp_teardown(&f);
 #endif
 }
@@ -237,7 +240,7 @@ START_TEST(test_exact_counts)
 		}
 	}
 	tp_teardown(&f);
-	while (fgets(line, sizeof(line), out))	/* to its "exit" */
+	while (fgets(line, sizeof(line), out)) /* to its "exit" */
 		;
 	ck_assert_int_eq(pclose(out), 0);
 }

@@ -49,8 +49,7 @@ START_TEST(test_help_screen)
 		ck_assert_msg(n < ARRAY_SIZE(want_help), "extra line \"%s\"",
 			      line);
 		ck_assert_str_eq(line, want_help[n]);
-		ck_assert_msg(strlen(line) <= 80, "wider than 80: \"%s\"",
-			      line);
+		ck_assert_msg(strlen(line) <= 80, "wider than 80: \"%s\"", line);
 	}
 	ck_assert_uint_eq(n, ARRAY_SIZE(want_help));
 	ck_assert_uint_le(n, 24);

@@ -16,11 +16,15 @@
 
 static struct snap_row rows[] = {
 	{ .name = "exits", .total = 123456, .delta = 42, .valid = true },
-	{ .name = "kvm_exit(EXTERNAL_INTERRUPT)", .total = 7, .delta = -3,
+	{ .name = "kvm_exit(EXTERNAL_INTERRUPT)",
+	  .total = 7,
+	  .delta = -3,
 	  .valid = true },
 	{ .name = "stale", .valid = false },
-	{ .name = "wide_ns", .total = 6444793915611025420ull,
-	  .delta = 1234567890123ll, .valid = true },
+	{ .name = "wide_ns",
+	  .total = 6444793915611025420ull,
+	  .delta = 1234567890123ll,
+	  .valid = true },
 };
 
 static struct snapshot snap(void)
@@ -29,7 +33,7 @@ static struct snapshot snap(void)
 
 	setenv("TZ", "UTC", 1);
 	tzset();
-	s.wall.tv_sec = 1700000000;	/* 2023-11-14 22:13:20 UTC */
+	s.wall.tv_sec = 1700000000; /* 2023-11-14 22:13:20 UTC */
 	return s;
 }
 
@@ -40,7 +44,8 @@ START_TEST(test_batch)
 
 	strbuf_init(&b);
 	ui_text_batch(&b, &s);
-	ck_assert_str_eq(b.s,
+	ck_assert_str_eq(
+		b.s,
 		"exits                                         123456        42\n"
 		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
 		"stale                                              -         -\n"
@@ -57,7 +62,8 @@ START_TEST(test_log)
 	strbuf_init(&b);
 	ui_text_log_header(&b, &s);
 	ui_text_log_line(&b, &s);
-	ck_assert_str_eq(b.s,
+	ck_assert_str_eq(
+		b.s,
 		"exits kvm_exit(EXTERNAL_INTERRUPT) stale wide_ns \n"
 		"2023-11-14 22:13:20        42        -3         - 1234567890123\n");
 	strbuf_free(&b);
@@ -73,8 +79,8 @@ START_TEST(test_csv)
 	ui_text_csv_header(&b, &s);
 	ui_text_csv_line(&b, &s);
 	ck_assert_str_eq(b.s,
-		"timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
-		"2023-11-14 22:13:20,42,-3,,1234567890123\n");
+			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
+			 "2023-11-14 22:13:20,42,-3,,1234567890123\n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -172,7 +178,7 @@ START_TEST(test_log_header_repeat_and_skip_zero)
 	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
 	for (int i = 0; i < 41; i++)
 		ck_assert_int_eq(fe.ops->render(&fe, &s), 0);
-	ck_assert_int_eq(fe.ops->render(&fe, &z), 0);	/* skipped */
+	ck_assert_int_eq(fe.ops->render(&fe, &z), 0); /* skipped */
 	fe.ops->close(&fe);
 	ck_assert_int_eq(count(slurp(path), "exits kvm_exit"), 3);
 	ck_assert_int_eq(count(slurp(path), "2023-11-14"), 41);
@@ -188,7 +194,9 @@ START_TEST(test_log_file_unwritable)
 	struct frontend fe = { .ops = &log_frontend_ops };
 
 	ck_assert_int_eq(fe.ops->open(&fe, &o), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(fe.msg.text, "cannot write log file /nonexistent-dir/k.log"));
+	ck_assert_ptr_nonnull(
+		strstr(fe.msg.text,
+		       "cannot write log file /nonexistent-dir/k.log"));
 }
 END_TEST
 
@@ -203,7 +211,7 @@ START_TEST(test_scaled)
 	ui_text_scaled(b, sizeof(b), 12345678901.0, 5);
 	ck_assert_str_eq(b, "12G");
 	ui_text_scaled(b, sizeof(b), 1234567, 3);
-	ck_assert_str_eq(b, "1.2M");	/* never cut: wider than asked */
+	ck_assert_str_eq(b, "1.2M"); /* never cut: wider than asked */
 	ui_text_scaled(b, sizeof(b), 0, 3);
 	ck_assert_str_eq(b, "0");
 }
@@ -220,19 +228,25 @@ START_TEST(test_batch_units_and_histograms)
 	int ns, h, b0, b1, b2, plain, yes, no;
 
 	stats_init(&s, false);
-	plain = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE, "t");
-	ns = field_table_intern(&s.fields, "halt_wait_ns", -1, FIELD_CUMULATIVE, "t");
+	plain = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE,
+				   "t");
+	ns = field_table_intern(&s.fields, "halt_wait_ns", -1, FIELD_CUMULATIVE,
+				"t");
 	fi = field_table_info(&s.fields, ns);
 	fi->unit = UNIT_SECONDS;
 	fi->exponent = -9;
-	h = field_table_intern(&s.fields, "halt_wait_hist", -1, FIELD_CUMULATIVE, "t");
+	h = field_table_intern(&s.fields, "halt_wait_hist", -1,
+			       FIELD_CUMULATIVE, "t");
 	fi = field_table_info(&s.fields, h);
 	fi->unit = UNIT_SECONDS;
 	fi->exponent = -9;
 	fi->hist = HIST_LOG2;
-	b0 = field_table_intern(&s.fields, "halt_wait_hist(0)", h, FIELD_CUMULATIVE, "t");
-	b1 = field_table_intern(&s.fields, "halt_wait_hist(1)", h, FIELD_CUMULATIVE, "t");
-	b2 = field_table_intern(&s.fields, "halt_wait_hist(2)", h, FIELD_CUMULATIVE, "t");
+	b0 = field_table_intern(&s.fields, "halt_wait_hist(0)", h,
+				FIELD_CUMULATIVE, "t");
+	b1 = field_table_intern(&s.fields, "halt_wait_hist(1)", h,
+				FIELD_CUMULATIVE, "t");
+	b2 = field_table_intern(&s.fields, "halt_wait_hist(2)", h,
+				FIELD_CUMULATIVE, "t");
 	for (int i = 0; i < 3; i++) {
 		fi = field_table_info(&s.fields, b0 + i);
 		fi->unit = UNIT_SECONDS;
@@ -241,7 +255,8 @@ START_TEST(test_batch_units_and_histograms)
 		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
 		fi->bucket_hi = i == 2 ? UINT64_MAX : 1ull << i;
 	}
-	yes = field_table_intern(&s.fields, "guest_mode", -1, FIELD_INSTANT, "t");
+	yes = field_table_intern(&s.fields, "guest_mode", -1, FIELD_INSTANT,
+				 "t");
 	field_table_info(&s.fields, yes)->unit = UNIT_BOOLEAN;
 	no = field_table_intern(&s.fields, "guest_off", -1, FIELD_INSTANT, "t");
 	field_table_info(&s.fields, no)->unit = UNIT_BOOLEAN;
@@ -262,13 +277,23 @@ START_TEST(test_batch_units_and_histograms)
 	strbuf_init(&b);
 	ui_text_batch(&b, &snap);
 	/* plain counters keep kvm_stat's bytes exactly */
-	ck_assert_ptr_nonnull(strstr(b.s, "exits                                              5         5\n"));
+	ck_assert_ptr_nonnull(strstr(
+		b.s,
+		"exits                                              5         5\n"));
 	ck_assert_msg(strstr(b.s, "  500 ms  +500 ms  50.0%\n"), "%s", b.s);
-	ck_assert_msg(strstr(b.s, "halt_wait_hist                                   100       100  p50 < "), "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "halt_wait_hist                                   100       100  p50 < "),
+		      "%s", b.s);
 	ck_assert_msg(strstr(b.s, "p99 >= "), "%s", b.s);
-	ck_assert_msg(strstr(b.s, "halt_wait_hist(1)                                 98        98  [1 ns, 2 ns)\n"), "%s", b.s);
-	ck_assert_msg(strstr(b.s, "guest_mode                                         2         0  yes on 2\n"), "%s", b.s);
-	ck_assert_msg(strstr(b.s, "guest_off                                          0         0  no\n"), "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "halt_wait_hist(1)                                 98        98  [1 ns, 2 ns)\n"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "guest_mode                                         2         0  yes on 2\n"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "guest_off                                          0         0  no\n"),
+		      "%s", b.s);
 	strbuf_free(&b);
 	snapshot_free(&snap);
 	stats_free(&s);

@@ -96,11 +96,11 @@ START_TEST(test_booleans_counts)
 
 	expect(&yn, 0, 0, "no");
 	expect(&yn, 1, 0, "yes");
-	expect(&yn, 3, 0, "3");			/* a sum over vCPUs */
+	expect(&yn, 3, 0, "3"); /* a sum over vCPUs */
 	expect(&yn, 1, UNITS_COUNT, "1");
-	expect(&yn, -1, 0, "-1");		/* a delta */
+	expect(&yn, -1, 0, "-1"); /* a delta */
 	expect(&cyc, 123456, 0, "123456");
-	expect(&cyc, 2.5, 0, "2.50");		/* a rate */
+	expect(&cyc, 2.5, 0, "2.50"); /* a rate */
 	expect(&none, 0, 0, "0");
 	expect(&none, 42, 0, "42");
 	expect(&none, 18446744073709551615.0, 0, "18446744073709551616");
@@ -205,13 +205,13 @@ START_TEST(test_percentiles)
 
 	log2_hist(b, c100, 5);
 	ck_assert_uint_eq(hist_total(b, 5), 100);
-	ck_assert_int_eq(hist_quantile(b, 5, HIST_P50), 1);	/* 50th */
-	ck_assert_int_eq(hist_quantile(b, 5, HIST_P90), 2);	/* 90th */
-	ck_assert_int_eq(hist_quantile(b, 5, HIST_P99), 3);	/* 99th */
+	ck_assert_int_eq(hist_quantile(b, 5, HIST_P50), 1); /* 50th */
+	ck_assert_int_eq(hist_quantile(b, 5, HIST_P90), 2); /* 90th */
+	ck_assert_int_eq(hist_quantile(b, 5, HIST_P99), 3); /* 99th */
 	ck_assert_int_eq(hist_quantile(b, 5, 1000), 4);
-	ck_assert_int_eq(hist_quantile(b, 5, 0), 1);		/* 1st */
+	ck_assert_int_eq(hist_quantile(b, 5, 0), 1); /* 1st */
 	log2_hist(b, c3, 3);
-	ck_assert_int_eq(hist_quantile(b, 3, HIST_P50), 1);	/* 2nd of 3 */
+	ck_assert_int_eq(hist_quantile(b, 3, HIST_P50), 1); /* 2nd of 3 */
 	ck_assert_int_eq(hist_quantile(b, 3, HIST_P90), 2);
 	ck_assert_int_eq(hist_quantile(b, 3, 333), 0);
 	ck_assert_int_eq(hist_quantile(b, 3, 334), 1);
@@ -248,16 +248,13 @@ START_TEST(test_hist_format)
 			 ">= 1.07 s");
 
 	log2_hist(b, c100, 5);
-	ck_assert_str_eq(hist_format_percentiles(&ns, b, 5, 0, buf,
-						 sizeof(buf)),
+	ck_assert_str_eq(hist_format_percentiles(&ns, b, 5, 0, buf, sizeof(buf)),
 			 "p50 < 2 ns, p90 < 4 ns, p99 < 8 ns");
-	b[4].count = 60;	/* now p50 and up fall in the open bucket */
-	ck_assert_str_eq(hist_format_percentiles(&ns, b, 5, 0, buf,
-						 sizeof(buf)),
+	b[4].count = 60; /* now p50 and up fall in the open bucket */
+	ck_assert_str_eq(hist_format_percentiles(&ns, b, 5, 0, buf, sizeof(buf)),
 			 "p50 < 4 ns, p90 >= 8 ns, p99 >= 8 ns");
 	log2_hist(b, c0, 2);
-	ck_assert_str_eq(hist_format_percentiles(&ns, b, 2, 0, buf,
-						 sizeof(buf)),
+	ck_assert_str_eq(hist_format_percentiles(&ns, b, 2, 0, buf, sizeof(buf)),
 			 "no samples");
 	/* a short buffer is cut, not overrun */
 	log2_hist(b, c100, 5);
@@ -314,7 +311,8 @@ START_TEST(test_hist_gather)
 	}
 	snapshot_build(&s, NULL, &snap);
 	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
-				      b, 8), 0);
+				      b, 8),
+			  0);
 	snapshot_free(&snap);
 	for (int k = 0; k < 4; k++) {
 		sample_set_push(&s.set, kid[k], 0, -1, 0, 10 * (k + 1), 0);
@@ -328,7 +326,8 @@ START_TEST(test_hist_gather)
 	stats_update(&s, 2000);
 	snapshot_build(&s, NULL, &snap);
 	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
-				      b, 8), 4);
+				      b, 8),
+			  4);
 	ck_assert_uint_eq(b[0].count, 0);
 	ck_assert_uint_eq(b[3].count, 3);
 	ck_assert_uint_eq(b[2].lo, 2);
@@ -336,15 +335,18 @@ START_TEST(test_hist_gather)
 	ck_assert_uint_eq(b[3].hi, UINT64_MAX);
 	ck_assert_int_eq(hist_quantile(b, 4, HIST_P50), 2);
 	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 7, 1), true,
-				      b, 8), 4);
+				      b, 8),
+			  4);
 	ck_assert_uint_eq(hist_total(b, 4), 4);
 	/* totals start at zero without -i, as every counter's do */
 	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), false,
-				      b, 8), 4);
+				      b, 8),
+			  4);
 	ck_assert_uint_eq(b[3].count, 3);
 	/* fewer slots than buckets: the count still says how many */
 	ck_assert_uint_eq(hist_gather(snap_hist_of(&snap, parent, 0, -1), true,
-				      b, 2), 4);
+				      b, 2),
+			  4);
 	ck_assert_uint_eq(b[1].count, 1);
 	snapshot_free(&snap);
 	stats_free(&s);

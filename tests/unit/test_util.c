@@ -100,7 +100,7 @@ static int ut_die_in_child(void (*fn)(void), char *out, size_t len)
 		close(pfd[0]);
 		util_set_fatal_hook(ut_hook);
 		fn();
-		_exit(99);	/* the allocation did not end the program */
+		_exit(99); /* the allocation did not end the program */
 	}
 	close(pfd[1]);
 	for (;;) {
@@ -134,8 +134,7 @@ START_TEST(test_oom_main_thread)
 		 SIZE_MAX);
 	ck_assert_str_eq(out, want);
 
-	ck_assert_int_eq(ut_die_in_child(ut_realloc_huge, out, sizeof(out)),
-			 1);
+	ck_assert_int_eq(ut_die_in_child(ut_realloc_huge, out, sizeof(out)), 1);
 	ck_assert_str_eq(out, want);
 }
 END_TEST
@@ -145,8 +144,7 @@ START_TEST(test_oom_other_thread)
 {
 	char out[512], want[128];
 
-	ck_assert_int_eq(ut_die_in_child(ut_die_on_thread, out, sizeof(out)),
-			 1);
+	ck_assert_int_eq(ut_die_in_child(ut_die_on_thread, out, sizeof(out)), 1);
 	snprintf(want, sizeof(want),
 		 "kvmstat: out of memory allocating %zu bytes\n", SIZE_MAX);
 	ck_assert_str_eq(out, want);

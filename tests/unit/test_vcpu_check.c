@@ -31,15 +31,15 @@ END_TEST
 /* Counted vCPUs 0, 1 and 2 of VM 100 (and 5 of another VM). */
 START_TEST(test_counted)
 {
-	struct options o = { .pid = 100, .proc_root = "/nonexistent-proc",
+	struct options o = { .pid = 100,
+			     .proc_root = "/nonexistent-proc",
 			     .debugfs_root = "/nonexistent-debugfs" };
 	struct stats s;
 	struct errmsg err = { "" };
 	int f;
 
 	stats_init(&s, false);
-	f = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE,
-			       "test");
+	f = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE, "test");
 	for (int v = 2; v >= 0; v--)
 		sample_set_push(&s.set, f, 100, v, 0, 10, 0);
 	sample_set_push(&s.set, f, 200, 5, 0, 10, 0);
@@ -88,8 +88,9 @@ START_TEST(test_before_counts)
 
 	o.vcpu = 0;
 	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
-	ck_assert_str_eq(err.text,
-			 "VM 100 has no vCPU 0 (no vCPU is known: name its threads or use debugfs)");
+	ck_assert_str_eq(
+		err.text,
+		"VM 100 has no vCPU 0 (no vCPU is known: name its threads or use debugfs)");
 
 	vc_debugfs_vcpu(root, 3, 4242);
 	vc_debugfs_vcpu(root, 0, 4241);

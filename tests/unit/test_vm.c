@@ -100,7 +100,8 @@ static void fake_proc_fds(pid_t pid, int first_fd, const char *const *fds)
 		return;
 	mkdirf("%s/%d/fd", root, pid);
 	for (int i = 0; fds[i]; i++) {
-		snprintf(path, sizeof(path), "%s/%d/fd/%d", root, pid, first_fd + i);
+		snprintf(path, sizeof(path), "%s/%d/fd/%d", root, pid,
+			 first_fd + i);
 		ck_assert_int_eq(symlink(fds[i], path), 0);
 	}
 }
@@ -174,11 +175,11 @@ START_TEST(test_only_vm_fds_count)
 	fake_proc(50, LIST("anon_inode:kvm-vm"));
 	fake_proc(60, LIST("anon_inode:kvm-v", "anon_inode:kvm-vmx",
 			   "/anon_inode:kvm-vm"));
-	fake_proc(400, NULL);		/* vanished: no fd directory */
-	fake_proc(500, LIST(NULL));	/* kernel thread: no fds */
-	mkdirf("%s/self", root);	/* not a pid */
+	fake_proc(400, NULL);	    /* vanished: no fd directory */
+	fake_proc(500, LIST(NULL)); /* kernel thread: no fds */
+	mkdirf("%s/self", root);    /* not a pid */
 	mkdirf("%s/0x10", root);
-	fake_cmdline_raw(700, "", 0);		/* no fd directory either */
+	fake_cmdline_raw(700, "", 0); /* no fd directory either */
 
 	ck_assert_int_eq(vm_list(root, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
@@ -226,14 +227,16 @@ static const struct {
 	const char *args[8];
 	const char *want;
 } name_cases[] = {
-	{ { "qemu-system-x86_64", "-name", "guest=vm1,debug-threads=on" }, "vm1" },
+	{ { "qemu-system-x86_64", "-name", "guest=vm1,debug-threads=on" },
+	  "vm1" },
 	{ { "qemu", "-name", "vm2" }, "vm2" },
 	{ { "qemu", "-name", "vm3,debug-threads=on" }, "vm3" },
 	{ { "qemu", "--name", "vm4" }, "vm4" },
 	{ { "qemu", "--name", "guest=vm5" }, "vm5" },
 	{ { "qemu", "-name", "debug-threads=on,guest=vm6" }, "vm6" },
 	{ { "qemu", "-m", "1G", "-name", "process=p,guest=vm7,debug-threads=on",
-	    "-smp", "2" }, "vm7" },
+	    "-smp", "2" },
+	  "vm7" },
 	/* ",," is a literal comma, in both the bare and the guest= form */
 	{ { "qemu", "-name", "a,,b" }, "a,b" },
 	{ { "qemu", "-name", "a,,b,,,debug-threads=on" }, "a,b," },
@@ -276,8 +279,8 @@ START_TEST(test_guest_names)
 	for (size_t i = 0; i < ARRAY_SIZE(name_cases); i++)
 		fake_cmdline(1000 + (pid_t)i, name_cases[i].args);
 	fake_cmdline_raw(2000, unterminated, sizeof(unterminated) - 1);
-	fake_cmdline_raw(2001, "", 0);		/* kernel thread, zombie */
-	mkdirf("%s/2002", root);		/* no cmdline at all */
+	fake_cmdline_raw(2001, "", 0); /* kernel thread, zombie */
+	mkdirf("%s/2002", root);       /* no cmdline at all */
 
 	for (size_t i = 0; i < ARRAY_SIZE(name_cases); i++) {
 		name = vm_guest_name(root, 1000 + (pid_t)i);
@@ -306,8 +309,10 @@ START_TEST(test_guest_name_long_cmdline)
 	fake_root();
 	len += (size_t)sprintf(buf, "qemu") + 1;
 	while (len < sizeof(buf) - 100)
-		len += (size_t)sprintf(buf + len, i++ % 2 ? "-device" :
-					       "virtio-blk,drive=disk") + 1;
+		len += (size_t)sprintf(buf + len,
+				       i++ % 2 ? "-device" :
+						 "virtio-blk,drive=disk") +
+		       1;
 	len += (size_t)sprintf(buf + len, "-name") + 1;
 	len += (size_t)sprintf(buf + len, "guest=tail") + 1;
 	fake_cmdline_raw(42, buf, len);
@@ -332,13 +337,13 @@ START_TEST(test_vcpus)
 	fake_thread(77, 81, "CPU 1/KVM\n");
 	fake_thread(77, 80, "CPU 0/KVM\n");
 	fake_thread(77, 85, "IO mon_iothread\n");
-	fake_thread(77, 82, "CPU 2/KVM");	/* no newline */
+	fake_thread(77, 82, "CPU 2/KVM"); /* no newline */
 	fake_thread(77, 83, "CPU x/KVM\n");
 	fake_thread(77, 84, "CPU 3/KVMx\n");
 	fake_thread(77, 86, "CPU /KVM\n");
 	fake_thread(77, 87, "CPU -4/KVM\n");
 	fake_thread(77, 88, "CPU 99999999999/KVM\n");
-	fake_thread(77, 89, NULL);		/* exited: no comm */
+	fake_thread(77, 89, NULL); /* exited: no comm */
 	mkdirf("%s/77/task/notatid", root);
 
 	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
@@ -437,7 +442,9 @@ START_TEST(test_resolve_pid)
 	assert_one_line(err.text);
 	assert_contains(err.text, "pid 55 is not a KVM VM");
 	assert_contains(err.text, "anon_inode:kvm-vm");
-	assert_contains(err.text, "running VMs: 11 (dup), 22 (dup), 33 (a), 44 (b), 66, 77 (we?ird)");
+	assert_contains(
+		err.text,
+		"running VMs: 11 (dup), 22 (dup), 33 (a), 44 (b), 66, 77 (we?ird)");
 
 	ck_assert_int_eq(vm_resolve_pid(root, 999, &err), -ESRCH);
 	assert_one_line(err.text);
@@ -452,8 +459,7 @@ START_TEST(test_resolve_pid)
 	ck_assert_int_eq(vm_resolve_pid(root, -3, &err), -EINVAL);
 	assert_contains(err.text, "-3");
 
-	ck_assert_int_eq(vm_resolve_pid("/nonexistent", 1, &err),
-			 -ENOENT);
+	ck_assert_int_eq(vm_resolve_pid("/nonexistent", 1, &err), -ENOENT);
 	assert_one_line(err.text);
 	assert_contains(err.text, "/nonexistent");
 	fake_root_rm();
@@ -472,37 +478,37 @@ START_TEST(test_resolve_guest)
 	ck_assert_int_eq(vm_resolve_guest(root, "we\nird", &pid, &err), 0);
 	ck_assert_int_eq(pid, 77);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, &err),
-			 -ENOTUNIQ);
+	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, &err), -ENOTUNIQ);
 	assert_one_line(err.text);
-	ck_assert_str_eq(err.text, "guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
+	ck_assert_str_eq(
+		err.text,
+		"guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err),
-			 -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err), -ENOENT);
 	assert_one_line(err.text);
-	ck_assert_str_eq(err.text, "no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
+	ck_assert_str_eq(
+		err.text,
+		"no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
 
 	/* a non-VM process with the name does not count */
-	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, &err),
-			 -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, &err), -ENOENT);
 	assert_contains(err.text, "no guest named \"c\"");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, &err),
-			 -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, &err), -ENOENT);
 	assert_one_line(err.text);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, &err),
-			 -EINVAL);
+	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, &err), -EINVAL);
 	assert_one_line(err.text);
 	fake_root_rm();
 
 	/* nothing running at all */
 	fake_root();
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err),
-			 -ENOENT);
-	ck_assert_str_eq(err.text, "no guest named \"foo\" (no KVM VMs are running)");
+	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err), -ENOENT);
+	ck_assert_str_eq(err.text,
+			 "no guest named \"foo\" (no KVM VMs are running)");
 	ck_assert_int_eq(vm_resolve_pid(root, 5, &err), -ESRCH);
-	ck_assert_str_eq(err.text, "no process with pid 5; no KVM VMs are running");
+	ck_assert_str_eq(err.text,
+			 "no process with pid 5; no KVM VMs are running");
 	fake_root_rm();
 }
 END_TEST
@@ -540,23 +546,28 @@ static enum vm_fd_kind kind_of(const char *link, int *vcpu)
 START_TEST(test_fd_kind)
 {
 	static const char *const other[] = {
-		"anon_inode:kvm-vcpu:0", "anon_inode:kvm-vm-", "anon_inode:kvm",
-		"anon_inode:kvm-vcpu-stats:", "anon_inode:kvm-vcpu-stats:1x",
-		"anon_inode:kvm-vcpu-stats:-1", "anon_inode:kvm-vm-statsx",
-		"anon_inode:kvm-vcpu-stats:99999999999", "/dev/kvm", "",
+		"anon_inode:kvm-vcpu:0",
+		"anon_inode:kvm-vm-",
+		"anon_inode:kvm",
+		"anon_inode:kvm-vcpu-stats:",
+		"anon_inode:kvm-vcpu-stats:1x",
+		"anon_inode:kvm-vcpu-stats:-1",
+		"anon_inode:kvm-vm-statsx",
+		"anon_inode:kvm-vcpu-stats:99999999999",
+		"/dev/kvm",
+		"",
 		"anon_inode:[eventfd]",
 	};
 	int vcpu;
 
 	ck_assert_int_eq(kind_of("anon_inode:kvm-vm", &vcpu), VM_FD_VM);
-	ck_assert_int_eq(kind_of("anon_inode:kvm-vm-stats", &vcpu),
-			 VM_FD_STATS);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vm-stats", &vcpu), VM_FD_STATS);
 	ck_assert_int_eq(vcpu, -1);
 	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:0", &vcpu),
 			 VM_FD_STATS);
 	ck_assert_int_eq(vcpu, 0);
-	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:2147483647",
-				 &vcpu), VM_FD_STATS);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:2147483647", &vcpu),
+			 VM_FD_STATS);
 	ck_assert_int_eq(vcpu, 2147483647);
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
 		ck_assert_msg(kind_of(other[i], &vcpu) == VM_FD_OTHER, "%s",
@@ -571,7 +582,7 @@ END_TEST
 struct fd_seen {
 	int fd[8], kind[8], vcpu[8];
 	int n;
-	int stop_at;		/* ends the walk with 5 after this many */
+	int stop_at; /* ends the walk with 5 after this many */
 };
 
 static int fd_note(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
@@ -605,10 +616,10 @@ START_TEST(test_proc_scan)
 	mkdirf("%s/self", root);
 	mkdirf("%s/0", root);
 	mkdirf("%s/12x", root);
-	fake_proc_fds(20, 3, LIST("/dev/null", "anon_inode:kvm-vm",
-				  "socket:[1]", "anon_inode:kvm-vcpu-stats:1",
-				  "anon_inode:kvm-vm-stats",
-				  "anon_inode:kvm-vcpu:1"));
+	fake_proc_fds(20, 3,
+		      LIST("/dev/null", "anon_inode:kvm-vm", "socket:[1]",
+			   "anon_inode:kvm-vcpu-stats:1",
+			   "anon_inode:kvm-vm-stats", "anon_inode:kvm-vcpu:1"));
 	fake_proc(21, NULL);
 	rootfd = open(root, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(rootfd, 0);
@@ -693,11 +704,11 @@ START_TEST(test_many_fds_and_processes)
 		fds[i] = "/dev/null";
 	fds[2999] = "anon_inode:kvm-vm";
 	fds[3000] = NULL;
-	fake_proc_fds(5000, 0, fds);		/* VM fd last of 3000 */
+	fake_proc_fds(5000, 0, fds); /* VM fd last of 3000 */
 	fds[2999] = "anon_inode:kvm-vm-stats";
-	fake_proc_fds(5001, 0, fds);		/* 3000 fds, no VM */
+	fake_proc_fds(5001, 0, fds); /* 3000 fds, no VM */
 	fds[0] = "anon_inode:kvm-vm";
-	fake_proc_fds(5002, 0, fds);		/* VM fd first */
+	fake_proc_fds(5002, 0, fds); /* VM fd first */
 	for (int i = 0; i < 20; i++)
 		fds[i] = i == 10 ? "socket:[1234]" : "/dev/null";
 	fds[20] = NULL;
@@ -727,8 +738,7 @@ START_TEST(test_real_self_not_vm)
 
 	ck_assert(!vm_pid_is_vm("/proc", getpid()));
 	ck_assert_ptr_null(vm_guest_name("/proc", getpid()));
-	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), &err),
-			 -ENOENT);
+	ck_assert_int_eq(vm_resolve_pid("/proc", getpid(), &err), -ENOENT);
 	assert_one_line(err.text);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -742,8 +752,8 @@ END_TEST
 
 /* A thread named like QEMU's vCPU 0: says its tid, then waits for EOF. */
 struct fake_vcpu {
-	int ready[2];		/* the thread writes its tid here once named */
-	int park[2];		/* closing park[1] ends the thread */
+	int ready[2]; /* the thread writes its tid here once named */
+	int park[2];  /* closing park[1] ends the thread */
 };
 
 static void *fake_vcpu_thread(void *arg)

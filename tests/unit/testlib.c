@@ -17,9 +17,9 @@
 
 /* What the forked checks report to the runner. */
 struct test_skips {
-	unsigned int n;		/* checks skipped */
-	size_t len;		/* of text, without the NUL */
-	char text[16384];	/* their SKIP lines; cut when full */
+	unsigned int n;	  /* checks skipped */
+	size_t len;	  /* of text, without the NUL */
+	char text[16384]; /* their SKIP lines; cut when full */
 };
 
 static struct test_skips *skips;
@@ -69,7 +69,8 @@ unsigned int test_skip_summary(FILE *out)
 {
 	if (!skips || !skips->n)
 		return 0;
-	fprintf(out, "%u check%s skipped (KVMSTAT_REQUIRE_KVM=1 makes %s fail):\n%s",
+	fprintf(out,
+		"%u check%s skipped (KVMSTAT_REQUIRE_KVM=1 makes %s fail):\n%s",
 		skips->n, skips->n == 1 ? "" : "s",
 		skips->n == 1 ? "it" : "them", skips->text);
 	return skips->n;

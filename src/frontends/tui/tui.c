@@ -9,9 +9,9 @@
  * struct ui_request. The terminal is restored on every way out.
  */
 #include <curses.h>
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,8 +22,8 @@
 #include "errmsg.h"
 #include "filter.h"
 #include "frontend.h"
-#include "options.h"
 #include "hist.h"
+#include "options.h"
 #include "ui_text.h"
 #include "units.h"
 #include "util.h"
@@ -33,18 +33,18 @@
 #define TUI_COLS_MAX 6
 
 enum tui_view {
-	VIEW_EVENTS,	/* the summary, kvm_stat's screen */
-	VIEW_VMS,	/* 'b': one row per VM */
-	VIEW_VCPUS,	/* Enter on a VM: one row per vCPU */
-	VIEW_HIST,	/* Enter on a histogram: its buckets */
+	VIEW_EVENTS, /* the summary, kvm_stat's screen */
+	VIEW_VMS,    /* 'b': one row per VM */
+	VIEW_VCPUS,  /* Enter on a VM: one row per vCPU */
+	VIEW_HIST,   /* Enter on a histogram: its buckets */
 };
 
 enum tui_prompt {
 	PROMPT_NONE,
-	PROMPT_FILTER,	/* 'f' */
-	PROMPT_PID,	/* 'p' */
-	PROMPT_GUEST,	/* 'g' */
-	PROMPT_DELAY,	/* 's' */
+	PROMPT_FILTER, /* 'f' */
+	PROMPT_PID,    /* 'p' */
+	PROMPT_GUEST,  /* 'g' */
+	PROMPT_DELAY,  /* 's' */
 };
 
 /* One display row: its cells as text, and the numbers it sorts by. */
@@ -52,32 +52,32 @@ struct tui_row {
 	char *text[TUI_COLS_MAX];
 	double key[TUI_COLS_MAX];
 	pid_t pid;
-	char *field;	/* events view: the field's name */
-	int bucket;	/* a histogram bucket's index, else -1 */
-	bool hist;	/* a histogram (Enter shows its buckets) */
-	bool child;	/* indented under its parent */
-	bool gone;	/* VM or vCPU no longer read */
+	char *field; /* events view: the field's name */
+	int bucket;  /* a histogram bucket's index, else -1 */
+	bool hist;   /* a histogram (Enter shows its buckets) */
+	bool child;  /* indented under its parent */
+	bool gone;   /* VM or vCPU no longer read */
 };
 
 struct tui_priv {
 	const struct options *opts;
-	bool active;		/* curses is on */
+	bool active; /* curses is on */
 	bool color;
 	enum tui_view view;
-	pid_t vm;		/* VIEW_VCPUS: whose vCPUs */
-	char *hist;		/* VIEW_HIST: which histogram */
-	char *hist_summary;	/* its percentiles over the interval */
-	int sort;		/* column sorted by */
-	bool help;		/* help screen shown */
-	bool children;		/* 'x' */
-	bool picking;		/* events view: arrows moved a selection */
-	bool ascii;		/* the terminal's locale is not UTF-8 */
+	pid_t vm;	    /* VIEW_VCPUS: whose vCPUs */
+	char *hist;	    /* VIEW_HIST: which histogram */
+	char *hist_summary; /* its percentiles over the interval */
+	int sort;	    /* column sorted by */
+	bool help;	    /* help screen shown */
+	bool children;	    /* 'x' */
+	bool picking;	    /* events view: arrows moved a selection */
+	bool ascii;	    /* the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
-	char input[256];	/* prompt text being edited */
-	struct errmsg error;	/* why the last input was refused */
+	char input[256];     /* prompt text being edited */
+	struct errmsg error; /* why the last input was refused */
 	struct tui_row *rows;
 	size_t nrows;
-	int sel, top;		/* selected row, first row shown */
+	int sel, top; /* selected row, first row shown */
 	/* header facts */
 	pid_t pid;
 	char *guest;
@@ -88,9 +88,10 @@ struct tui_priv {
 
 static const char *const event_cols[] = { "Event", "Total", "%Total",
 					  "CurAvg/s", NULL };
-static const char *const vm_cols[] = { "PID", "Guest", "Total", "CurAvg/s",
-				       "Busiest events", NULL };
-static const char *const vcpu_cols[] = { "vCPU", "TID", "Total", "CurAvg/s",
+static const char *const vm_cols[] = { "PID",	   "Guest",	     "Total",
+				       "CurAvg/s", "Busiest events", NULL };
+static const char *const vcpu_cols[] = { "vCPU",	   "TID",
+					 "Total",	   "CurAvg/s",
 					 "Busiest events", NULL };
 static const char *const hist_cols[] = { "Bucket", "Total", "%Total",
 					 "Interval", NULL };
@@ -123,8 +124,9 @@ static void tui_crash(int sig)
 static const char *const *tui_cols(const struct tui_priv *tp)
 {
 	return tp->view == VIEW_EVENTS ? event_cols :
-	       tp->view == VIEW_VMS ? vm_cols :
-	       tp->view == VIEW_HIST ? hist_cols : vcpu_cols;
+	       tp->view == VIEW_VMS    ? vm_cols :
+	       tp->view == VIEW_HIST   ? hist_cols :
+					 vcpu_cols;
 }
 
 /* The per-VM and per-vCPU views (text in the first two columns). */
@@ -148,11 +150,12 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	struct tui_priv *tp;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return errmsg_set(&fe->msg, -ENOTTY,
-				  "the monitor needs a terminal: use -1 or -l for output to a file or pipe");
+		return errmsg_set(
+			&fe->msg, -ENOTTY,
+			"the monitor needs a terminal: use -1 or -l for output to a file or pipe");
 	tp = xcalloc(1, sizeof(*tp));
 	tp->opts = opts;
-	tp->sort = 3;		/* CurAvg/s, as kvm_stat */
+	tp->sort = 3; /* CurAvg/s, as kvm_stat */
 	tui_current = tp;
 	util_set_fatal_hook(tui_restore);
 	signal(SIGSEGV, tui_crash);
@@ -209,8 +212,7 @@ static struct tui_row *tui_add_row(struct tui_priv *tp)
 
 static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
 		    ...) __attribute__((format(printf, 4, 5)));
-static void tui_set(struct tui_row *r, int col, double key, const char *fmt,
-		    ...)
+static void tui_set(struct tui_row *r, int col, double key, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -228,11 +230,11 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct field_info *f = snapshot_row_field(snap,
-							       &snap->rows[i]);
+								&snap->rows[i]);
 
-		if (f && snap->rows[i].parent < 0 && snap->rows[i].type ==
-		    FIELD_CUMULATIVE && f->unit == UNIT_NONE &&
-		    f->hist == HIST_NONE)
+		if (f && snap->rows[i].parent < 0 &&
+		    snap->rows[i].type == FIELD_CUMULATIVE &&
+		    f->unit == UNIT_NONE && f->hist == HIST_NONE)
 			sum += (double)snap->rows[i].total;
 	}
 	for (size_t i = 0; i < snap->nrows; i++) {
@@ -258,10 +260,12 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 		    f->bucket < 0) {
 			/* values in their unit; time counters as a share of
 			 * wall time in the %Total column */
-			units_format(f, (double)x->total, UNITS_COUNT |
-				     (tp->ascii ? UNITS_ASCII : 0), t, sizeof(t));
-			units_format(f, x->rate, UNITS_COUNT |
-				     (tp->ascii ? UNITS_ASCII : 0), r, sizeof(r));
+			units_format(f, (double)x->total,
+				     UNITS_COUNT | (tp->ascii ? UNITS_ASCII : 0),
+				     t, sizeof(t));
+			units_format(f, x->rate,
+				     UNITS_COUNT | (tp->ascii ? UNITS_ASCII : 0),
+				     r, sizeof(r));
 			tui_set(row, 1, (double)x->total, "%s", t);
 			if (units_has_share(f) && snap->interval_ns)
 				tui_set(row, 2, -1, "%.1f%%w",
@@ -289,8 +293,9 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 static void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 {
 	const struct field_info *f = snapshot_field(snap, tp->hist);
-	const struct snap_row *row = f ? snapshot_scope_row(snap->view,
-					     (int)(f - snap->fields)) : NULL;
+	const struct snap_row *row =
+		f ? snapshot_scope_row(snap->view, (int)(f - snap->fields)) :
+		    NULL;
 	struct hist_bucket tot[128], dlt[128];
 	char range[128], sum[256];
 	uint64_t all;
@@ -309,7 +314,8 @@ static void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 				tp->ascii ? UNITS_ASCII : 0, sum, sizeof(sum));
 	tp->hist_summary = xasprintf("%s %s: %s", tp->hist,
 				     hist_total(dlt, n) ? "this interval" :
-							  "since start", sum);
+							  "since start",
+				     sum);
 	for (size_t i = 0; i < n; i++) {
 		struct tui_row *r = tui_add_row(tp);
 
@@ -362,12 +368,13 @@ static void tui_model_groups(struct tui_priv *tp, const struct snapshot *snap)
 		row->gone = !g[i].fresh;
 		if (tp->view == VIEW_VMS) {
 			tui_set(row, 0, g[i].pid, "%d", g[i].pid);
-			tui_set(row, 1, 0, "%s%s", g[i].guest ? g[i].guest : "-",
+			tui_set(row, 1, 0, "%s%s",
+				g[i].guest ? g[i].guest : "-",
 				row->gone ? " (gone)" : "");
 		} else {
 			tui_set(row, 0, g[i].vcpu, "%d", g[i].vcpu);
-			tui_set(row, 1, g[i].tid, "%s%s",
-				g[i].tid ? "" : "-", row->gone ? " (gone)" : "");
+			tui_set(row, 1, g[i].tid, "%s%s", g[i].tid ? "" : "-",
+				row->gone ? " (gone)" : "");
 			if (g[i].tid) {
 				free(row->text[1]);
 				tui_set(row, 1, g[i].tid, "%d%s", g[i].tid,
@@ -396,8 +403,9 @@ static int tui_row_cmp(const void *a, const void *b)
 	int c = sort_tp->sort;
 
 	/* text columns ascending, numbers descending (as top does) */
-	if (sort_tp->view == VIEW_EVENTS ? c == 0 : c == 4 ||
-	    (sort_tp->view == VIEW_VMS && c == 1)) {
+	if (sort_tp->view == VIEW_EVENTS ?
+		    c == 0 :
+		    c == 4 || (sort_tp->view == VIEW_VMS && c == 1)) {
 		int d = util_name_cmp(x->text[c] ? x->text[c] : "",
 				      y->text[c] ? y->text[c] : "");
 		if (d)
@@ -427,7 +435,7 @@ static void tui_sort(struct tui_priv *tp)
 {
 	sort_tp = tp;
 	if (tp->view == VIEW_HIST)
-		return;		/* buckets stay in order */
+		return; /* buckets stay in order */
 	if (tp->view != VIEW_EVENTS) {
 		qsort(tp->rows, tp->nrows, sizeof(*tp->rows), tui_row_cmp);
 		return;
@@ -496,7 +504,7 @@ static void tui_draw(struct tui_priv *tp)
 	const char *const *cols_name = tui_cols(tp);
 	int rows, cols, y = 0, ncols = tui_ncols(tp), body, namew;
 	int w[TUI_COLS_MAX];
-	char hdr[ERRMSG_MAX + 512];	/* a line: an input error, a prompt */
+	char hdr[ERRMSG_MAX + 512]; /* a line: an input error, a prompt */
 
 	getmaxyx(stdscr, rows, cols);
 	if (tp->help) {
@@ -542,7 +550,10 @@ static void tui_draw(struct tui_priv *tp)
 	for (int c = 0; c < ncols; c++)
 		w[c] = c == 0 && tp->view != VIEW_EVENTS ? 7 :
 		       c == 1 && tp->view != VIEW_EVENTS &&
-		       tp->view != VIEW_HIST ? 20 : c == 4 ? 0 : 10;
+				       tp->view != VIEW_HIST ?
+							   20 :
+		       c == 4 ? 0 :
+				10;
 	if (tp->view == VIEW_EVENTS || tp->view == VIEW_HIST) {
 		w[2] = 7;
 		namew = cols - (w[1] + w[2] + w[3] + 3);
@@ -554,14 +565,17 @@ static void tui_draw(struct tui_priv *tp)
 		char cell[64];
 		bool sorted = c == tp->sort;
 
-		snprintf(cell, sizeof(cell), c == 0 || (c == 1 &&
-			 tui_groups(tp)) || c == 4 ? "%-*s%s" :
-			 "%*s%s", w[c] ? w[c] - (sorted ? 1 : 0) : 0,
-			 cols_name[c], sorted ? "*" : "");
+		snprintf(cell, sizeof(cell),
+			 c == 0 || (c == 1 && tui_groups(tp)) || c == 4 ?
+				 "%-*s%s" :
+				 "%*s%s",
+			 w[c] ? w[c] - (sorted ? 1 : 0) : 0, cols_name[c],
+			 sorted ? "*" : "");
 		if (c)
 			addch(' ');
 		addnstr(cell, cols - getcurx(stdscr) > 0 ?
-				      cols - getcurx(stdscr) : 0);
+				      cols - getcurx(stdscr) :
+				      0);
 	}
 	tui_attr_header(tp, false);
 	y++;
@@ -602,7 +616,8 @@ static void tui_draw(struct tui_priv *tp)
 			if (c)
 				addch(' ');
 			addnstr(cell, cols - getcurx(stdscr) > 0 ?
-					      cols - getcurx(stdscr) : 0);
+					      cols - getcurx(stdscr) :
+					      0);
 		}
 		if (r->gone && tp->color)
 			attroff(COLOR_PAIR(2));
@@ -610,9 +625,10 @@ static void tui_draw(struct tui_priv *tp)
 			attroff(A_REVERSE);
 	}
 	if (!tp->nrows)
-		mvaddnstr(y, 0, tp->view == VIEW_EVENTS ?
-				"(no fields: press c to clear the filter)" :
-				"(no VM data: the providers report none yet)",
+		mvaddnstr(y, 0,
+			  tp->view == VIEW_EVENTS ?
+				  "(no fields: press c to clear the filter)" :
+				  "(no VM data: the providers report none yet)",
 			  cols);
 
 	/* footer: a prompt, or the most used keys */
@@ -634,10 +650,12 @@ static void tui_draw(struct tui_priv *tp)
 	} else {
 		curs_set(0);
 		attron(A_REVERSE);
-		mvaddnstr(rows - 1, 0, tp->view == VIEW_EVENTS ?
-			" h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset  Enter histogram " :
-			tp->view == VIEW_HIST ? " Esc back  h help  q quit " :
-			" Enter/v vCPUs  Esc back  arrows select  h help  q quit  b events ",
+		mvaddnstr(rows - 1, 0,
+			  tp->view == VIEW_EVENTS ?
+				  " h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset  Enter histogram " :
+			  tp->view == VIEW_HIST ?
+				  " Esc back  h help  q quit " :
+				  " Enter/v vCPUs  Esc back  arrows select  h help  q quit  b events ",
 			  cols);
 		attroff(A_REVERSE);
 	}
@@ -728,8 +746,9 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		return UI_SET_PID;
 	case PROMPT_DELAY:
 		req->delay = strtod(tp->input, &end);
-		if (end == tp->input || *end || !(req->delay >= DELAY_MIN - 1e-9 &&
-						   req->delay <= DELAY_MAX + 1e-9)) {
+		if (end == tp->input || *end ||
+		    !(req->delay >= DELAY_MIN - 1e-9 &&
+		      req->delay <= DELAY_MAX + 1e-9)) {
 			errmsg_set(&tp->error, -EINVAL,
 				   "\"%s\" is not from %.1f to %.1f seconds",
 				   tp->input, DELAY_MIN, DELAY_MAX);
@@ -768,7 +787,7 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 			tp->prompt = PROMPT_NONE;
 			return act;
 		}
-		tp->input[0] = '\0';	/* refused: ask again */
+		tp->input[0] = '\0'; /* refused: ask again */
 		break;
 	default:
 		if (ch >= 32 && ch < 127 && len + 1 < sizeof(tp->input)) {
@@ -828,12 +847,12 @@ static void tui_resort(struct tui_priv *tp, int col)
 #define TUI_KEYS_MAX 12
 
 struct tui_key {
-	int keys[TUI_KEYS_MAX];	/* the keys it answers, 0-terminated */
+	int keys[TUI_KEYS_MAX]; /* the keys it answers, 0-terminated */
 	const char *label;	/* how help names them; NULL: not listed */
 	const char *help;	/* what they do ('\n' starts a line under) */
 	enum ui_action (*run)(struct frontend *fe, const struct tui_key *k,
 			      int ch);
-	int arg;		/* the handler's: a prompt, an action */
+	int arg; /* the handler's: a prompt, an action */
 };
 
 /* A key that only asks main for something: arg is the ui_action. */
@@ -845,8 +864,8 @@ static enum ui_action tui_key_action(struct frontend *fe,
 	return (enum ui_action)k->arg;
 }
 
-static enum ui_action tui_key_help(struct frontend *fe,
-				   const struct tui_key *k, int ch)
+static enum ui_action tui_key_help(struct frontend *fe, const struct tui_key *k,
+				   int ch)
 {
 	struct tui_priv *tp = fe->priv;
 
@@ -901,13 +920,13 @@ static enum ui_action tui_key_order(struct frontend *fe,
 	(void)k;
 	(void)ch;
 	tui_resort(tp, tp->view == VIEW_EVENTS ? (tp->sort == 3 ? 1 : 3) :
-						  (tp->sort == 3 ? 2 : 3));
+						 (tp->sort == 3 ? 2 : 3));
 	return UI_NONE;
 }
 
 /* 1-9 choose a column (one the view has), < and > the one beside. */
-static enum ui_action tui_key_sort(struct frontend *fe,
-				   const struct tui_key *k, int ch)
+static enum ui_action tui_key_sort(struct frontend *fe, const struct tui_key *k,
+				   int ch)
 {
 	struct tui_priv *tp = fe->priv;
 
@@ -922,16 +941,19 @@ static enum ui_action tui_key_sort(struct frontend *fe,
 }
 
 /* Arrows and pages move the selection; Home and End go to an end. */
-static enum ui_action tui_key_move(struct frontend *fe,
-				   const struct tui_key *k, int ch)
+static enum ui_action tui_key_move(struct frontend *fe, const struct tui_key *k,
+				   int ch)
 {
 	struct tui_priv *tp = fe->priv;
 	int page = LINES - 5;
 
 	(void)k;
-	tui_move(tp, ch == KEY_UP ? -1 : ch == KEY_DOWN ? 1 :
-		     ch == KEY_PPAGE ? -page : ch == KEY_NPAGE ? page :
-		     ch == KEY_HOME ? -(int)tp->nrows : (int)tp->nrows);
+	tui_move(tp, ch == KEY_UP    ? -1 :
+		     ch == KEY_DOWN  ? 1 :
+		     ch == KEY_PPAGE ? -page :
+		     ch == KEY_NPAGE ? page :
+		     ch == KEY_HOME  ? -(int)tp->nrows :
+				       (int)tp->nrows);
 	return UI_NONE;
 }
 
@@ -961,8 +983,8 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 }
 
 /* Escape: from a histogram to the summary, from vCPUs to the VMs. */
-static enum ui_action tui_key_back(struct frontend *fe,
-				   const struct tui_key *k, int ch)
+static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
+				   int ch)
 {
 	struct tui_priv *tp = fe->priv;
 
@@ -993,44 +1015,73 @@ static enum ui_action tui_key_resize(struct frontend *fe,
 }
 
 static const struct tui_key tui_keys[] = {
-	{ { 'b' }, "b",
+	{ { 'b' },
+	  "b",
 	  "toggle the per-guest view (every VM, its exit rate and busiest events)",
-	  tui_key_guests, 0 },
-	{ { 'c' }, "c", "clear filters (fields, pid, guest)",
-	  tui_key_action, UI_CLEAR },
-	{ { 'f' }, "f", "filter fields by regular expression",
-	  tui_key_prompt, PROMPT_FILTER },
-	{ { 'g' }, "g", "filter by guest name or pid",
-	  tui_key_prompt, PROMPT_GUEST },
+	  tui_key_guests,
+	  0 },
+	{ { 'c' },
+	  "c",
+	  "clear filters (fields, pid, guest)",
+	  tui_key_action,
+	  UI_CLEAR },
+	{ { 'f' },
+	  "f",
+	  "filter fields by regular expression",
+	  tui_key_prompt,
+	  PROMPT_FILTER },
+	{ { 'g' },
+	  "g",
+	  "filter by guest name or pid",
+	  tui_key_prompt,
+	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
-	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)",
-	  tui_key_order, 0 },
+	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)", tui_key_order, 0 },
 	{ { 'p' }, "p", "filter by pid", tui_key_prompt, PROMPT_PID },
 	{ { 'q' }, "q", "quit", tui_key_action, UI_QUIT },
-	{ { 'r' }, "r", "reset the counters shown to zero from now",
-	  tui_key_action, UI_RESET },
-	{ { 's' }, "s", "set the update interval (0.1 to 25.5 seconds)",
-	  tui_key_prompt, PROMPT_DELAY },
-	{ { 'x' }, "x",
+	{ { 'r' },
+	  "r",
+	  "reset the counters shown to zero from now",
+	  tui_key_action,
+	  UI_RESET },
+	{ { 's' },
+	  "s",
+	  "set the update interval (0.1 to 25.5 seconds)",
+	  tui_key_prompt,
+	  PROMPT_DELAY },
+	{ { 'x' },
+	  "x",
 	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
-	  tui_key_children, 0 },
+	  tui_key_children,
+	  0 },
 	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
-	  "1-9 < >", "choose the sort column", tui_key_sort, 0 },
+	  "1-9 < >",
+	  "choose the sort column",
+	  tui_key_sort,
+	  0 },
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END },
-	  "Up Down PgUp PgDn Home End", "move the selection, scroll",
-	  tui_key_move, 0 },
-	{ { '\n', '\r', KEY_ENTER, 'v' }, "Enter or v",
+	  "Up Down PgUp PgDn Home End",
+	  "move the selection, scroll",
+	  tui_key_move,
+	  0 },
+	{ { '\n', '\r', KEY_ENTER, 'v' },
+	  "Enter or v",
 	  "on a VM in the per-guest view: its vCPUs;\n"
 	  "on a histogram: its buckets and p50/p90/p99",
-	  tui_key_enter, 0 },
-	{ { KEY_ESC }, "Escape",
-	  "back to the previous view, or cancel a prompt", tui_key_back, 0 },
+	  tui_key_enter,
+	  0 },
+	{ { KEY_ESC },
+	  "Escape",
+	  "back to the previous view, or cancel a prompt",
+	  tui_key_back,
+	  0 },
 	{ { KEY_RESIZE }, NULL, NULL, tui_key_resize, 0 },
 };
 
 static const char *const tui_help_head[] = { "Interactive commands", "" };
 static const char *const tui_help_tail[] = {
-	"", "Any other key refreshes at once. Press any key to go back.",
+	"",
+	"Any other key refreshes at once. Press any key to go back.",
 };
 
 /* The entry a key belongs to, or NULL. */

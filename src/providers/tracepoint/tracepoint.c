@@ -34,7 +34,7 @@
 #include "vm.h"
 
 #define TP_BPF_MAX_ENTRIES 65536
-#define TP_BPF_EVENT_BASE 256	/* BPF event index of plain event i */
+#define TP_BPF_EVENT_BASE 256 /* BPF event index of plain event i */
 
 /* One reason of one table: raw value → field id. */
 struct tp_reason {
@@ -45,17 +45,17 @@ struct tp_reason {
 /* One reason table of a child source, with the guard that selects it. */
 struct tp_table {
 	uint64_t mask;
-	bool guarded, negated;		/* applies when isa ==/!= guard */
+	bool guarded, negated; /* applies when isa ==/!= guard */
 	int64_t guard;
-	struct tp_reason *r;		/* sorted by value */
+	struct tp_reason *r; /* sorted by value */
 	size_t n;
 };
 
 /* A tracepoint with children: decoding tables and how to count them. */
 struct tp_source {
-	int ev;				/* index into events */
-	int parent;			/* field id of the parent */
-	char prefix[64];		/* "kvm_exit(" … */
+	int ev;		 /* index into events */
+	int parent;	 /* field id of the parent */
+	char prefix[64]; /* "kvm_exit(" … */
 	struct tp_format *fmt;
 	struct bpf_count_field reason, isa;
 	char reason_name[64], isa_name[64];
@@ -65,24 +65,24 @@ struct tp_source {
 
 struct tp_event {
 	char *name;
-	int id;				/* tracepoint id */
-	int field;			/* field id when counted itself, else -1 */
+	int id;	   /* tracepoint id */
+	int field; /* field id when counted itself, else -1 */
 };
 
 /* One event in every group: a tracepoint, maybe filtered, and its field. */
 struct tp_member {
 	int id;
-	char *filter;			/* NULL: unfiltered */
+	char *filter; /* NULL: unfiltered */
 	int field;
 };
 
 struct tp_group {
-	int cpu;			/* CPU, or -1 for a thread group */
-	pid_t tid;			/* thread, or -1 for a CPU group */
-	int vcpu;			/* vCPU index of the thread, or -1 */
-	int *fds;			/* one per member, leader first */
+	int cpu;   /* CPU, or -1 for a thread group */
+	pid_t tid; /* thread, or -1 for a CPU group */
+	int vcpu;  /* vCPU index of the thread, or -1 */
+	int *fds;  /* one per member, leader first */
 	size_t nfds;
-	uint64_t *final;		/* counts of an exited thread, per member */
+	uint64_t *final; /* counts of an exited thread, per member */
 };
 
 /* vCPU indices of the threads of one VM, from their names. */
@@ -90,34 +90,34 @@ struct tp_vm {
 	pid_t pid;
 	struct vm_info info;
 	bool loaded;
-	unsigned long loaded_at;	/* refresh of the last load */
-	bool is_vm;			/* holds a KVM VM (kernel threads and
+	unsigned long loaded_at; /* refresh of the last load */
+	bool is_vm;		 /* holds a KVM VM (kernel threads and
 					 * helpers fire kvm events too) */
-	struct vm_vcpu *known;		/* every vCPU thread seen */
+	struct vm_vcpu *known;	 /* every vCPU thread seen */
 	size_t nknown;
-	bool alive;			/* the process exists (checked once
+	bool alive; /* the process exists (checked once
 					 * per refresh, at alive_at) */
 	unsigned long alive_at;
 };
 
 struct tp_priv {
-	char events_dir[PATH_MAX];	/* tracefs events/kvm */
+	char events_dir[PATH_MAX]; /* tracefs events/kvm */
 	const char *proc_root;
-	const char *debugfs_root;	/* vcpuN/pid where threads are unnamed */
-	pid_t pid;			/* -p, or 0 */
+	const char *debugfs_root; /* vcpuN/pid where threads are unnamed */
+	pid_t pid;		  /* -p, or 0 */
 	struct tp_event *ev;
 	size_t nev;
-	struct tp_source *src;		/* one per child source of the arch
+	struct tp_source *src; /* one per child source of the arch
 					 * descriptor at most */
 	size_t nsrc;
 	struct tp_member *mem;
 	size_t nmem;
 	struct tp_group *groups;
 	size_t ngroups;
-	size_t fds;			/* perf fds held by groups */
-	uint64_t *buf;			/* group read buffer */
-	uint64_t *acc;			/* per field id, this refresh */
-	uint64_t *retired;		/* per field id, from closed groups */
+	size_t fds;	   /* perf fds held by groups */
+	uint64_t *buf;	   /* group read buffer */
+	uint64_t *acc;	   /* per field id, this refresh */
+	uint64_t *retired; /* per field id, from closed groups */
 	size_t nacc;
 	struct bpf_count *bc;
 	/* keys of processes that exited, read for the last time in this
@@ -128,11 +128,17 @@ struct tp_priv {
 	struct tp_vm *vms;
 	size_t nvms;
 	/* BPF breakdowns collected during one read */
-	struct tp_bd { pid_t pid; int vcpu; int field; uint64_t v; pid_t tid; } *bd;
+	struct tp_bd {
+		pid_t pid;
+		int vcpu;
+		int field;
+		uint64_t v;
+		pid_t tid;
+	} * bd;
 	size_t nbd, capbd;
-	struct hashtab bd_index;	/* (pid, vcpu, field) -> bd */
-	unsigned long refresh;		/* reads so far */
-	int *rep;			/* field ids reported each refresh */
+	struct hashtab bd_index; /* (pid, vcpu, field) -> bd */
+	unsigned long refresh;	 /* reads so far */
+	int *rep;		 /* field ids reported each refresh */
 	size_t nrep;
 	struct field_table *fields;
 	struct provider *p;
@@ -157,8 +163,9 @@ static int tp_find_events(const struct options *o, char out[PATH_MAX])
 	for (size_t i = 0; i < ARRAY_SIZE(roots) + 1; i++) {
 		if (o->tracefs_root && i)
 			break;
-		root = o->tracefs_root ? o->tracefs_root : i ? roots[i - 1] :
-							       NULL;
+		root = o->tracefs_root ? o->tracefs_root :
+		       i	       ? roots[i - 1] :
+					 NULL;
 		if (!root)
 			continue;
 		if (strlen(root) + sizeof("/events/kvm") > PATH_MAX)
@@ -295,8 +302,11 @@ static void tp_add_table(struct tp_priv *tp, struct tp_source *s,
 		tp_child_name(name, sizeof(name), s, strip, names[i]);
 		t->r[t->n].value = values[i];
 		t->r[t->n].field = provider_wants(tp->p, name) ?
-			field_table_intern(tp->fields, name, s->parent,
-					   FIELD_CUMULATIVE, "tracepoint") : -1;
+					   field_table_intern(tp->fields, name,
+							      s->parent,
+							      FIELD_CUMULATIVE,
+							      "tracepoint") :
+					   -1;
 		t->n++;
 	}
 	qsort(t->r, t->n, sizeof(*t->r), reason_cmp);
@@ -436,10 +446,12 @@ static void tp_add_filtered_children(struct tp_priv *tp, struct tp_source *s)
 						   t->negated ? "!=" : "==",
 						   (long long)t->guard,
 						   s->reason_name,
-						   (unsigned long long)t->r[j].value);
+						   (unsigned long long)t->r[j]
+							   .value);
 			else
 				filter = xasprintf("%s == %llu", s->reason_name,
-						   (unsigned long long)t->r[j].value);
+						   (unsigned long long)t->r[j]
+							   .value);
 			tp_add_member(tp, tp->ev[s->ev].id, filter,
 				      t->r[j].field);
 		}
@@ -481,8 +493,8 @@ static int tp_perf_error(struct tp_priv *tp, int err, const char *event,
 			     "kvm:%s cannot be counted on this kernel (perf tracepoints unavailable)",
 			     event);
 	else
-		provider_msg(tp->p, false, "perf_event_open kvm:%s: %s",
-			     event, strerror(-err));
+		provider_msg(tp->p, false, "perf_event_open kvm:%s: %s", event,
+			     strerror(-err));
 	return err;
 }
 
@@ -519,14 +531,16 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 			g.nfds = i;
 			tp->fds += i;
 			tp_close_group(tp, &g);
-			if (rc == -ESRCH)	/* the thread is already gone */
+			if (rc == -ESRCH) /* the thread is already gone */
 				return rc;
 			return tp_perf_error(tp, rc,
-					     tp_event_name_by_id(tp, tp->mem[i].id),
+					     tp_event_name_by_id(tp,
+								 tp->mem[i].id),
 					     nopen);
 		}
 		if (tp->mem[i].filter &&
-		    ioctl(g.fds[i], PERF_EVENT_IOC_SET_FILTER, tp->mem[i].filter)) {
+		    ioctl(g.fds[i], PERF_EVENT_IOC_SET_FILTER,
+			  tp->mem[i].filter)) {
 			rc = -errno;
 			g.nfds = i + 1;
 			tp->fds += i + 1;
@@ -558,7 +572,8 @@ static int tp_online_cpus(int **cpus)
 
 		for (long i = 0; i < m; i++) {
 			if (n == cap)
-				*cpus = xrealloc(*cpus, (cap *= 2) * sizeof(**cpus));
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
 			(*cpus)[n++] = (int)i;
 		}
 		return n;
@@ -573,7 +588,8 @@ static int tp_online_cpus(int **cpus)
 		}
 		for (int c = a; c <= b; c++) {
 			if (n == cap)
-				*cpus = xrealloc(*cpus, (cap *= 2) * sizeof(**cpus));
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
 			(*cpus)[n++] = c;
 		}
 	}
@@ -645,8 +661,8 @@ static void tp_vm_remember(struct tp_vm *vm)
 			known = vm->known[j].tid == vm->info.vcpus[i].tid;
 		if (known)
 			continue;
-		vm->known = xrealloc(vm->known, (vm->nknown + 1) *
-				     sizeof(*vm->known));
+		vm->known = xrealloc(vm->known,
+				     (vm->nknown + 1) * sizeof(*vm->known));
 		vm->known[vm->nknown++] = vm->info.vcpus[i];
 	}
 }
@@ -659,8 +675,8 @@ static int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)
 	struct tp_vm *vm = tp_vm_get(tp, pid);
 
 	for (int pass = 0; pass < 2; pass++) {
-		if (!vm->loaded || (pass && (reload ||
-					     vm->loaded_at != tp->refresh))) {
+		if (!vm->loaded ||
+		    (pass && (reload || vm->loaded_at != tp->refresh))) {
 			vm_load_vcpus(tp->proc_root, &vm->info);
 			if (!vm->info.nvcpus)
 				vm_load_vcpus_debugfs(tp->debugfs_root,
@@ -896,7 +912,8 @@ static int tp_open(struct provider *p, const struct options *o)
 			for (size_t k = 0; k < tp->src[i].tabs[j].n; k++)
 				if (tp->src[i].tabs[j].r[k].field >= 0 &&
 				    (tp->bc || children))
-					tp_report(tp, tp->src[i].tabs[j].r[k].field);
+					tp_report(tp,
+						  tp->src[i].tabs[j].r[k].field);
 	tp->buf = xmalloc((tp->nmem + 1) * sizeof(*tp->buf));
 	if (tp->pid) {
 		rc = tp_scan_threads(tp);
@@ -942,8 +959,8 @@ static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
 
 /* Adds v to the breakdown (pid, vcpu, field) of this refresh; a hash keeps
  * it linear in the number of BPF keys. Returns the entry. */
-static struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
-		      uint64_t v)
+static struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu,
+			       int field, uint64_t v)
 {
 	uint32_t h = hashtab_hash3((uint32_t)field, (uint32_t)pid,
 				   (uint32_t)(vcpu + 1));
@@ -1007,8 +1024,7 @@ static int tp_key_field(struct tp_priv *tp, const struct bpf_count_key *k)
 	return field;
 }
 
-static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
-		       uint64_t count)
+static void tp_bpf_key(void *ctx, const struct bpf_count_key *k, uint64_t count)
 {
 	struct tp_priv *tp = ctx;
 	struct tp_vm *vm;
@@ -1025,8 +1041,8 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		}
 		if (tp->ndead == tp->capdead) {
 			tp->capdead = tp->capdead ? tp->capdead * 2 : 64;
-			tp->dead = xrealloc(tp->dead, tp->capdead *
-						      sizeof(*tp->dead));
+			tp->dead = xrealloc(tp->dead,
+					    tp->capdead * sizeof(*tp->dead));
 		}
 		tp->dead[tp->ndead++] = *k;
 		return;
@@ -1046,8 +1062,8 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
 		vcpu = tp_vcpu_of(tp, (pid_t)k->tgid, (pid_t)k->tid, false);
 		if (vcpu >= 0)
-			tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)->tid =
-				(pid_t)k->tid;
+			tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)
+				->tid = (pid_t)k->tid;
 		return;
 	}
 	field = tp_key_field(tp, k);
@@ -1062,8 +1078,8 @@ static void tp_bpf_key(void *ctx, const struct bpf_count_key *k,
 		tp_bd_add(tp, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, field, count);
 	vcpu = tp_vcpu_of(tp, (pid_t)k->tgid, (pid_t)k->tid, false);
 	if (vcpu >= 0)
-		tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)->tid =
-			(pid_t)k->tid;
+		tp_bd_add(tp, (pid_t)k->tgid, vcpu, field, count)
+			->tid = (pid_t)k->tid;
 }
 
 /* Adds a group's counts to the totals; per-vCPU samples for vCPU threads. */
@@ -1097,9 +1113,11 @@ static int tp_read(struct provider *p, struct sample_set *out)
 		if (!g->nfds) {
 			/* an exited vCPU thread: its last counts stay shown */
 			for (size_t m = 0; g->final && g->vcpu >= 0 &&
-					   tp->want_vms && m < tp->nmem; m++)
+					   tp->want_vms && m < tp->nmem;
+			     m++)
 				sample_set_push(out, tp->mem[m].field, tp->pid,
-						g->vcpu, g->tid, g->final[m], 0);
+						g->vcpu, g->tid, g->final[m],
+						0);
 			continue;
 		}
 		if (!tp_read_group(tp, g)) {
