@@ -22,7 +22,7 @@ check() {	# kind field bpfopt
 	[ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/k.err")"
 	got=$(column_sum "$TMP/k.out" "$field")
 	[ "$got" = $((V * N)) ] ||
-		fail "$kind $opt: $field summed to $got, want $((V * N)); log: $(cat "$TMP/k.out")"
+		fail "$kind $opt: $field summed to $got, want $((V * N)); log: $(cat "$TMP/k.out"); kvmstat said: $(cat "$TMP/k.err"); guest said: $(cat "$TMP/g.out" "$TMP/g.err")"
 	echo "ok: $kind $opt $field = $got"
 }
 check pio 'kvm_pio' ''
