@@ -5,9 +5,11 @@
  * turn the result into output and an exit status. Only this file and the
  * front-ends print or exit.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "errmsg.h"
 #include "loop.h"
@@ -34,6 +36,25 @@ static void __attribute__((noreturn)) fail(const char *msg, bool usage)
 	exit(usage ? EXIT_USAGE : EXIT_FAILURE);
 }
 
+/* What main printed through stdio (--help, --version, -f help) must reach
+ * its reader: a write error such as a full disk is the run's failure, a
+ * reader that went away is not. A write that failed while printing left
+ * its errno (the caller cleared errno before printing). */
+static void finish_stdout(void)
+{
+	char msg[128];
+	int err = 0;
+
+	if (fflush(stdout))
+		err = errno;
+	else if (ferror(stdout))
+		err = errno ? errno : EIO;
+	if (!err || err == EPIPE)
+		return;
+	snprintf(msg, sizeof(msg), "cannot write the output: %s", strerror(err));
+	fail(msg, false);
+}
+
 /* -f help: every field the providers offer, one a line. */
 static int list_fields(struct loop *l)
 {
@@ -42,6 +63,7 @@ static int list_fields(struct loop *l)
 
 	if (rc)
 		return rc;
+	errno = 0;
 	for (size_t i = 0; i < snap.nrows; i++)
 		printf("  %s\n", snap.rows[i].name);
 	snapshot_free(&snap);
@@ -61,11 +83,15 @@ int main(int argc, char **argv)
 	if (options_parse(argc, argv, &opts, &err))
 		fail(err.text, true);
 	if (opts.help) {
+		errno = 0;
 		options_usage(stdout);
+		finish_stdout();
 		return 0;
 	}
 	if (opts.version) {
+		errno = 0;
 		printf("kvmstat %s\n", KVMSTAT_VERSION);
+		finish_stdout();
 		return 0;
 	}
 	rc = loop_open(&l, &opts, say);
@@ -73,6 +99,7 @@ int main(int argc, char **argv)
 		rc = opts.fields_help ? list_fields(&l) : loop_run(&l);
 	if (rc)
 		fail(l.msg.text, l.usage);
+	finish_stdout();
 	loop_close(&l);
 	options_free(&opts);
 	return 0;

@@ -339,8 +339,8 @@ static int run_once(struct loop *l)
 	if (rc || wake == LOOP_STOP)
 		return rc;
 	sample_all(l);
-	loop_render(l, false);
-	return 0;
+	rc = loop_render(l, false);
+	return rc == -EPIPE ? 0 : rc;
 }
 
 /* A render every interval until stopped; the reader going away is a

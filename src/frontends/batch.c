@@ -24,10 +24,9 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 	struct strbuf b;
 	int rc;
 
-	(void)fe;
 	strbuf_init(&b);
 	ui_text_batch(&b, snap);
-	rc = writer_all(1, b.s, b.len);
+	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;
 }

@@ -57,7 +57,7 @@ void frontend_needs(const struct frontend *fes, size_t n,
 int frontend_write_result(struct frontend *fe, int rc)
 {
 	if (rc < 0 && rc != -EPIPE)
-		errmsg_set(&fe->msg, rc, "cannot write the log: %s",
+		errmsg_set(&fe->msg, rc, "cannot write the output: %s",
 			   strerror(-rc));
 	return rc;
 }

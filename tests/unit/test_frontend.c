@@ -172,7 +172,7 @@ START_TEST(test_write_result)
 	ck_assert_str_eq(fe.msg.text, "");
 	ck_assert_int_eq(frontend_write_result(&fe, -ENOSPC), -ENOSPC);
 	ck_assert_str_eq(fe.msg.text,
-			 "cannot write the log: No space left on device");
+			 "cannot write the output: No space left on device");
 }
 END_TEST
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A write error (here /dev/full: no space left) is a clear one-line message
+# and status 1, never a silent status 0, in every mode that prints once:
+# --help, --version, -f help, batch and batch JSON. A reader that goes
+# away is still a quiet status 0.
+source tests/system/lib.sh
+
+root="$TMP/dbg"
+mkdir -p "$root/4242-11"
+echo 1000 >"$root/exits"
+echo 70 >"$root/halt_exits"
+echo 600 >"$root/4242-11/exits"
+
+full() {	# args...: kvmstat writing to /dev/full must fail and say so
+	"$KVMSTAT" "$@" >/dev/full 2>"$TMP/err"
+	local rc=$?
+	[ $rc = 1 ] || fail "kvmstat $* >/dev/full: status $rc, want 1"
+	[ "$(wc -l <"$TMP/err")" = 1 ] ||
+		fail "kvmstat $* >/dev/full: stderr is not one line: $(cat "$TMP/err")"
+	grep -q 'cannot write the output: No space left on device' "$TMP/err" ||
+		fail "kvmstat $* >/dev/full: stderr '$(cat "$TMP/err")'"
+}
+full --help
+full --version
+full -d --debugfs-root "$root" -f help
+full -d --debugfs-root "$root" -1 -s 0.1
+full -d --debugfs-root "$root" -1 -s 0.1 --json
+
+# the same runs to a working pipe succeed, and a reader that leaves early
+# is no failure
+"$KVMSTAT" -d --debugfs-root "$root" -1 -s 0.1 | grep -q '^exits ' ||
+	fail "batch to a pipe"
+"$KVMSTAT" --help | head -n 1 >/dev/null
+[ "${PIPESTATUS[0]}" = 0 ] || fail "--help | head: status ${PIPESTATUS[0]}"
+echo ok
