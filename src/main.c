@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,9 @@ int main(int argc, char **argv)
 	/* jansson allocates through xmalloc too: out of memory ends the
 	 * program there as everywhere (util.h) */
 	json_set_alloc_funcs(xmalloc, free);
+	/* a reader that goes away is an EPIPE to end quietly on, in every
+	 * mode (--help | head too), not a signal that kills */
+	signal(SIGPIPE, SIG_IGN);
 	if (options_parse(argc, argv, &opts, &err))
 		fail(err.text, true);
 	if (opts.help) {
