@@ -57,20 +57,4 @@ struct exporter_addr {
 int exporter_parse_listen(const char *spec, struct exporter_addr *out,
 			  struct errmsg *msg);
 
-struct exporter;
-
-/*
- * Binds addr and starts serving (503 until the first publish). NULL on
- * failure with one line in msg saying what to do. Start it after signals
- * are blocked: its thread inherits the mask.
- */
-struct exporter *exporter_start(const struct exporter_addr *addr,
-				struct errmsg *msg);
-/* Renders snap (a snapshot of the whole selection, its guest names the
- * guest labels) in both formats and makes them what scrapes get from now
- * on; then cuts off requests past their deadline. */
-void exporter_publish(struct exporter *e, const struct snapshot *snap);
-/* Stops the server, closes the socket, frees e (NULL is fine). */
-void exporter_stop(struct exporter *e);
-
 #endif

@@ -315,8 +315,13 @@ static void exp_free(struct exporter *e)
 	free(e);
 }
 
-struct exporter *exporter_start(const struct exporter_addr *addr,
-				struct errmsg *msg)
+/*
+ * Binds addr and starts serving (503 until the first publish). NULL on
+ * failure with one line in msg saying what to do. Start it after signals
+ * are blocked: its thread inherits the mask.
+ */
+static struct exporter *exporter_start(const struct exporter_addr *addr,
+				       struct errmsg *msg)
 {
 	struct exporter *e = xcalloc(1, sizeof(*e));
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
@@ -380,7 +385,10 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	return r;
 }
 
-void exporter_publish(struct exporter *e, const struct snapshot *snap)
+/* Renders snap (a snapshot of the whole selection, its guest names the
+ * guest labels) in both formats and makes them what scrapes get from now
+ * on; then cuts off requests past their deadline. */
+static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
 		[OPENMETRICS_PROMETHEUS] = OPENMETRICS_TYPE_PROMETHEUS,
@@ -406,7 +414,8 @@ void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	exp_reap(e);
 }
 
-void exporter_stop(struct exporter *e)
+/* Stops the server, closes the socket, frees e (NULL is fine). */
+static void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
