@@ -16,12 +16,17 @@
 #ifndef KVMSTAT_ARCH_H
 #define KVMSTAT_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct arch_exit_reason {
 	uint64_t value;
-	const char *name;
+	const char *name; /* as the kernel's tracepoint format names it */
+	/* kvm_stat's spelling ("IOIO" where the kernel says "io"), NULL for
+	 * a reason kvm_stat does not know: such reasons are listed under
+	 * this name even when the kernel's format does not name them */
+	const char *kvm_stat;
 };
 
 /* The names of one tracepoint field's values for one ISA. */
@@ -30,6 +35,8 @@ struct arch_exit_table {
 	const char *event; /* tracepoint it decodes: "kvm_exit" */
 	const char *field; /* its field: "exit_reason", "esr_ec", ... */
 	uint64_t mask;	   /* applied to the field before lookup */
+	bool listed;	   /* every reason is listed, named or not by the
+			    * kernel (the uapi header's KVM_EXIT_*) */
 	size_t n;
 	const struct arch_exit_reason *reasons; /* sorted by value, unique */
 };
@@ -40,6 +47,9 @@ struct arch_source {
 	const char *field; /* "exit_reason" */
 	const char *strip; /* prefix dropped from reason names
 					 * ("KVM_EXIT_"), or NULL */
+	/* the reasons when they do not depend on the ISA, or NULL: then
+	 * they are the table of the host's ISA (arch_table_for) */
+	const struct arch_exit_table *table;
 };
 
 /* The value one ISA puts in the kernel's guard field (KVM_ISA_VMX is 1). */
@@ -65,6 +75,9 @@ struct arch_desc {
 	 * of its tables, see arch_detect_isa()).
 	 */
 	const char *(*detect_isa)(const char *sysfs_root);
+	/* The ISA of CPUs of the vendor_id /proc/cpuinfo shows
+	 * ("GenuineIntel"), NULL when unknown or not needed. */
+	const char *(*vendor_isa)(const char *vendor_id);
 };
 
 /* kvm_userspace_exit's reason (KVM_EXIT_HLT, ...): every architecture's. */
@@ -104,5 +117,41 @@ int64_t arch_guard_value(const struct arch_desc *d, const char *field,
  * d's tables; NULL when unknown, or where d has no table.
  */
 const char *arch_detect_isa(const struct arch_desc *d, const char *sysfs_root);
+
+/*
+ * As arch_detect_isa(), then, if that does not know, the CPU vendor of
+ * proc_root/cpuinfo ("/proc", NULL for "/proc") through d's vendor_isa():
+ * "GenuineIntel" runs VMX, "AuthenticAMD" SVM. The vendor module wins
+ * because a paravirtual or nested KVM need not be the CPU's own kind.
+ */
+const char *arch_detect_isa_at(const struct arch_desc *d,
+			       const char *sysfs_root, const char *proc_root);
+
+/* src's reasons on a host running isa: src->table, else d's table for isa
+ * when it decodes src's event and field; NULL when there is none. */
+const struct arch_exit_table *arch_source_table(const struct arch_desc *d,
+						const struct arch_source *src,
+						const char *isa);
+
+/* The name kvmstat shows for r: kvm_stat's spelling, else the kernel's. */
+const char *arch_reason_display(const struct arch_exit_reason *r);
+
+struct tp_format;
+
+/*
+ * Makes the reason tables of fmt, the parsed format of src's event, name
+ * what kvm_stat users expect, so that the children of src are those of the
+ * host's ISA only, spelled as kvm_stat spells them:
+ * - of fmt's tables decoding src's field, only the first that applies to
+ *   isa is kept (none of the guarded ones when isa is NULL or unknown to d:
+ *   VMX and SVM names are never listed side by side);
+ * - in it, each reason kvm_stat knows gets kvm_stat's name and is added if
+ *   the kernel does not name it; a reason only the kernel knows keeps the
+ *   kernel's name; a table marked listed adds every reason it has;
+ * - with no such table in fmt, one is made from arch_source_table().
+ * 0, or -ENOENT when src's reasons have no name at all (no table).
+ */
+int arch_name_reasons(const struct arch_desc *d, const struct arch_source *src,
+		      const char *isa, struct tp_format *fmt);
 
 #endif

@@ -111,4 +111,18 @@ const char *tp_symtab_name(const struct tp_symtab *t, uint64_t raw_value);
 const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t,
 				       const char *name);
 
+/*
+ * Editing a parsed format, for callers that complete or rename the kernel's
+ * tables (arch_name_reasons). tp_format_add_symtab() appends an empty,
+ * unguarded table decoding field through mask (field_size from the format's
+ * field) and returns it; it may move f->tabs, so earlier pointers into it
+ * are stale. tp_format_drop_symtab() removes table i, moving the later ones
+ * down. tp_symtab_set() gives value (as tp_symtab_name() looks it up) the
+ * name name: the first symbol of that value is renamed, else one is added.
+ */
+struct tp_symtab *tp_format_add_symtab(struct tp_format *f, const char *field,
+				       uint64_t mask);
+void tp_format_drop_symtab(struct tp_format *f, size_t i);
+void tp_symtab_set(struct tp_symtab *t, uint64_t value, const char *name);
+
 #endif

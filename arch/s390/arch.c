@@ -11,20 +11,20 @@
 #include "util.h"
 
 static const struct arch_exit_reason s390_icpt_reasons[] = {
-	{ 0x00, "host interruption" },
-	{ 0x04, "instruction" },
-	{ 0x08, "program interruption" },
-	{ 0x0c, "instruction and program interruption" },
-	{ 0x10, "external request" },
-	{ 0x14, "external interruption" },
-	{ 0x18, "I/O request" },
-	{ 0x1c, "wait state" },
-	{ 0x20, "validity" },
-	{ 0x28, "stop request" },
-	{ 0x2c, "operation exception" },
-	{ 0x38, "partial execution" },
-	{ 0x40, "I/O interruption" },
-	{ 0x44, "I/O instruction" },
+	{ 0x00, "host interruption", NULL },
+	{ 0x04, "instruction", NULL },
+	{ 0x08, "program interruption", NULL },
+	{ 0x0c, "instruction and program interruption", NULL },
+	{ 0x10, "external request", NULL },
+	{ 0x14, "external interruption", NULL },
+	{ 0x18, "I/O request", NULL },
+	{ 0x1c, "wait state", NULL },
+	{ 0x20, "validity", NULL },
+	{ 0x28, "stop request", NULL },
+	{ 0x2c, "operation exception", NULL },
+	{ 0x38, "partial execution", NULL },
+	{ 0x40, "I/O interruption", NULL },
+	{ 0x44, "I/O instruction", NULL },
 };
 
 static const struct arch_exit_table s390_icpt_table = {

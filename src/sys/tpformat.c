@@ -1225,3 +1225,54 @@ const struct tp_symbol *tp_symtab_find(const struct tp_symtab *t,
 			return &t->syms[i];
 	return NULL;
 }
+
+struct tp_symtab *tp_format_add_symtab(struct tp_format *f, const char *field,
+				       uint64_t mask)
+{
+	const struct tp_field *fld = tp_format_field(f, field);
+	struct tp_symtab *t;
+
+	f->tabs = xrealloc(f->tabs, (f->ntabs + 1) * sizeof(*f->tabs));
+	t = &f->tabs[f->ntabs++];
+	memset(t, 0, sizeof(*t));
+	t->field = xstrdup(field);
+	t->field_size = fld ? fld->size : 0;
+	t->mask = mask;
+	return t;
+}
+
+void tp_format_drop_symtab(struct tp_format *f, size_t i)
+{
+	if (i >= f->ntabs)
+		return;
+	tp_symtab_release(&f->tabs[i]);
+	memmove(&f->tabs[i], &f->tabs[i + 1],
+		(f->ntabs - i - 1) * sizeof(*f->tabs));
+	f->ntabs--;
+}
+
+/* The value as tp_symtab_name() compares it: masked, cut to the field. */
+static uint64_t tp_symtab_key(const struct tp_symtab *t, uint64_t value)
+{
+	value &= t->mask;
+	if (t->field_size && t->field_size < 8)
+		value &= (1ULL << (8 * t->field_size)) - 1;
+	return value;
+}
+
+void tp_symtab_set(struct tp_symtab *t, uint64_t value, const char *name)
+{
+	uint64_t v = tp_symtab_key(t, value);
+
+	for (size_t i = 0; i < t->nsyms; i++) {
+		if (tp_symtab_key(t, t->syms[i].value) != v)
+			continue;
+		free(t->syms[i].name);
+		t->syms[i].name = xstrdup(name);
+		return;
+	}
+	t->syms = xrealloc(t->syms, (t->nsyms + 1) * sizeof(*t->syms));
+	t->syms[t->nsyms].value = v;
+	t->syms[t->nsyms].name = xstrdup(name);
+	t->nsyms++;
+}

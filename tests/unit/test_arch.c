@@ -24,6 +24,7 @@
 
 #include "arch.h"
 #include "suites.h"
+#include "testlib.h"
 #include "tpformat.h"
 
 /* Every descriptor: the runner links the other architectures' too. */
@@ -604,6 +605,7 @@ static void sysfs_teardown(void)
 	static const char *const paths[] = {
 		"module/kvm_intel/initstate",
 		"module/kvm_amd/initstate",
+		"cpuinfo",
 		"module/kvm_intel",
 		"module/kvm_amd",
 		"module/kvm",
@@ -665,6 +667,283 @@ START_TEST(test_detect_both)
 }
 END_TEST
 
+/* ---- child names as kvm_stat spells them (issue 11) ---- */
+
+static struct tp_format *load_format(const char *name)
+{
+	const char *dir = getenv("KVMSTAT_TEST_DATA");
+	struct tp_format *f = NULL;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/formats/%s",
+		 dir && *dir ? dir : "tests/data", name);
+	ck_assert_msg(tp_format_load(path, &f) == 0, "%s", path);
+	return f;
+}
+
+/* The one table of field f keeps after naming; fails if not exactly one. */
+static const struct tp_symtab *only_table(const struct tp_format *f,
+					  const char *field)
+{
+	const struct tp_symtab *t = NULL;
+
+	for (size_t i = 0; i < f->ntabs; i++) {
+		if (strcmp(f->tabs[i].field, field))
+			continue;
+		ck_assert_msg(t == NULL, "two tables of %s", field);
+		t = &f->tabs[i];
+	}
+	ck_assert_msg(t != NULL, "no table of %s", field);
+	return t;
+}
+
+static void assert_named(const struct tp_symtab *t, uint64_t value,
+			 const char *name)
+{
+	const char *got = tp_symtab_name(t, value);
+
+	ck_assert_msg(got && !strcmp(got, name), "%#llx: %s, want %s",
+		      (unsigned long long)value, got ? got : "(none)", name);
+}
+
+/* Whether any name of t has a lower-case letter (kernel SVM spelling). */
+static bool has_lower(const struct tp_symtab *t)
+{
+	for (size_t i = 0; i < t->nsyms; i++)
+		for (const char *c = t->syms[i].name; *c; c++)
+			if (*c >= 'a' && *c <= 'z')
+				return true;
+	return false;
+}
+
+/* SVM on the real x86 fixture: kvm_stat's upper-case names, SVM only. */
+START_TEST(test_names_svm)
+{
+	const struct arch_source *src = arch_x86_desc.sources[0];
+	struct tp_format *f = load_format("kvm_exit");
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc,
+							   "svm");
+	const struct tp_symtab *t;
+
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc, src, "svm", f), 0);
+	t = only_table(f, "exit_reason");
+	/* the kernel's table is the SVM one: no VMX name is left */
+	ck_assert_ptr_null(tp_symtab_find(t, "IO_INSTRUCTION"));
+	ck_assert_ptr_null(tp_symtab_find(t, "EXCEPTION_NMI"));
+	assert_named(t, 0x07b, "IOIO");
+	assert_named(t, 0x07c, "MSR");
+	assert_named(t, 0x400, "NPF");
+	assert_named(t, 0x078, "HLT");
+	assert_named(t, 0x081, "VMMCALL");
+	assert_named(t, 0x069, "TR_READ");   /* kernel: read_rt */
+	assert_named(t, 0x040, "EXCP_BASE"); /* kernel: DE excp */
+	/* kvm_stat knows them, this kernel's table does not: added */
+	assert_named(t, 0x05f, "LAST_EXCP");
+	assert_named(t, 0x08c, "MWAIT_COND");
+	assert_named(t, 0x091, "CR1_WRITE_TRAP");
+	/* the kernel knows them, kvm_stat does not: the kernel's name */
+	assert_named(t, 0x041, "DB excp");
+	assert_named(t, 0x0a6, "idle-halt");
+	assert_named(t, 0x80000001, "vmgexit_mmio_read");
+	assert_named(t, 0xffffffff, "invalid_guest_state");
+	ck_assert_ptr_null(tp_symtab_find(t, "io"));
+	ck_assert_ptr_null(tp_symtab_find(t, "msr"));
+	ck_assert_ptr_null(tp_symtab_find(t, "npf"));
+	/* every reason kvm_stat names is there, under kvm_stat's name */
+	for (size_t i = 0; i < svm->n; i++)
+		if (svm->reasons[i].kvm_stat)
+			assert_named(t, svm->reasons[i].value,
+				     svm->reasons[i].kvm_stat);
+	tp_format_free(f);
+}
+END_TEST
+
+/* VMX on the same fixture: the VMX table alone, names unchanged. */
+START_TEST(test_names_vmx)
+{
+	const struct arch_source *src = arch_x86_desc.sources[0];
+	struct tp_format *f = load_format("kvm_exit");
+	struct tp_format *raw = load_format("kvm_exit");
+	const struct tp_symtab *t,
+		*k = tp_format_symtab_for(raw, "exit_reason", 1);
+
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc, src, "vmx", f), 0);
+	t = only_table(f, "exit_reason");
+	ck_assert_uint_eq(t->mask, 0xffff);
+	assert_named(t, 12, "HLT");
+	assert_named(t, 30, "IO_INSTRUCTION");
+	assert_named(t, 0x8000000c, "HLT"); /* failed entry bit masked */
+	ck_assert_ptr_null(tp_symtab_find(t, "IOIO"));
+	ck_assert_ptr_null(tp_symtab_find(t, "NPF"));
+	ck_assert(!has_lower(t));
+	/* kvm_stat's VMX names are the kernel's: same set as the kernel's */
+	ck_assert_uint_eq(t->nsyms, k->nsyms);
+	tp_format_free(raw);
+	tp_format_free(f);
+}
+END_TEST
+
+/* An unknown ISA lists neither table rather than both side by side. */
+START_TEST(test_names_unknown_isa)
+{
+	const struct arch_source *src = arch_x86_desc.sources[0];
+	struct tp_format *f = load_format("kvm_exit");
+
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc, src, NULL, f),
+			 -ENOENT);
+	ck_assert_ptr_null(tp_format_symtab(f, "exit_reason"));
+	tp_format_free(f);
+	f = load_format("kvm_exit");
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc, src, "arm64", f),
+			 -ENOENT);
+	ck_assert_ptr_null(tp_format_symtab(f, "exit_reason"));
+	tp_format_free(f);
+}
+END_TEST
+
+/* A format with no table: the host ISA's fallback, in kvm_stat's names. */
+START_TEST(test_names_fallback)
+{
+	const struct arch_source *src = arch_x86_desc.sources[0];
+	const struct arch_exit_table *svm = arch_table_for(&arch_x86_desc,
+							   "svm");
+	struct tp_format *f = load_format("kvm_exit_nosym");
+	const struct tp_symtab *t;
+
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc, src, "svm", f), 0);
+	t = only_table(f, "exit_reason");
+	ck_assert_ptr_null(t->guard_field);
+	ck_assert_uint_eq(t->nsyms, svm->n);
+	assert_named(t, 0x07b, "IOIO");
+	assert_named(t, 0x001, "read_cr1"); /* only our table knows it */
+	tp_format_free(f);
+}
+END_TEST
+
+/*
+ * kvm_userspace_exit: the fixture's kernel names 31 reasons; every
+ * KVM_EXIT_* of the uapi header is listed (kvm_stat names 38).
+ */
+START_TEST(test_names_userspace_exit)
+{
+	struct tp_format *f = load_format("kvm_userspace_exit");
+	const struct tp_symtab *t = tp_format_symtab(f, "reason");
+	const struct arch_exit_table *u = arch_source_userspace_exit.table;
+
+	ck_assert_ptr_nonnull(u);
+	ck_assert(u->listed);
+	ck_assert_uint_eq(t->nsyms, 31);
+	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc,
+					   &arch_source_userspace_exit, "vmx",
+					   f),
+			 0);
+	t = only_table(f, "reason");
+	ck_assert_uint_eq(t->nsyms, u->n);
+	ck_assert_uint_ge(t->nsyms, 38);
+	assert_named(t, 5, "HLT");
+	assert_named(t, 31, "DIRTY_RING_FULL");
+	assert_named(t, 37, "NOTIFY");
+	/* the same with an unknown ISA: these do not depend on it */
+	tp_format_free(f);
+	f = load_format("kvm_userspace_exit");
+	ck_assert_int_eq(arch_name_reasons(&arch_generic_desc,
+					   &arch_source_userspace_exit, NULL, f),
+			 0);
+	ck_assert_uint_eq(only_table(f, "reason")->nsyms, u->n);
+	tp_format_free(f);
+}
+END_TEST
+
+/*
+ * The userspace table holds every KVM_EXIT_* of the build host's uapi
+ * header with its value: the run of defines from KVM_EXIT_UNKNOWN up, until
+ * the values stop growing (KVM_EXIT_IO_IN starts another list).
+ */
+START_TEST(test_uapi_exit_reasons)
+{
+	const struct arch_exit_table *u = arch_source_userspace_exit.table;
+	FILE *fp = fopen("/usr/include/linux/kvm.h", "r");
+	char line[512];
+	long last = -1;
+	bool in_run = false;
+	size_t seen = 0;
+
+	if (!fp) {
+		test_skip("test_uapi_exit_reasons",
+			  "no /usr/include/linux/kvm.h (apt-get install linux-libc-dev)");
+		return;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char name[128];
+		long v;
+
+		if (sscanf(line, "#define KVM_EXIT_%127s %li", name, &v) != 2)
+			continue;
+		if (!strcmp(name, "UNKNOWN"))
+			in_run = true;
+		if (!in_run)
+			continue;
+		if (v <= last)
+			break;
+		last = v;
+		ck_assert_msg(arch_reason_name(u, (uint64_t)v) &&
+				      !strcmp(arch_reason_name(u, (uint64_t)v),
+					      name),
+			      "KVM_EXIT_%s (%ld) missing", name, v);
+		seen++;
+	}
+	fclose(fp);
+	ck_assert_uint_ge(seen, 38);
+}
+END_TEST
+
+/* The CPU vendor decides when no vendor module does. */
+START_TEST(test_detect_vendor)
+{
+	static const struct {
+		const char *vendor, *isa;
+	} cases[] = {
+		{ "GenuineIntel", "vmx" }, { "AuthenticAMD", "svm" },
+		{ "HygonGenuine", "svm" }, { "  Shanghai  ", "vmx" },
+		{ "SomethingElse", NULL },
+	};
+	char text[256];
+
+	/* no cpuinfo: unknown */
+	ck_assert_ptr_null(
+		arch_detect_isa_at(&arch_x86_desc, sysfs_root, sysfs_root));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *isa;
+
+		snprintf(text, sizeof(text),
+			 "processor\t: 0\nvendor_id\t: %s\ncpu family\t: 6\n"
+			 "flags\t\t: fpu sse\n\nprocessor\t: 1\n"
+			 "vendor_id\t: AuthenticAMD\n",
+			 cases[i].vendor);
+		write_file("cpuinfo", text);
+		isa = arch_detect_isa_at(&arch_x86_desc, sysfs_root, sysfs_root);
+		if (cases[i].isa)
+			ck_assert_str_eq(isa, cases[i].isa);
+		else
+			ck_assert_ptr_null(isa);
+	}
+	/* the vendor module wins over the CPU vendor (AMD CPU, kvm_intel
+	 * as a nested host may show) */
+	write_file("cpuinfo", "vendor_id\t: AuthenticAMD\n");
+	make_dir("module/kvm_intel");
+	ck_assert_str_eq(arch_detect_isa_at(&arch_x86_desc, sysfs_root,
+					    sysfs_root),
+			 "vmx");
+	/* architectures without a vendor rule ignore cpuinfo */
+	ck_assert_str_eq(arch_detect_isa_at(&arch_arm64_desc, sysfs_root,
+					    sysfs_root),
+			 "arm64");
+	ck_assert_ptr_null(
+		arch_detect_isa_at(&arch_generic_desc, sysfs_root, sysfs_root));
+	remove_path("cpuinfo");
+}
+END_TEST
+
 Suite *arch_suite(void)
 {
 	Suite *s = suite_create("arch");
@@ -681,6 +960,12 @@ Suite *arch_suite(void)
 	tcase_add_test(tc, test_reason_lookup);
 	tcase_add_test(tc, test_generic_lookup);
 	tcase_add_test(tc, test_linked_arch);
+	tcase_add_test(tc, test_names_svm);
+	tcase_add_test(tc, test_names_vmx);
+	tcase_add_test(tc, test_names_unknown_isa);
+	tcase_add_test(tc, test_names_fallback);
+	tcase_add_test(tc, test_names_userspace_exit);
+	tcase_add_test(tc, test_uapi_exit_reasons);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(td, sysfs_setup, sysfs_teardown);
@@ -688,6 +973,7 @@ Suite *arch_suite(void)
 	tcase_add_test(td, test_detect_amd);
 	tcase_add_test(td, test_detect_neither);
 	tcase_add_test(td, test_detect_both);
+	tcase_add_test(td, test_detect_vendor);
 	suite_add_tcase(s, td);
 	return s;
 }

@@ -137,14 +137,17 @@ START_TEST(test_reason_names_from_kernel)
 	tp_teardown(&f);
 
 #if defined(__x86_64__) || defined(__i386__)
-	/* x86: both tables behind the isa guard; SVM's "DE excp" loses its
-	 * blank, as output lines are split on blanks */
+	/* x86: the table of the host's ISA only, in kvm_stat's spelling
+	 * (issue 11): HLT, never SVM's kernel name hlt; VMX's IO_INSTRUCTION
+	 * or SVM's IOIO, not both. SVM's "DB excp" loses its blank, as
+	 * output lines are split on blanks */
 	if (access("/sys/kernel/tracing/events/kvm/kvm_exit/format", R_OK))
 		return;
 	tp_setup(&f, "^kvm_exit", false, 0);
 	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(HLT)"), 0);
-	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(hlt)"), 0);
-	ck_assert_int_ge(field_table_find(&f.s.fields, "kvm_exit(DE_excp)"), 0);
+	ck_assert_int_lt(field_table_find(&f.s.fields, "kvm_exit(hlt)"), 0);
+	ck_assert((field_table_find(&f.s.fields, "kvm_exit(IO_INSTRUCTION)") >=
+		   0) != (field_table_find(&f.s.fields, "kvm_exit(IOIO)") >= 0));
 	for (size_t i = 0; i < f.s.fields.n; i++)
 		ck_assert_msg(!strchr(f.s.fields.v[i].name, ' '),
 			      "field \"%s\"", f.s.fields.v[i].name);

@@ -345,6 +345,8 @@ static int tp_setup_source(struct tp_priv *tp, const struct arch_desc *arch,
 		tp_format_free(s->fmt);
 		return 0;
 	}
+	/* the host's ISA only, spelled as kvm_stat spells them (arch.h) */
+	arch_name_reasons(arch, src, isa, s->fmt);
 	s->ev = ev;
 	s->reason.offset = f->offset;
 	s->reason.size = f->size;
@@ -857,7 +859,7 @@ static int tp_open(struct provider *p, const struct options *o)
 			     tp->events_dir, strerror(-rc));
 		goto out_free;
 	}
-	isa = arch_detect_isa(arch_host, "/sys");
+	isa = arch_detect_isa_at(arch_host, "/sys", o->proc_root);
 	tp->src = xcalloc(arch_nsources(arch_host) + 1, sizeof(*tp->src));
 	for (size_t i = 0; arch_host->sources[i]; i++)
 		tp_setup_source(tp, arch_host, arch_host->sources[i], isa);
