@@ -12,7 +12,8 @@
 # is oom_score_adj and isa the first bytes of the old name, so a renamer
 # called "\1" is VMX and any other SVM. 400 renames with 120 (SVM's hlt)
 # and 300 named "\1" with 12 (VMX's HLT) must count exactly, under the
-# kernel's names (blanks in them, as in "DE excp", made '_').
+# names of the host ISA's table alone, spelled as kvm_stat (blanks in the
+# kernel's, as in "DB excp", made '_').
 source tests/system/lib.sh
 need_tracepoints
 fake_tracefs "$TMP/tracefs"
@@ -52,6 +53,11 @@ all=$(column_sum "$TMP/k.out" 'kvm_userspace_exit')
 echo "ok: kvm_userspace_exit(HLT) $hlt of $N renames (parent $all, every renamer), kept after the renamer exited"
 [ -r "$X" ] || exit 0
 grep -qE 'kvm_exit\([^ )]* ' "$TMP/k.out" && fail "a reason with a blank: $(head -1 "$TMP/k.out")"
-got="$(column_sum "$TMP/k.out" 'kvm_exit(hlt)') $(column_sum "$TMP/k.out" 'kvm_exit(HLT)')"
-[ "$got" = "400 300" ] || fail "kvm_exit(hlt) (SVM) and kvm_exit(HLT) (VMX) sum to $got, want 400 300: $(cat "$TMP/k.out")"
-echo "ok: the kernel's kvm_exit tables: SVM hlt 400, VMX HLT 300"
+# only the host ISA's table names children, in kvm_stat's spelling (issue
+# 11): SVM's hlt is HLT too; the other ISA's exits count under a number
+head -1 "$TMP/k.out" | grep -qF 'kvm_exit(hlt)' && fail "the kernel's lower-case SVM names: $(head -1 "$TMP/k.out")"
+if head -1 "$TMP/k.out" | grep -qF 'kvm_exit(IOIO)'; then isa=SVM want=400
+else isa=VMX want=300; fi
+hlt=$(column_sum "$TMP/k.out" 'kvm_exit(HLT)')
+[ "$hlt" = $want ] || fail "kvm_exit(HLT) ($isa) sums to $hlt, want $want: $(cat "$TMP/k.out")"
+echo "ok: the kernel's kvm_exit table of the host ISA ($isa): HLT $hlt"
