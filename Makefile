@@ -159,10 +159,26 @@ $(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZ_SRCS)
 
-fuzz: $(BUILD)/fuzz/fuzz_statsfd
-	@mkdir -p $(BUILD)/fuzz/corpus
+# The tracefs format parser and the child naming over it, seeded with the
+# format files of tests/data/formats. (In the one-line-per-target layout:
+# FUZZ_TARGETS += tpformat with FUZZ_SRCS_tpformat := $(FUZZ_TP_SRCS).)
+FUZZ_TP_SRCS := src/sys/tpformat.c src/lib/fs.c src/lib/util.c src/lib/errmsg.c \
+	arch/common.c arch/generic/arch.c arch/x86/arch.c
+$(BUILD)/fuzz/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c $(FUZZ_TP_SRCS) \
+		include/tpformat.h include/arch.h include/fs.h include/util.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
+		-DKVMSTAT_ARCH_HOST=arch_x86_desc \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ tests/fuzz/fuzz_tpformat.c $(FUZZ_TP_SRCS)
+
+fuzz: $(BUILD)/fuzz/fuzz_statsfd $(BUILD)/fuzz/fuzz_tpformat
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-tpformat
 	$(BUILD)/fuzz/fuzz_statsfd -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		-artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_tpformat -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(BUILD)/fuzz/tpformat- -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus-tpformat tests/data/formats
 
 # The C sources against the repo's .clang-format (Debian: clang-format,
 # version 14 or later). format rewrites them in place; format-check
