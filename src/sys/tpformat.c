@@ -9,6 +9,16 @@
  * and the "REC->isa == 1" style guard that selects it. Every step checks its
  * bounds against the input length: malformed input is an error, never a
  * crash.
+ *
+ * Why not libtraceevent, the parser perf and trace-cmd use: its 1.7.1
+ * (Debian 12) dies inside tep_parse_format() on malformed files, SIGFPE on
+ * a print fmt argument "1 / 0" and SIGSEGV on a kvm_exit format with a
+ * few bytes changed (tests/data/formats/div_zero, corrupt_kvm_exit), and
+ * leaks on others; it rejects the whole print fmt of the running kernel's
+ * kvm_inj_exception (an empty "{ }" table) and of any table holding a
+ * value it cannot fold ("7 * 6 - 2"), losing every table of the event;
+ * and it joins adjacent literals ("KVM_EXIT_" "HLT") before a caller can
+ * see the common prefix.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1025,6 +1025,31 @@ START_TEST(test_fuzz_token_soup)
 }
 END_TEST
 
+/*
+ * Format files on which libtraceevent 1.7.1 (Debian 12), tried as this
+ * parser's replacement, kills the process inside tep_parse_format(): a
+ * print fmt argument "1 / 0" (SIGFPE: it folds constants without a zero
+ * check) and a real kvm_exit format with a few bytes flipped in its print
+ * fmt (SIGSEGV, a NULL dereference; found by fuzz_tpformat). kvmstat must
+ * survive any format file, so this parser stays: here the first parses
+ * (its table is still read), the second parses or is -EINVAL.
+ */
+START_TEST(test_libtraceevent_crashers)
+{
+	struct tp_format *f = load_fixture("div_zero");
+	size_t len;
+	char *text;
+	int err;
+
+	assert_sym(tp_format_symtab(f, "q"), "one", 1);
+	tp_format_free(f);
+	text = read_fixture("corrupt_kvm_exit", &len);
+	f = parse_exact(text, len, &err);
+	check_outcome(f, err);
+	free(text);
+}
+END_TEST
+
 /* Every kvm format of the running kernel parses, when tracefs is there. */
 START_TEST(test_live_kvm_formats)
 {
@@ -1104,6 +1129,7 @@ Suite *tpformat_suite(void)
 	tcase_add_test(tcf, test_fuzz_truncations);
 	tcase_add_test(tcf, test_fuzz_corruptions);
 	tcase_add_test(tcf, test_fuzz_token_soup);
+	tcase_add_test(tcf, test_libtraceevent_crashers);
 	suite_add_tcase(s, tcf);
 	return s;
 }
