@@ -35,10 +35,10 @@ struct arch_exit_table {
 	const char *event; /* tracepoint it decodes: "kvm_exit" */
 	const char *field; /* its field: "exit_reason", "esr_ec", ... */
 	uint64_t mask;	   /* applied to the field before lookup */
-	bool listed;	   /* every reason is listed, named or not by the
-			    * kernel (the uapi header's KVM_EXIT_*) */
 	size_t n;
 	const struct arch_exit_reason *reasons; /* sorted by value, unique */
+	bool listed; /* every reason is listed, named or not by the
+		      * kernel (the uapi header's KVM_EXIT_*) */
 };
 
 /* A tracepoint whose field's values become child events: kvm_exit(HLT). */

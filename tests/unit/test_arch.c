@@ -471,15 +471,15 @@ static const char *fake_detect(const char *sysfs_root)
 /* The generic lookups on made-up descriptors, not only the real five. */
 START_TEST(test_generic_lookup)
 {
-	static const struct arch_exit_reason one[] = { { 1, "ONE" } };
+	static const struct arch_exit_reason one[] = { { 1, "ONE", NULL } };
 	static const struct arch_exit_table ta = {
-		"a", "ev", "f", ~0ULL, 1, one,
+		"a", "ev", "f", ~0ULL, 1, one, false,
 	};
 	static const struct arch_exit_table ta2 = {
-		"a", "ev2", "f", ~0ULL, 1, one,
+		"a", "ev2", "f", ~0ULL, 1, one, false,
 	};
 	static const struct arch_exit_table tb = {
-		"b", "ev", "f", ~0ULL, 1, one,
+		"b", "ev", "f", ~0ULL, 1, one, false,
 	};
 	static const struct arch_exit_table *const tabs_a[] = { &ta, NULL };
 	static const struct arch_exit_table *const tabs_aa[] = { &ta, &ta2,
