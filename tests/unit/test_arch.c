@@ -81,9 +81,16 @@ static void check_table(const struct arch_exit_table *t)
 			ck_assert_msg(t->reasons[i - 1].value < r->value,
 				      "%s: %s not sorted or duplicate", t->isa,
 				      r->name);
-		for (size_t j = 0; j < i; j++)
+		for (size_t j = 0; j < i; j++) {
 			ck_assert_msg(strcmp(t->reasons[j].name, r->name),
 				      "%s: duplicate name %s", t->isa, r->name);
+			/* the names shown (kvm_stat's first) are unique too */
+			ck_assert_msg(strcmp(arch_reason_display(&t->reasons[j]),
+					     arch_reason_display(r)),
+				      "%s: two reasons shown as %s", t->isa,
+				      arch_reason_display(r));
+		}
+		ck_assert(!r->kvm_stat || r->kvm_stat[0]);
 	}
 }
 
@@ -832,6 +839,7 @@ START_TEST(test_names_userspace_exit)
 
 	ck_assert_ptr_nonnull(u);
 	ck_assert(u->listed);
+	check_table(u);
 	ck_assert_uint_eq(t->nsyms, 31);
 	ck_assert_int_eq(arch_name_reasons(&arch_x86_desc,
 					   &arch_source_userspace_exit, "vmx",
