@@ -13,6 +13,15 @@
 #include "snapshot.h"
 #include "strbuf.h"
 
+/*
+ * Appends name to b with every byte that would break a line-, blank- or
+ * comma-separated format escaped as \xHH (lower-case hex): control
+ * characters, DEL, blanks, commas and the backslash itself. Other bytes
+ * (UTF-8 included) are kept, so a kernel or VMM name that needs no escape
+ * is written as it is. Shared by batch, log and CSV output.
+ */
+void text_escape_name(struct strbuf *b, const char *name);
+
 /* "%-42s%10llu%10lld\n" per row, rows as sorted in the snapshot. */
 void ui_text_batch(struct strbuf *b, const struct snapshot *snap);
 /* Field names, each followed by a space, then a newline. */

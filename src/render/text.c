@@ -12,6 +12,27 @@
 #include "ui_text.h"
 #include "units.h"
 
+void text_escape_name(struct strbuf *b, const char *name)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[5] = { '\\', 'x', 0, 0, 0 };
+	const char *run = name;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		if (*p > ' ' && *p != 0x7f && *p != ',' && *p != '\\')
+			continue;
+		if ((const char *)p > run)
+			strbuf_addf(b, "%.*s", (int)((const char *)p - run),
+				    run);
+		esc[2] = hex[*p >> 4];
+		esc[3] = hex[*p & 0xf];
+		strbuf_add(b, esc);
+		run = (const char *)p + 1;
+	}
+	strbuf_add(b, run);
+}
+
 void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 {
 	struct tm tm;

@@ -300,6 +300,29 @@ START_TEST(test_batch_units_and_histograms)
 }
 END_TEST
 
+/* Names from the kernel or a VMM cannot break a line, a column or a CSV
+ * cell: control characters, blanks, commas and the backslash become \xHH,
+ * everything else (UTF-8 too) stays. */
+START_TEST(test_escape_name)
+{
+	struct strbuf b;
+
+	strbuf_init(&b);
+	text_escape_name(&b, "kvm_exit(HLT)");
+	ck_assert_str_eq(b.s, "kvm_exit(HLT)");
+	strbuf_reset(&b);
+	text_escape_name(&b, "a b,c\td\n\x7f\\e\xc3\xa9");
+	ck_assert_str_eq(b.s, "a\\x20b\\x2cc\\x09d\\x0a\\x7f\\x5ce\xc3\xa9");
+	strbuf_reset(&b);
+	text_escape_name(&b, "");
+	ck_assert_str_eq(b.s, "");
+	strbuf_reset(&b);
+	text_escape_name(&b, " ");
+	ck_assert_str_eq(b.s, "\\x20");
+	strbuf_free(&b);
+}
+END_TEST
+
 Suite *ui_text_suite(void)
 {
 	Suite *s = suite_create("ui_text");
@@ -314,6 +337,7 @@ Suite *ui_text_suite(void)
 	tcase_add_test(tc, test_log_file_unwritable);
 	tcase_add_test(tc, test_scaled);
 	tcase_add_test(tc, test_batch_units_and_histograms);
+	tcase_add_test(tc, test_escape_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
