@@ -43,12 +43,20 @@ START_TEST(test_batch)
 	struct strbuf b;
 
 	strbuf_init(&b);
-	ui_text_batch(&b, &s);
+	ui_text_batch(&b, &s, true);
 	ck_assert_str_eq(
 		b.s,
 		"exits                                         123456        42\n"
 		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
 		"stale                                              -         -\n"
+		"wide_ns                                    6444793915611025420 1234567890123\n");
+	/* kvm_stat's lines: what could not be read is left out */
+	strbuf_reset(&b);
+	ui_text_batch(&b, &s, false);
+	ck_assert_str_eq(
+		b.s,
+		"exits                                         123456        42\n"
+		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
 		"wide_ns                                    6444793915611025420 1234567890123\n");
 	strbuf_free(&b);
 }
@@ -275,7 +283,19 @@ START_TEST(test_batch_units_and_histograms)
 	}
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	ui_text_batch(&b, &snap);
+	ui_text_batch(&b, &snap, false);
+	/* without --units: kvm_stat's columns alone, integers */
+	ck_assert_msg(strstr(b.s,
+			     "halt_wait_ns                               500000000 500000000\n"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "guest_mode                                         2         0\n"),
+		      "%s", b.s);
+	ck_assert_msg(!strstr(b.s, " ms") && !strstr(b.s, "p50") &&
+			      !strstr(b.s, "yes") && !strstr(b.s, "no\n"),
+		      "%s", b.s);
+	strbuf_reset(&b);
+	ui_text_batch(&b, &snap, true);
 	/* plain counters keep kvm_stat's bytes exactly */
 	ck_assert_ptr_nonnull(strstr(
 		b.s,
