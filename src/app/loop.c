@@ -102,6 +102,7 @@ static int open_providers(struct loop *l, bool all_fields)
 	bool explicit, lenient;
 	struct errmsg why = { "" };
 
+	l->no_match = false;
 	for (size_t i = 0; provider_registry[i]; i++)
 		nasked += provider_asked(provider_registry[i], o);
 	explicit = nasked > 0;
