@@ -145,7 +145,7 @@ static int open_providers(struct loop *l, bool all_fields)
 					   ops->name, reason);
 			if (explicit && !lenient && o->tracepoints_implied)
 				return loop_fail(l, rc, false,
-						 "%s provider: %s (-1, -l and -L use the tracepoints unless -d, -S or --qmp names a source)",
+						 "%s provider: %s (the default source of -1, -l, -L and -f help, as in kvm_stat; -d, -S or --qmp name others)",
 						 ops->name, reason);
 			if (explicit && !lenient)
 				return loop_fail(l, rc, false,
