@@ -90,10 +90,10 @@ static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
  * Opens the providers asked for (-t/-d/-S/--qmp, or the tracepoints that
  * -1/-l/-L imply) or every one the host supports. One that -f leaves
  * without a field is left out without a word (the run says it when
- * nothing is left). One asked for that cannot serve the VM chosen (by the monitor,
- * or by -p/-g with other providers asked too: "-d -S -p PID" for a VM
- * without stats fds) is left out and said, rather than fatal, as long as
- * another one opens.
+ * nothing is left). One asked for that cannot serve the VM chosen (by
+ * the monitor, or by -p/-g with other providers asked too: "-d -S -p PID"
+ * for a VM without stats fds) is left out and said, rather than fatal, as
+ * long as another one opens.
  */
 static int open_providers(struct loop *l, bool all_fields)
 {

@@ -53,10 +53,10 @@ static const struct option long_options[] = {
 };
 
 /*
- * kvm_stat's long options, in the order its users abbreviate them: an
- * abbreviation that names one of these alone ("--p" for --pid, "--tr" for
- * --tracepoints) means it here too, even where an option kvm_stat lacks
- * starts the same way (--per-vcpu).
+ * kvm_stat 6.12's long options: an abbreviation that names one of these
+ * alone ("--p" for --pid, "--tr" for --tracepoints) means it here too,
+ * even where an option kvm_stat lacks starts the same way (--per-vcpu);
+ * one that is ambiguous there ("--deb", "--l") is ambiguous here.
  */
 static const char *const kvm_stat_long[] = {
 	"once",	       "batch",
@@ -258,7 +258,8 @@ static char **spell_out(int argc, char **argv, struct options *o)
 			value = long_takes_next(out[i]);
 		} else if (a[0] == '-' && a[1]) {
 			/* a cluster such as -1f: the value of its last
-			 * option may be the next argument */
+			 * option may be the next argument (the short
+			 * options with a value, as in the getopt string) */
 			for (const char *c = a + 1; *c; c++) {
 				if (!strchr("fgLps", *c))
 					continue;
