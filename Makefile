@@ -28,6 +28,8 @@ JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
+PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -35,6 +37,9 @@ override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MHD_CFLAGS) -pthread
 LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -pthread
+# -f regexes in Python's dialect (kvm_stat's)
+override CFLAGS += $(PCRE2_CFLAGS)
+LIBS += $(PCRE2_LIBS)
 override LDFLAGS += $(SANITIZE)
 
 # src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
@@ -52,6 +57,7 @@ GUEST := tests/guest/kvmguest
 BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 	libmicrohttpd-dev
+DEPS_PKGS += libpcre2-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
 # the systemd units rated by systemd-analyze and their filters by strace

@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The field filter: a POSIX extended regex matched at the start of a field
- * name, as kvm_stat's -f does (Python's re.match). The default hides child
- * events such as kvm_exit(HLT). A filter holds a compiled regex: share it
- * by pointer, never copy it by value.
+ * The field filter: a regex in Python's dialect (PCRE2 here: (?i), \d,
+ * (?!...) work) matched at the start of a field name and not necessarily
+ * to its end, as kvm_stat's -f behaves (Python's re.match). A child event
+ * such as kvm_exit(HLT) that the filter keeps brings in its parent, as in
+ * kvm_stat. A filter holds a compiled pattern: share it by pointer, never
+ * copy it by value.
  */
 #ifndef KVMSTAT_FILTER_H
 #define KVMSTAT_FILTER_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct errmsg;
 
+/* The monitor's, --json's and --listen's default: no child events. */
 #define FILTER_DEFAULT "^[^(]*$"
+/* kvm_stat's default in batch and log modes: every field, children too. */
+#define FILTER_ALL ""
 
 struct field_filter {
 	char *pattern; /* as given, owned; NULL: never set */
-	regex_t re;    /* pattern compiled, while pattern is set */
+	void *code;    /* the compiled pcre2_code, while pattern is set */
 };
 
 /* 0, or -EINVAL with a readable reason in msg when the pattern is bad (f
@@ -31,5 +35,13 @@ bool filter_match(const struct field_filter *f, const char *name);
 /* The same, or with children a child event NAME(...) whose NAME matches
  * (the monitor's 'x'). */
 bool filter_keeps(const struct field_filter *f, const char *name, bool children);
+/*
+ * Whether some child event name(...) could match, so that a provider
+ * counts the event name as a parent the filter brings in ("-f
+ * 'kvm_exit\(HLT'" counts kvm_exit too). It may say yes for a name
+ * without such a child: the snapshot shows a parent only when one of its
+ * children actually matched.
+ */
+bool filter_may_keep_children(const struct field_filter *f, const char *name);
 
 #endif

@@ -47,6 +47,7 @@ struct loop {
 	bool reopening;	       /* the monitor changed a setting */
 	char guest[128];       /* a guest chosen in the monitor */
 	struct errmsg skipped; /* providers it had to leave out */
+	bool no_match;	       /* a provider -f left without a field */
 	struct errmsg msg;     /* why the last action failed */
 	bool usage;	       /* ... and it is a usage error */
 };

@@ -25,16 +25,24 @@ enum run_mode {
 
 struct options {
 	enum run_mode mode;
-	bool csv;		/* -c: log lines as CSV */
-	bool json;		/* --json: a JSON document (-1) or
+	bool csv;		  /* -c: log lines as CSV */
+	bool json;		  /* --json: a JSON document (-1) or
 					 * JSON Lines (-l/-L) */
-	const char *listen;	/* --listen [ADDR:]PORT, or NULL */
-	bool use_debugfs;	/* -d given */
-	bool use_tracepoints;	/* -t given */
-	bool use_statsfd;	/* -S/--statsfd given */
-	const char **qmp_paths; /* --qmp PATH, repeatable */
+	const char *listen;	  /* --listen [ADDR:]PORT, or NULL */
+	bool use_debugfs;	  /* -d given */
+	bool use_tracepoints;	  /* -t given, or implied (below) */
+	bool tracepoints_implied; /* -1/-l/-L without a source: the
+				   * tracepoints alone, as kvm_stat */
+	bool scripted;		  /* -1, -l or -L without --json or --listen:
+				 * kvm_stat's sources, fields and columns */
+	bool units;		  /* --units: batch lines also show units,
+				 * percentiles and yes/no */
+	bool use_statsfd;	  /* -S/--statsfd given */
+	const char **qmp_paths;	  /* --qmp PATH, repeatable */
 	size_t nqmp;
-	const char *fields;	    /* -f pattern, NULL for the default */
+	const char *fields;	    /* -f pattern, NULL for the default
+				     * (FILTER_ALL when scripted, else
+				     * FILTER_DEFAULT) */
 	bool fields_help;	    /* -f help */
 	struct field_filter filter; /* compiled -f or FILTER_DEFAULT */
 	bool children;		    /* the providers also count NAME(...)
@@ -52,7 +60,10 @@ struct options {
 	bool skip_zero; /* -z */
 	bool no_bpf;	/* --no-bpf */
 	bool help, version;
-	/* Roots, injectable for tests (options or KVMSTAT_* environment). */
+	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
+	char **spelled;	 /* the strings spelled out, owned */
+	size_t nspelled;
+	/* Roots, injectable for tests (KVMSTAT_* environment only). */
 	const char *debugfs_root; /* the kvm directory of debugfs */
 	const char *tracefs_root; /* NULL: look in the usual places */
 	const char *proc_root;
@@ -70,7 +81,8 @@ struct options {
 /* Exit status for every usage error, as the issue and kvm_stat scripts expect. */
 #define EXIT_USAGE 2
 
-/* 0, or -EINVAL with one line (no newline) in msg. */
+/* 0, or -EINVAL with one line (no newline) in msg; options_free() in
+ * either case. */
 int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg);
 void options_free(struct options *o);
 /* The --help text. */

@@ -60,7 +60,8 @@ extern const struct provider_ops *const provider_registry[];
 const struct provider_ops *provider_find(const char *name);
 /* Whether the options name this provider (ops->asked says so). */
 bool provider_asked(const struct provider_ops *ops, const struct options *opts);
-/* Whether -f (and p->children) keep name, whoever owns it. */
+/* Whether -f (and p->children) keep name, whoever owns it, or may keep a
+ * child of it (filter_may_keep_children). */
 bool provider_keeps(const struct provider *p, const char *name);
 /* Whether p is to count name: the filter keeps it and no other provider
  * owns it. */

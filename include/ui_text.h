@@ -13,8 +13,23 @@
 #include "snapshot.h"
 #include "strbuf.h"
 
-/* "%-42s%10llu%10lld\n" per row, rows as sorted in the snapshot. */
-void ui_text_batch(struct strbuf *b, const struct snapshot *snap);
+/*
+ * Appends name to b with every byte that would break a line-, blank- or
+ * comma-separated format escaped as \xHH (lower-case hex): control
+ * characters, DEL, blanks, commas and the backslash itself. Other bytes
+ * (UTF-8 included) are kept, so a kernel or VMM name that needs no escape
+ * is written as it is. Shared by batch, log and CSV output.
+ */
+void text_escape_name(struct strbuf *b, const char *name);
+
+/*
+ * kvm_stat's "%-42s%10llu%10lld\n" per row, rows as sorted in the
+ * snapshot, names escaped (text_escape_name); rows that could not be read
+ * are left out. With units (--units), those rows are shown with "-" and
+ * the lines of fields with a unit, a histogram or a yes/no value go on
+ * with them after the columns.
+ */
+void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units);
 /* Field names, each followed by a space, then a newline. */
 void ui_text_log_header(struct strbuf *b, const struct snapshot *snap);
 /* "YYYY-MM-DD HH:MM:SS" then " %9lld" per row (" %9s" "-" if stale). */

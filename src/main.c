@@ -56,17 +56,36 @@ static void finish_stdout(void)
 	fail(msg, false);
 }
 
-/* -f help: every field the providers offer, one a line. */
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* -f help: as kvm_stat, every event the providers offer, child events
+ * named by their parent, each once, sorted, one a line. */
 static int list_fields(struct loop *l)
 {
 	struct snapshot snap;
+	char **names;
+	size_t n = 0;
 	int rc = loop_list_fields(l, &snap);
 
 	if (rc)
 		return rc;
-	errno = 0;
+	names = xcalloc(snap.nrows + 1, sizeof(*names));
 	for (size_t i = 0; i < snap.nrows; i++)
-		printf("  %s\n", snap.rows[i].name);
+		names[n++] = xasprintf("%.*s",
+				       (int)strcspn(snap.rows[i].name, "("),
+				       snap.rows[i].name);
+	qsort(names, n, sizeof(*names), cmp_names);
+	errno = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!i || strcmp(names[i], names[i - 1]))
+			printf("  %s\n", names[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 	snapshot_free(&snap);
 	return 0;
 }

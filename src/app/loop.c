@@ -45,13 +45,16 @@ loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 	return rc;
 }
 
+/* A provider's notices are said only when the user asked for it (-t,
+ * -d, -S, --qmp, or the tracepoints -1/-l/-L use without one). */
 static void report_notices(struct loop *l)
 {
 	for (size_t i = 0; i < l->nprovs; i++) {
 		struct provider *p = &l->provs[i];
 
 		if (p->notice && errmsg_isset(&p->msg)) {
-			loop_say(l, p->msg.text);
+			if (provider_asked(p->ops, l->opts))
+				loop_say(l, p->msg.text);
 			p->notice = false;
 			errmsg_clear(&p->msg);
 		}
@@ -59,11 +62,38 @@ static void report_notices(struct loop *l)
 }
 
 /*
- * Opens the providers asked for (-t/-d/-S/--qmp) or every one the host
- * supports. One asked for that cannot serve the VM chosen (by the monitor,
- * or by -p/-g with other providers asked too: "-d -S -p PID" for a VM
- * without stats fds) is left out and said, rather than fatal, as long as
- * another one opens.
+ * Whether ops opens when -f keeps every field, in a field table of its
+ * own: then the filter alone left it without a field, which is no
+ * failure (kvm_stat prints nothing and ends with status 0).
+ */
+static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
+{
+	struct field_table fields;
+	struct provider p = {
+		.ops = ops,
+		.fields = &fields,
+		.want_vms = l->opts->pid != 0,
+	};
+	bool ok;
+
+	if (!l->opts->fields)
+		return false;
+	field_table_init(&fields);
+	ok = !ops->open(&p, l->opts);
+	if (ok)
+		ops->close(&p);
+	field_table_free(&fields);
+	return ok;
+}
+
+/*
+ * Opens the providers asked for (-t/-d/-S/--qmp, or the tracepoints that
+ * -1/-l/-L imply) or every one the host supports. One that -f leaves
+ * without a field is left out without a word (the run says it when
+ * nothing is left). One asked for that cannot serve the VM chosen (by
+ * the monitor, or by -p/-g with other providers asked too: "-d -S -p PID"
+ * for a VM without stats fds) is left out and said, rather than fatal, as
+ * long as another one opens.
  */
 static int open_providers(struct loop *l, bool all_fields)
 {
@@ -72,6 +102,7 @@ static int open_providers(struct loop *l, bool all_fields)
 	bool explicit, lenient;
 	struct errmsg why = { "" };
 
+	l->no_match = false;
 	for (size_t i = 0; provider_registry[i]; i++)
 		nasked += provider_asked(provider_registry[i], o);
 	explicit = nasked > 0;
@@ -103,11 +134,19 @@ static int open_providers(struct loop *l, bool all_fields)
 						     p->msg.text :
 						     strerror(-rc);
 
+			if (!all_fields && opens_unfiltered(l, ops)) {
+				l->no_match = true;
+				continue;
+			}
 			if (lenient)
 				errmsg_add(&l->skipped,
 					   "%s%s provider left out: %s",
 					   errmsg_isset(&l->skipped) ? "; " : "",
 					   ops->name, reason);
+			if (explicit && !lenient && o->tracepoints_implied)
+				return loop_fail(l, rc, false,
+						 "%s provider: %s (the default source of -1, -l, -L and -f help, as in kvm_stat; -d, -S or --qmp name others)",
+						 ops->name, reason);
 			if (explicit && !lenient)
 				return loop_fail(l, rc, false,
 						 "%s provider: %s", ops->name,
@@ -119,6 +158,8 @@ static int open_providers(struct loop *l, bool all_fields)
 		}
 		l->nprovs++;
 	}
+	if (!l->nprovs && l->no_match)
+		return 0; /* -f keeps nothing: the run says so and ends */
 	if (!l->nprovs)
 		return loop_fail(l, -ENODEV, false,
 				 "no statistics source could be opened (%s)",
@@ -325,6 +366,37 @@ static int first_sample(struct loop *l)
 	return rc;
 }
 
+/*
+ * Batch and log modes with a -f that keeps no field: kvm_stat prints
+ * nothing and ends with status 0; kvmstat also says why on stderr.
+ */
+static bool nothing_matches(struct loop *l)
+{
+	const struct options *o = l->opts;
+	bool empty = true;
+
+	if (!o->scripted || !o->fields)
+		return false;
+	for (size_t i = 0; empty && i < l->nfes; i++) {
+		struct snapshot snap;
+
+		if (!l->fe_open[i])
+			continue;
+		take_snapshot(l, &l->fes[i], &snap);
+		empty = !snap.nrows;
+		snapshot_free(&snap);
+	}
+	if (empty) {
+		char line[512];
+
+		snprintf(line, sizeof(line),
+			 "no field matches -f '%s': nothing to show (see -f help)",
+			 o->fields);
+		loop_say(l, line);
+	}
+	return empty;
+}
+
 /* One interval, then one render; as -1 always did, a write that fails
  * ends the run quietly. */
 static int run_once(struct loop *l)
@@ -334,6 +406,8 @@ static int run_once(struct loop *l)
 	int rc;
 
 	rc = first_sample(l);
+	if (!rc && nothing_matches(l))
+		return 0;
 	if (!rc)
 		rc = loop_wait(l, util_now_ns() + delay_ns(l), &wake, &from);
 	if (rc || wake == LOOP_STOP)
@@ -354,7 +428,7 @@ static int run_every(struct loop *l)
 	int rc;
 
 	rc = first_sample(l);
-	if (rc)
+	if (rc || nothing_matches(l))
 		return rc;
 	/* scrapes get the first sample at once, not after a delay */
 	rc = loop_render(l, true);

@@ -17,14 +17,12 @@
 enum long_only {
 	OPT_VERSION = 256,
 	OPT_NO_BPF,
-	OPT_DEBUGFS_ROOT,
-	OPT_TRACEFS_ROOT,
-	OPT_PROC_ROOT,
 	OPT_QMP,
 	OPT_VCPU,
 	OPT_PER_VCPU,
 	OPT_JSON,
 	OPT_LISTEN,
+	OPT_UNITS,
 };
 
 static const struct option long_options[] = {
@@ -50,10 +48,25 @@ static const struct option long_options[] = {
 	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
-	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
-	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+	{ "units", no_argument, NULL, OPT_UNITS },
 	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * kvm_stat 6.12's long options: an abbreviation that names one of these
+ * alone ("--p" for --pid, "--tr" for --tracepoints) means it here too,
+ * even where an option kvm_stat lacks starts the same way (--per-vcpu);
+ * one that is ambiguous there ("--deb", "--l") is ambiguous here.
+ */
+static const char *const kvm_stat_long[] = {
+	"once",	       "batch",
+	"csv",	       "debugfs",
+	"fields",      "guest",
+	"help",	       "debugfs-include-past",
+	"log",	       "log-to-file",
+	"pid",	       "set-delay",
+	"tracepoints", "skip-zero-records",
+	NULL,
 };
 
 /* clang-format off: the help text is laid out as it prints */
@@ -65,8 +78,14 @@ void options_usage(FILE *out)
 	      "\n"
 	      "Modes (default: the interactive monitor):\n"
 	      "  -1, --once, --batch        sample once over one second (or -s) and print\n"
-	      "                             NAME TOTAL DELTA lines sorted by name\n"
-	      "  -l, --log                  print one line of deltas per interval\n"
+	      "                             NAME TOTAL DELTA lines sorted by name, as\n"
+	      "                             kvm_stat: the name in 42 columns, then two\n"
+	      "                             integers in 10 columns each\n"
+	      "      --units                with -1: after those columns, values with a\n"
+	      "                             unit in it (1.23 s +300 ms 30.0%), histogram\n"
+	      "                             percentiles, yes/no for booleans\n"
+	      "  -l, --log                  print one line of deltas per interval (also\n"
+	      "                             with -1, as kvm_stat)\n"
 	      "  -L, --log-to-file FILE     like -l, appending to FILE; SIGHUP reopens it\n"
 	      "  -c, --csv                  with -l or -L: comma-separated values\n"
 	      "  -z, --skip-zero-records    with -l or -L: omit lines whose deltas are all 0\n"
@@ -84,10 +103,13 @@ void options_usage(FILE *out)
 	      "                             events are exported as reason labels\n"
 	      "\n"
 	      "Selection:\n"
-	      "  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
-	      "                             start of the name (default '^[^(]*$', which hides\n"
-	      "                             child events like kvm_exit(HLT)); '-f help'\n"
-	      "                             lists the available fields\n"
+	      "  -f, --fields REGEX         fields to show: a regex as Python's (PCRE2:\n"
+	      "                             (?i), \\d, (?!...)) matched at the start of the\n"
+	      "                             name, as kvm_stat; a child event it keeps, such\n"
+	      "                             as kvm_exit(HLT), brings in its parent. Default:\n"
+	      "                             every field with -1/-l/-L, no child events in\n"
+	      "                             the monitor ('x' shows them), --json and\n"
+	      "                             --listen. '-f help' lists the events\n"
 	      "  -p, --pid PID              only the VM of process PID\n"
 	      "  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
 	      "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
@@ -96,7 +118,8 @@ void options_usage(FILE *out)
 	      "                             (log, CSV) per vCPU and field, named\n"
 	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
 	      "\n"
-	      "Sources (default: every one this host supports):\n"
+	      "Sources (default: the tracepoints with -1/-l/-L, as kvm_stat; every one\n"
+	      "this host supports in the monitor, with --json and with --listen):\n"
 	      "  -t, --tracepoints          kvm:* tracepoints through perf_event_open\n"
 	      "  -S, --statsfd              KVM binary statistics (KVM_GET_STATS_FD) from the\n"
 	      "                             stats fds VMMs keep open (QEMU 8.1+): exact per\n"
@@ -119,12 +142,12 @@ void options_usage(FILE *out)
 	      "  -h, --help                 show this help\n"
 	      "      --version              show the version\n"
 	      "\n"
-	      "For testing, the roots can be moved (options or environment):\n"
-	      "      --debugfs-root DIR     KVM debugfs directory (KVMSTAT_DEBUGFS_ROOT,\n"
-	      "                             default /sys/kernel/debug/kvm)\n"
-	      "      --tracefs-root DIR     tracefs (KVMSTAT_TRACEFS_ROOT, default\n"
-	      "                             /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
-	      "      --proc-root DIR        procfs (KVMSTAT_PROC_ROOT, default /proc)\n"
+	      "Long options may be abbreviated where unambiguous; the ones kvm_stat has\n"
+	      "resolve as in kvm_stat (--p is --pid, --tr is --tracepoints).\n"
+	      "\n"
+	      "Environment, for tests: KVMSTAT_DEBUGFS_ROOT (default /sys/kernel/debug/kvm),\n"
+	      "KVMSTAT_TRACEFS_ROOT (default /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
+	      "and KVMSTAT_PROC_ROOT (default /proc) move the kernel directories.\n"
 	      "\n"
 	      "Exit status: 0 on success (also when stopped by SIGINT or SIGTERM, or when\n"
 	      "the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
@@ -132,6 +155,121 @@ void options_usage(FILE *out)
 	      out);
 }
 /* clang-format on */
+
+/* The option of ours spelled exactly as the n bytes of name, if any. */
+static bool long_exact(const char *name, size_t n)
+{
+	for (const struct option *l = long_options; l->name; l++)
+		if (strlen(l->name) == n && !strncmp(l->name, name, n))
+			return true;
+	return false;
+}
+
+/*
+ * arg ("--NAME" or "--NAME=VALUE") with NAME spelled out when it is no
+ * option of ours but abbreviates exactly one of kvm_stat's (caller
+ * frees); NULL when it stays as it is.
+ */
+static char *kvm_stat_spelling(const char *arg)
+{
+	const char *name = arg + 2, *eq = strchr(name, '='), *hit = NULL;
+	size_t n = eq ? (size_t)(eq - name) : strlen(name);
+
+	if (!n || long_exact(name, n))
+		return NULL;
+	for (size_t i = 0; kvm_stat_long[i]; i++) {
+		if (strncmp(kvm_stat_long[i], name, n))
+			continue;
+		if (hit)
+			return NULL; /* ambiguous for kvm_stat too */
+		hit = kvm_stat_long[i];
+	}
+	return hit ? xasprintf("--%s%s", hit, eq ? eq : "") : NULL;
+}
+
+/* How many of our long options name (up to a '=') abbreviates. */
+static size_t long_matches(const char *name)
+{
+	size_t n = strcspn(name, "="), hits = 0;
+
+	if (long_exact(name, n))
+		return 1;
+	for (const struct option *l = long_options; l->name; l++)
+		hits += !strncmp(l->name, name, n);
+	return hits;
+}
+
+/* Whether the long option arg (maybe abbreviated, without "=VALUE")
+ * takes the next argument as its value. */
+static bool long_takes_next(const char *arg)
+{
+	const char *name = arg + 2;
+	size_t n = strlen(name), nhits = 0;
+	const struct option *hit = NULL;
+
+	if (strchr(name, '='))
+		return false;
+	for (const struct option *l = long_options; l->name; l++) {
+		if (strncmp(l->name, name, n))
+			continue;
+		if (strlen(l->name) == n)
+			return l->has_arg == required_argument;
+		hit = l;
+		nhits++;
+	}
+	/* an ambiguous one is getopt_long's error */
+	return nhits == 1 && hit->has_arg == required_argument;
+}
+
+/*
+ * A copy of argv for getopt_long where the long options kvm_stat users
+ * abbreviate are spelled out (getopt_long alone would find "--p"
+ * ambiguous between --pid and --per-vcpu). Values of options are left as
+ * they are.
+ */
+static char **spell_out(int argc, char **argv, struct options *o)
+{
+	char **out = xcalloc((size_t)argc + 1, sizeof(*out));
+	bool value = false;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		char *full;
+
+		out[i] = argv[i];
+		if (!i || value) {
+			value = false;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			for (i++; i < argc; i++)
+				out[i] = argv[i];
+			break;
+		}
+		if (!strncmp(a, "--", 2)) {
+			full = kvm_stat_spelling(a);
+			if (full) {
+				o->spelled = xrealloc(o->spelled,
+						      (o->nspelled +
+						       1) * sizeof(*o->spelled));
+				o->spelled[o->nspelled++] = full;
+				out[i] = full;
+			}
+			value = long_takes_next(out[i]);
+		} else if (a[0] == '-' && a[1]) {
+			/* a cluster such as -1f: the value of its last
+			 * option may be the next argument (the short
+			 * options with a value, as in the getopt string) */
+			for (const char *c = a + 1; *c; c++) {
+				if (!strchr("fgLps", *c))
+					continue;
+				value = !c[1];
+				break;
+			}
+		}
+	}
+	return out;
+}
 
 /* Strict seconds value for -s: a plain decimal number within the range. */
 static int parse_delay(const char *s, double *out)
@@ -164,6 +302,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	argv = o->argv_own = spell_out(argc, argv, o);
 	o->delay = DELAY_DEFAULT;
 	o->vcpu = -1;
 	o->debugfs_root = env_or("KVMSTAT_DEBUGFS_ROOT", DEBUGFS_KVM_DEFAULT);
@@ -257,14 +396,8 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_NO_BPF:
 			o->no_bpf = true;
 			break;
-		case OPT_DEBUGFS_ROOT:
-			o->debugfs_root = optarg;
-			break;
-		case OPT_TRACEFS_ROOT:
-			o->tracefs_root = optarg;
-			break;
-		case OPT_PROC_ROOT:
-			o->proc_root = optarg;
+		case OPT_UNITS:
+			o->units = true;
 			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,
@@ -275,6 +408,11 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 				return errmsg_set(msg, -EINVAL,
 						  "unknown option -%c: see kvmstat --help",
 						  optopt);
+			if (!strncmp(argv[optind - 1], "--", 2) &&
+			    long_matches(argv[optind - 1] + 2) > 1)
+				return errmsg_set(msg, -EINVAL,
+						  "option %s is ambiguous: spell it out (see kvmstat --help)",
+						  argv[optind - 1]);
 			return errmsg_set(msg, -EINVAL,
 					  "unknown option %s: see kvmstat --help",
 					  argv[optind - 1]);
@@ -284,10 +422,6 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(msg, -EINVAL,
 				  "unexpected argument \"%s\": see kvmstat --help",
 				  argv[optind]);
-	if (once && log)
-		return errmsg_set(
-			msg, -EINVAL,
-			"-1/--once and -l/-L cannot be combined: pick one mode");
 	if (o->csv && !log)
 		return errmsg_set(msg, -EINVAL,
 				  "-c/--csv needs a log mode: add -l or -L FILE");
@@ -318,7 +452,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	if (o->listen) {
 		struct exporter_addr addr;
 
-		if (once)
+		if (once && !log)
 			return errmsg_set(
 				msg, -EINVAL,
 				"--listen serves metrics until stopped: it cannot be combined with -1/--once");
@@ -328,18 +462,40 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	if (o->log_file && !*o->log_file)
 		return errmsg_set(msg, -EINVAL,
 				  "-L/--log-to-file needs a file name");
-	o->mode = once	    ? MODE_BATCH :
-		  log	    ? MODE_LOG :
+	/* -l with -1 logs, as in kvm_stat */
+	o->mode = log	    ? MODE_LOG :
+		  once	    ? MODE_BATCH :
 		  o->listen ? MODE_EXPORT :
 			      MODE_TUI;
+	if (o->units && (o->mode != MODE_BATCH || o->json))
+		return errmsg_set(
+			msg, -EINVAL,
+			"--units works with -1 alone: the monitor and --json always show units");
 	if (o->mode == MODE_BATCH && !o->delay_given)
 		o->delay = 1.0;
-	pattern = o->fields ? o->fields : FILTER_DEFAULT;
+	/* kvm_stat's habits where scripts parse the output */
+	o->scripted = (o->mode == MODE_BATCH || o->mode == MODE_LOG) &&
+		      !o->json && !o->listen;
+	if ((o->scripted || o->fields_help) && !o->use_debugfs &&
+	    !o->use_tracepoints && !o->use_statsfd && !o->nqmp) {
+		o->use_tracepoints = true;
+		o->tracepoints_implied = true;
+	}
+	pattern = o->fields			? o->fields :
+		  o->scripted || o->fields_help ? FILTER_ALL :
+						  FILTER_DEFAULT;
 	return filter_set(&o->filter, pattern, msg);
 }
 
 void options_free(struct options *o)
 {
+	for (size_t i = 0; i < o->nspelled; i++)
+		free(o->spelled[i]);
+	free(o->spelled);
+	o->spelled = NULL;
+	o->nspelled = 0;
+	free(o->argv_own);
+	o->argv_own = NULL;
 	filter_free(&o->filter);
 	free(o->qmp_paths);
 	o->qmp_paths = NULL;

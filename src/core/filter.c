@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Field filter: compile a user regex once and match field names against it
- * anchored at the start of the name, the way kvm_stat's -f behaves.
+ * Field filter: compile a user regex once with PCRE2, anchored at the
+ * start of the name (Python's re.match, which kvm_stat's -f uses), and
+ * match field names against it.
  */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
+#include <pcre2.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,69 +16,91 @@
 #include "filter.h"
 #include "util.h"
 
-/*
- * The regex is compiled where it lives (a regex_t is not promised to
- * survive a copy); a trial compile first leaves f as it was when the
- * pattern is bad.
- */
 int filter_set(struct field_filter *f, const char *pattern, struct errmsg *msg)
 {
-	regex_t trial;
-	char why[128];
-	int rc;
+	PCRE2_UCHAR why[128];
+	PCRE2_SIZE at;
+	pcre2_code *code;
+	int err;
 
-	rc = regcomp(&trial, pattern, REG_EXTENDED);
-	if (rc) {
-		regerror(rc, &trial, why, sizeof(why));
+	code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+			     PCRE2_ANCHORED, &err, &at, NULL);
+	if (!code) {
+		if (err == PCRE2_ERROR_HEAPLIMIT || err == PCRE2_ERROR_NOMEMORY)
+			util_die("out of memory compiling the field filter");
+		if (pcre2_get_error_message(err, why, sizeof(why)) < 0)
+			snprintf((char *)why, sizeof(why), "error %d", err);
 		return errmsg_set(msg, -EINVAL,
-				  "invalid regular expression \"%s\": %s",
-				  pattern, why);
+				  "invalid regular expression \"%s\": %s at offset %zu",
+				  pattern, (const char *)why, (size_t)at);
 	}
-	regfree(&trial);
 	filter_free(f);
-	/* it compiled a moment ago: only memory can be short, and running
-	 * out of memory ends the program (util.h) */
-	if (regcomp(&f->re, pattern, REG_EXTENDED))
-		util_die("out of memory compiling the field filter");
+	f->code = code;
 	f->pattern = xstrdup(pattern);
 	return 0;
 }
 
 void filter_free(struct field_filter *f)
 {
-	if (f->pattern)
-		regfree(&f->re);
+	pcre2_code_free(f->code);
+	f->code = NULL;
 	free(f->pattern);
 	f->pattern = NULL;
 }
 
-static bool filter_match_start(const struct field_filter *f, const char *name)
+/* pcre2_match() of the first len bytes of name with opts: its result. */
+static int filter_run(const struct field_filter *f, const char *name,
+		      size_t len, uint32_t opts)
 {
-	regmatch_t m;
+	pcre2_match_data *md;
+	int rc;
 
-	if (regexec(&f->re, name, 1, &m, 0))
-		return false;
-	/* leftmost match: one starting at 0 exists iff the leftmost starts there */
-	return m.rm_so == 0;
+	md = pcre2_match_data_create(1, NULL);
+	if (!md)
+		util_die("out of memory matching the field filter");
+	rc = pcre2_match(f->code, (PCRE2_SPTR)name, len, 0, opts, md, NULL);
+	pcre2_match_data_free(md);
+	if (rc == PCRE2_ERROR_NOMEMORY)
+		util_die("out of memory matching the field filter");
+	return rc;
+}
+
+static bool filter_match_start(const struct field_filter *f, const char *name,
+			       size_t len)
+{
+	return filter_run(f, name, len, 0) >= 0;
 }
 
 bool filter_match(const struct field_filter *f, const char *name)
 {
-	return !f || !f->pattern || filter_match_start(f, name);
+	return !f || !f->pattern || filter_match_start(f, name, strlen(name));
 }
 
 bool filter_keeps(const struct field_filter *f, const char *name, bool children)
 {
 	const char *paren;
-	char parent[128];
 
 	if (filter_match(f, name))
 		return true;
 	/* the monitor's 'x': child events of a shown event are shown too */
 	paren = strchr(name, '(');
-	if (!children || !paren || (size_t)(paren - name) >= sizeof(parent))
+	if (!children || !paren)
 		return false;
-	memcpy(parent, name, (size_t)(paren - name));
-	parent[paren - name] = '\0';
-	return filter_match_start(f, parent);
+	return filter_match_start(f, name, (size_t)(paren - name));
+}
+
+/* "name(" matched or could be extended into a match (a partial match). */
+bool filter_may_keep_children(const struct field_filter *f, const char *name)
+{
+	char *open;
+	int rc;
+
+	if (!f || !f->pattern)
+		return true;
+	if (strchr(name, '('))
+		return false; /* a child has no children */
+	open = xasprintf("%s(", name);
+	rc = filter_run(f, open, strlen(open), PCRE2_PARTIAL_HARD);
+	free(open);
+	return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
 }

@@ -141,7 +141,8 @@ static void sb_index_buckets(struct snap_builder *b)
 }
 
 /*
- * What the filter keeps, once per field; and the events that have a
+ * What the filter keeps, once per field (a child it keeps brings in its
+ * parent); and the events that have a
  * child the filter keeps: they are left out of the busiest events, where
  * "kvm_exit(HLT) 900/s" says more than "kvm_exit 900/s" beside it.
  */
@@ -154,6 +155,11 @@ static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 	b->split = xcalloc(b->nf + 1, sizeof(*b->split));
 	for (size_t i = 0; i < b->nf; i++)
 		b->match[i] = filter_keeps(f, v[i].name, children);
+	/* a kept child brings in its parent, as in kvm_stat */
+	for (size_t i = 0; i < b->nf; i++)
+		if (b->match[i] && v[i].parent >= 0 &&
+		    (size_t)v[i].parent < b->nf)
+			b->match[v[i].parent] = true;
 	for (size_t i = 0; i < b->nf; i++)
 		if (v[i].parent >= 0 && (size_t)v[i].parent < b->nf &&
 		    v[v[i].parent].hist == HIST_NONE && b->match[i])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Batch front-end (-1): prints one snapshot as NAME TOTAL DELTA lines and
- * lets the loop end the run.
+ * Batch front-end (-1): prints one snapshot as kvm_stat's NAME TOTAL DELTA
+ * lines (with --units, the units after them) and lets the loop end the run.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,10 +12,10 @@
 #include "util.h"
 #include "writer.h"
 
+/* fe->priv: non-NULL when --units asks for the extras */
 static int batch_open(struct frontend *fe, const struct options *opts)
 {
-	(void)opts;
-	fe->priv = NULL;
+	fe->priv = opts->units ? fe : NULL;
 	return 0;
 }
 
@@ -25,7 +25,7 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 	int rc;
 
 	strbuf_init(&b);
-	ui_text_batch(&b, snap);
+	ui_text_batch(&b, snap, fe->priv != NULL);
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;

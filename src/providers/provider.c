@@ -58,7 +58,10 @@ bool provider_claimed(const struct provider *p, const char *name)
 
 bool provider_keeps(const struct provider *p, const char *name)
 {
-	return filter_keeps(p->filter, name, p->children);
+	/* counting a parent the snapshot then leaves out costs little;
+	 * missing one a kept child brings in would show it empty */
+	return filter_keeps(p->filter, name, p->children) ||
+	       filter_may_keep_children(p->filter, name);
 }
 
 bool provider_wants(const struct provider *p, const char *name)

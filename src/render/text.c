@@ -12,6 +12,27 @@
 #include "ui_text.h"
 #include "units.h"
 
+void text_escape_name(struct strbuf *b, const char *name)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[5] = { '\\', 'x', 0, 0, 0 };
+	const char *run = name;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		if (*p > ' ' && *p != 0x7f && *p != ',' && *p != '\\')
+			continue;
+		if ((const char *)p > run)
+			strbuf_addf(b, "%.*s", (int)((const char *)p - run),
+				    run);
+		esc[2] = hex[*p >> 4];
+		esc[3] = hex[*p & 0xf];
+		strbuf_add(b, esc);
+		run = (const char *)p + 1;
+	}
+	strbuf_add(b, run);
+}
+
 void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 {
 	struct tm tm;
@@ -83,27 +104,36 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 			    units_share_pct(f, r->delta, snap->interval_ns));
 }
 
-void ui_text_batch(struct strbuf *b, const struct snapshot *snap)
+void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
 {
+	struct strbuf name;
+
+	strbuf_init(&name);
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *r = &snap->rows[i];
+		char t[32], d[32];
 
-		if (r->valid) {
-			/* kvm_stat's columns; a number too wide for its
-			 * column still gets a blank before it */
-			char t[32], d[32];
-
-			snprintf(t, sizeof(t), "%10llu",
-				 (unsigned long long)r->total);
-			snprintf(d, sizeof(d), "%10lld", (long long)r->delta);
-			strbuf_addf(b, "%-42s%s%s%s%s", r->name,
-				    t[0] == ' ' ? "" : " ", t,
-				    d[0] == ' ' ? "" : " ", d);
+		strbuf_reset(&name);
+		text_escape_name(&name, r->name);
+		if (!r->valid) {
+			/* kvm_stat never prints a value it could not read:
+			 * neither does the default, and never as 0 */
+			if (units)
+				strbuf_addf(b, "%-42s%10s%10s\n", name.s, "-",
+					    "-");
+			continue;
+		}
+		/* kvm_stat's columns; a number too wide for its column
+		 * still gets a blank before it */
+		snprintf(t, sizeof(t), "%10llu", (unsigned long long)r->total);
+		snprintf(d, sizeof(d), "%10lld", (long long)r->delta);
+		strbuf_addf(b, "%-42s%s%s%s%s", name.s, t[0] == ' ' ? "" : " ",
+			    t, d[0] == ' ' ? "" : " ", d);
+		if (units)
 			ui_text_batch_extra(b, snap, r);
-			strbuf_add(b, "\n");
-		} else
-			strbuf_addf(b, "%-42s%10s%10s\n", r->name, "-", "-");
+		strbuf_add(b, "\n");
 	}
+	strbuf_free(&name);
 }
 
 void ui_text_log_header(struct strbuf *b, const struct snapshot *snap)

@@ -65,10 +65,15 @@ int main(int argc, char **argv)
 		args[nargs++] = "-f";
 		args[nargs++] = argv[2];
 	}
-	if (!strcmp(argv[1], "debugfs") && argc > 2) {
-		args[nargs++] = "--debugfs-root";
-		args[nargs++] = argv[2];
+	/* without a REGEX the monitor's field set, children left out (-l
+	 * alone would count every child event, as kvm_stat's log does) */
+	if (nargs == 2) {
+		args[nargs++] = "-f";
+		args[nargs++] = FILTER_DEFAULT;
 	}
+	/* the root is an environment setting only, as for kvmstat */
+	if (!strcmp(argv[1], "debugfs") && argc > 2)
+		setenv("KVMSTAT_DEBUGFS_ROOT", argv[2], 1);
 	if (options_parse(nargs, args, &o, &err)) {
 		fprintf(stderr, "bench: %s\n", err.text);
 		return 2;

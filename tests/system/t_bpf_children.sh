@@ -29,7 +29,7 @@ if [ -r "$X" ]; then
 		{ print }' "$X" >"$TMP/tracefs/events/kvm/kvm_exit/format"
 fi
 
-start_kvmstat k -t --tracefs-root "$TMP/tracefs" -l -s 0.3 -f '^kvm_(userspace_)?exit'
+KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t -l -s 0.3 -f '^kvm_(userspace_)?exit'
 wait_lines "$TMP/k.out" 2 || fail "no log: $(cat "$TMP/k.err")"
 # no fork inside: a fork's exec would rename (and count) too
 ( echo 5 >/proc/self/oom_score_adj

@@ -17,14 +17,14 @@ echo 400 >"$root/4343-12/exits"
 echo 40 >"$root/4343-12/halt_exits"
 
 # -i: totals include the past; nothing moves: delta 0
-"$KVMSTAT" -d --debugfs-root "$root" -1 -i -s 0.1 >"$TMP/out" 2>"$TMP/err" ||
+KVMSTAT_DEBUGFS_ROOT=$root "$KVMSTAT" -d -1 -i -s 0.1 >"$TMP/out" 2>"$TMP/err" ||
 	fail "status $?: $(cat "$TMP/err")"
 printf '%-42s%10d%10d\n' exits 1000 0 halt_exits 70 0 pages_4k 512 0 >"$TMP/want"
 cmp "$TMP/out" "$TMP/want" || fail "batch -i: got $(cat "$TMP/out")"
 
 # without -i totals start at kvmstat's start; a counter moving in between
 ( sleep 0.3; echo 1100 1<>"$root/exits" ) &	# in place, one write
-"$KVMSTAT" -d --debugfs-root "$root" -1 -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
+KVMSTAT_DEBUGFS_ROOT=$root "$KVMSTAT" -d -1 -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
 	fail "status $?: $(cat "$TMP/err")"
 wait
 printf '%-42s%10d%10d\n' exits 100 100 halt_exits 0 0 pages_4k 512 0 >"$TMP/want"
@@ -37,13 +37,13 @@ mkdir -p "$ns"
 echo 1000 >"$ns/exits"
 echo 1500000000 >"$ns/halt_wait_ns"
 ( sleep 0.3; echo 1800000000 1<>"$ns/halt_wait_ns" ) &
-"$KVMSTAT" -d --debugfs-root "$ns" -1 -i -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
+KVMSTAT_DEBUGFS_ROOT=$ns "$KVMSTAT" -d -1 --units -i -s 0.6 >"$TMP/out" 2>"$TMP/err" ||
 	fail "status $?: $(cat "$TMP/err")"
 wait
 grep -q '^halt_wait_ns  *1800000000  *300000000  1.80 s  +300 ms  [0-9.]*%$' "$TMP/out" ||
 	fail "*_ns in batch: $(cat "$TMP/out")"
 if command -v jq >/dev/null; then
-	"$KVMSTAT" -d --debugfs-root "$ns" --json -1 -s 0.1 >"$TMP/out.json" \
+	KVMSTAT_DEBUGFS_ROOT=$ns "$KVMSTAT" -d --json -1 -s 0.1 >"$TMP/out.json" \
 		2>"$TMP/err" || fail "--json status $?: $(cat "$TMP/err")"
 	got=$(jq -r '.fields.halt_wait_ns | "\(.unit) \(.exponent) \(.base)"' "$TMP/out.json")
 	[ "$got" = "seconds -9 10" ] || fail "*_ns in JSON: $got"

@@ -39,8 +39,8 @@ qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
 
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
-start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d --debugfs-root "$D" \
-	--proc-root "$P" --qmp "$TMP/qmp.sock"
+KVMSTAT_DEBUGFS_ROOT=$D KVMSTAT_PROC_ROOT=$P \
+	start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d --qmp "$TMP/qmp.sock"
 for _ in $(seq 1 100); do
 	curl -sf -o /dev/null --max-time 1 "$URL" && break
 	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"

@@ -17,7 +17,7 @@ srv=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
 
 # run DIR: kvmstat's JSON for halt_exits, with the VMs broken down
 run() {
-	"$KVMSTAT" -d --debugfs-root "$1" --qmp "$TMP/qmp.sock" --json -1 -i \
+	KVMSTAT_DEBUGFS_ROOT=$1 "$KVMSTAT" -d --qmp "$TMP/qmp.sock" --json -1 -i \
 		-s 0.2 -f '^halt_exits$' >"$TMP/out.json" 2>"$TMP/err" ||
 		fail "status $?: $(cat "$TMP/err")"
 }
@@ -47,7 +47,7 @@ run "$TMP/b"
 [ "$(vm_total "$srv")" = 5 ] || fail "VM $srv: $(vm_total "$srv")"
 
 # no breakdown asked for: debugfs's host total sees every VM, alone
-"$KVMSTAT" -d --debugfs-root "$TMP/a" --qmp "$TMP/qmp.sock" -1 -i -s 0.2 \
+KVMSTAT_DEBUGFS_ROOT=$TMP/a "$KVMSTAT" -d --qmp "$TMP/qmp.sock" -1 -i -s 0.2 \
 	-f '^halt_exits$' >"$TMP/out" 2>"$TMP/err" || fail "status $?: $(cat "$TMP/err")"
 printf '%-42s%10d%10d\n' halt_exits 3 0 >"$TMP/want"
 cmp "$TMP/out" "$TMP/want" || fail "batch: got $(cat "$TMP/out")"

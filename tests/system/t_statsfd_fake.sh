@@ -43,7 +43,7 @@ batch() {
 fakevm alpha 3 100
 A=$alpha_VM
 
-batch -i -p "$A"
+batch -i -p "$A" --units
 [ "$(batch_value "$TMP/b.out" halt_exits)" = 600 ] || fail "-i: $(cat "$TMP/b.out")"
 [ "$(batch_value "$TMP/b.out" remote_tlb_flush)" = 100 ] || fail "VM stat: $(cat "$TMP/b.out")"
 grep -q '^guest_mode .* no$' "$TMP/b.out" || fail "boolean: $(cat "$TMP/b.out")"
@@ -103,7 +103,7 @@ vmcmd alpha set 1 guest_mode 1
 vmcmd alpha add 0 halt_wait_ns 150000000
 vmcmd alpha hist 1 3 5
 vmcmd alpha hist 2 10 1
-batch -i -p "$A"
+batch -i -p "$A" --units
 grep -q '^guest_mode .* yes on 2$' "$TMP/b.out" || fail "boolean: $(cat "$TMP/b.out")"
 grep -q '^halt_wait_ns  *150000000 .* 150 ms ' "$TMP/b.out" || fail "seconds: $(cat "$TMP/b.out")"
 grep -q '^halt_wait_hist  *6 .* p50 < 8 ns, p90 < 1.02 µs' "$TMP/b.out" ||
@@ -134,7 +134,7 @@ ln -s anon_inode:kvm-vm "$P/$G/fd/9"
 echo 10039 >"$TMP/dbg/halt_exits"
 echo 9999 >"$TMP/dbg/$A-12/halt_exits"
 echo 40 >"$TMP/dbg/$G-13/halt_exits"
-"$KVMSTAT" -d -S --debugfs-root "$TMP/dbg" -i -1 -s 0.2 --json -f '^halt_exits$' \
+KVMSTAT_DEBUGFS_ROOT=$TMP/dbg "$KVMSTAT" -d -S -i -1 -s 0.2 --json -f '^halt_exits$' \
 	>"$TMP/j.json" 2>"$TMP/err" || fail "-d -S --json exited $?: $(cat "$TMP/err")"
 got=$(jq -c --argjson a "$A" --argjson g "$G" '.fields.halt_exits |
 	[.provider, .total, (.vms[] | select(.pid == $a) | .total),
@@ -142,7 +142,7 @@ got=$(jq -c --argjson a "$A" --argjson g "$G" '.fields.halt_exits |
 [ "$got" = '["statsfd",723,683,40]' ] || fail "arbitration: $got: $(cat "$TMP/j.json")"
 grep -q "VM $G keeps no binary stats fds open" "$TMP/err" || fail "no hint for gamma: $(cat "$TMP/err")"
 # -p gamma with both asked: statsfd is left out, and says so; debugfs serves
-"$KVMSTAT" -d -S --debugfs-root "$TMP/dbg" -i -1 -s 0.2 -f '^halt_exits$' -p "$G" \
+KVMSTAT_DEBUGFS_ROOT=$TMP/dbg "$KVMSTAT" -d -S -i -1 -s 0.2 -f '^halt_exits$' -p "$G" \
 	>"$TMP/b.out" 2>"$TMP/err" || fail "-d -S -p gamma exited $?: $(cat "$TMP/err")"
 [ "$(batch_value "$TMP/b.out" halt_exits)" = 40 ] || fail "-d -S -p gamma: $(cat "$TMP/b.out")"
 grep -q "statsfd provider left out: VM $G keeps no binary stats fds open" "$TMP/err" ||

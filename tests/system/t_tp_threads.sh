@@ -19,7 +19,7 @@ fakevm beta 1 0
 vmcmd alpha oom 5	# HLT
 vmcmd beta oom 5
 
-start_kvmstat k -t --tracefs-root "$TMP/tracefs" -p "$alpha_VM" --per-vcpu \
+KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t -p "$alpha_VM" --per-vcpu \
 	-l -s 0.3 -f '^kvm_userspace_exit'
 wait_lines "$TMP/k.out" 2
 vmcmd alpha rename 0 300

@@ -24,7 +24,7 @@ tid0=$(awk '$1 == "vcpu" && $2 == 0 { print $3 }' "$TMP/alpha.out")
 tid1=$(awk '$1 == "vcpu" && $2 == 1 { print $3 }' "$TMP/alpha.out")
 
 tmux new-session -d -s "$S" -x 120 -y 30 \
-	"$KVMSTAT -S -t --tracefs-root $TMP/tracefs -s 0.5 -f '^(kvm_userspace_exit|halt_exits)'; echo EXIT=\$? >$TMP/exit; sleep 60"
+	"env KVMSTAT_TRACEFS_ROOT=$TMP/tracefs $KVMSTAT -S -t -s 0.5 -f '^(kvm_userspace_exit|halt_exits)'; echo EXIT=\$? >$TMP/exit; sleep 60"
 source tests/system/tui_lib.sh
 expect "kvm statistics - summary"
 expect "[tracepoint statsfd]"

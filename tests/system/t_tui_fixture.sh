@@ -68,7 +68,10 @@ for _ in $(seq 50); do grep -q '^ready' "$TMP/srv.out" && break; sleep 0.1; done
 qpid=$(awk '$1 == "ready" { print $2 }' "$TMP/srv.out")
 [ -n "$qpid" ] || fail "fake QMP server did not start: $(cat "$TMP/srv.out")"
 
-SRC="-d --debugfs-root $D --proc-root $P --qmp $TMP/qmp.sock"
+SRC="-d --qmp $TMP/qmp.sock"
+# the fixture roots, through the environment (tmux and crash_and_hangup
+# run $KVMSTAT as a command line)
+KVMSTAT="env KVMSTAT_DEBUGFS_ROOT=$D KVMSTAT_PROC_ROOT=$P $KVMSTAT"
 tmux new-session -d -s "$S" -x 120 -y 30 \
 	"$KVMSTAT $SRC -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
 source tests/system/tui_lib.sh

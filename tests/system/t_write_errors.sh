@@ -23,13 +23,13 @@ full() {	# args...: kvmstat writing to /dev/full must fail and say so
 }
 full --help
 full --version
-full -d --debugfs-root "$root" -f help
-full -d --debugfs-root "$root" -1 -s 0.1
-full -d --debugfs-root "$root" -1 -s 0.1 --json
+KVMSTAT_DEBUGFS_ROOT=$root full -d -f help
+KVMSTAT_DEBUGFS_ROOT=$root full -d -1 -s 0.1
+KVMSTAT_DEBUGFS_ROOT=$root full -d -1 -s 0.1 --json
 
 # the same runs to a working pipe succeed, and a reader that leaves early
 # is no failure
-"$KVMSTAT" -d --debugfs-root "$root" -1 -s 0.1 | grep -q '^exits ' ||
+KVMSTAT_DEBUGFS_ROOT=$root "$KVMSTAT" -d -1 -s 0.1 | grep -q '^exits ' ||
 	fail "batch to a pipe"
 # (--help is larger than one pipe write of stdio's: the reader may be gone
 # before the second, which must not be an error nor kill kvmstat)

@@ -31,6 +31,7 @@ int main(void)
 	/* the allocation policy the program runs with (main.c) */
 	json_set_alloc_funcs(xmalloc, free);
 	sr = srunner_create(options_suite());
+	srunner_add_suite(sr, filter_suite());
 
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, arbiter_suite());

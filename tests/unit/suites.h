@@ -6,6 +6,7 @@
 #include <check.h>
 
 Suite *options_suite(void);
+Suite *filter_suite(void);
 Suite *stats_suite(void);
 Suite *arbiter_suite(void);
 Suite *snapshot_suite(void);

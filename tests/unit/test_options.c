@@ -78,6 +78,72 @@ START_TEST(test_modes)
 }
 END_TEST
 
+/* kvm_stat's modes: -l with -1 logs; batch and log show every field,
+ * children too; the monitor hides children. */
+START_TEST(test_scripted)
+{
+	struct options o;
+	struct errmsg err;
+
+	ck_assert_int_eq(parse(&o, &err, "-1", "-l", NULL), 0);
+	ck_assert_int_eq(o.mode, MODE_LOG);
+	ck_assert(o.scripted && o.use_tracepoints && o.tracepoints_implied);
+	ck_assert(filter_match(&o.filter, "kvm_exit(HLT)"));
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "-1", "-d", NULL), 0);
+	ck_assert(o.scripted && o.use_debugfs && !o.use_tracepoints);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "-1", "--json", NULL), 0);
+	ck_assert(!o.scripted && !o.use_tracepoints);
+	ck_assert(!filter_match(&o.filter, "kvm_exit(HLT)"));
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "-l", "--listen", "9999", NULL), 0);
+	ck_assert(!o.scripted && !o.use_tracepoints);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "-1", "--units", NULL), 0);
+	ck_assert(o.units);
+	options_free(&o);
+}
+END_TEST
+
+/* Abbreviations resolve as kvm_stat resolves them, values untouched. */
+START_TEST(test_abbreviations)
+{
+	struct options o;
+	struct errmsg err;
+
+	ck_assert_int_eq(parse(&o, &err, "--p", "42", "--o", NULL), 0);
+	ck_assert_int_eq(o.pid, 42);
+	ck_assert_int_eq(o.mode, MODE_BATCH);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "--p=43", "--tr", "--b", NULL), 0);
+	ck_assert_int_eq(o.pid, 43);
+	ck_assert(o.use_tracepoints && !o.tracepoints_implied);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "--trace", "--debugfs-i", "--se", "2",
+			       "--sk", "--log", "--c", NULL),
+			 0);
+	ck_assert(o.use_tracepoints && o.include_past && o.skip_zero && o.csv);
+	ck_assert(o.delay == 2.0);
+	options_free(&o);
+	/* a value that looks like an option is a value */
+	ck_assert_int_eq(parse(&o, &err, "-1", "--fi", "--p", NULL), 0);
+	ck_assert_str_eq(o.fields, "--p");
+	ck_assert_int_eq(o.pid, 0);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "-1f", "--g", "--g=x", NULL), 0);
+	ck_assert_str_eq(o.fields, "--g");
+	ck_assert_str_eq(o.guest, "x");
+	options_free(&o);
+	/* our own long options still abbreviate where kvm_stat has none */
+	ck_assert_int_eq(parse(&o, &err, "--pe", "-p", "1", "--vc", "0", NULL),
+			 0);
+	ck_assert(o.per_vcpu);
+	ck_assert_int_eq(o.vcpu, 0);
+	options_free(&o);
+}
+END_TEST
+
 START_TEST(test_filter_anchored)
 {
 	struct options o;
@@ -86,6 +152,12 @@ START_TEST(test_filter_anchored)
 	/* matched at the start of the name, like Python's re.match */
 	ck_assert_int_eq(parse(&o, &err, "-f", "exit", NULL), 0);
 	ck_assert(filter_match(&o.filter, "exits"));
+	ck_assert(!filter_match(&o.filter, "kvm_exit"));
+	options_free(&o);
+	/* Python's dialect */
+	ck_assert_int_eq(parse(&o, &err, "-f", "(?i)KVM_\\w+(?<!exit)$", NULL),
+			 0);
+	ck_assert(filter_match(&o.filter, "kvm_pio"));
 	ck_assert(!filter_match(&o.filter, "kvm_exit"));
 	options_free(&o);
 }
@@ -107,7 +179,15 @@ static const struct {
 	{ { "-c" }, "-c/--csv needs a log mode" },
 	{ { "-1", "-c" }, "-c/--csv needs a log mode" },
 	{ { "-z" }, "-z/--skip-zero-records needs a log mode" },
-	{ { "-1", "-l" }, "cannot be combined" },
+	{ { "--units" }, "--units works with -1" },
+	{ { "-l", "--units" }, "--units works with -1" },
+	{ { "-1", "--json", "--units" }, "--units works with -1" },
+	{ { "--debugfs-root", "/tmp" }, "unknown option --debugfs-root" },
+	{ { "--tracefs-root", "/tmp" }, "unknown option --tracefs-root" },
+	{ { "--proc-root", "/tmp" }, "unknown option --proc-root" },
+	{ { "--deb" }, "option --deb is ambiguous" },
+	{ { "--s", "1" }, "option --s is ambiguous" },
+	{ { "--l" }, "option --l is ambiguous" },
 	{ { "-p", "1", "-g", "x" }, "cannot be combined" },
 	{ { "extra" }, "unexpected argument \"extra\"" },
 	{ { "-p" }, "needs a value" },
@@ -152,6 +232,8 @@ Suite *options_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_filter_anchored);
+	tcase_add_test(tc, test_scripted);
+	tcase_add_test(tc, test_abbreviations);
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_delay_bounds);
 	suite_add_tcase(s, tc);

@@ -35,7 +35,10 @@ static const char *pv_asked(const char *const *args)
 
 START_TEST(test_asked)
 {
-	static const char *const none[] = { "-1", NULL };
+	static const char *const none[] = { NULL };
+	static const char *const json[] = { "--json", "-1", NULL };
+	static const char *const batch[] = { "-1", NULL };
+	static const char *const log_d[] = { "-l", "-d", NULL };
 	static const char *const t[] = { "-t", NULL };
 	static const char *const d_s[] = { "-d", "-S", NULL };
 	static const char *const qmp[] = { "--qmp", "/run/q.sock", "--qmp",
@@ -43,6 +46,10 @@ START_TEST(test_asked)
 	static const char *const all[] = { "-tdS", "--qmp", "/q", NULL };
 
 	ck_assert_str_eq(pv_asked(none), "");
+	ck_assert_str_eq(pv_asked(json), "");
+	/* kvm_stat's modes: the tracepoints unless a source is named */
+	ck_assert_str_eq(pv_asked(batch), "tracepoint");
+	ck_assert_str_eq(pv_asked(log_d), "debugfs");
 	ck_assert_str_eq(pv_asked(t), "tracepoint");
 	ck_assert_str_eq(pv_asked(d_s), "statsfd debugfs");
 	ck_assert_str_eq(pv_asked(qmp), "qmp");

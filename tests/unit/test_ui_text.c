@@ -43,12 +43,20 @@ START_TEST(test_batch)
 	struct strbuf b;
 
 	strbuf_init(&b);
-	ui_text_batch(&b, &s);
+	ui_text_batch(&b, &s, true);
 	ck_assert_str_eq(
 		b.s,
 		"exits                                         123456        42\n"
 		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
 		"stale                                              -         -\n"
+		"wide_ns                                    6444793915611025420 1234567890123\n");
+	/* kvm_stat's lines: what could not be read is left out */
+	strbuf_reset(&b);
+	ui_text_batch(&b, &s, false);
+	ck_assert_str_eq(
+		b.s,
+		"exits                                         123456        42\n"
+		"kvm_exit(EXTERNAL_INTERRUPT)                       7        -3\n"
 		"wide_ns                                    6444793915611025420 1234567890123\n");
 	strbuf_free(&b);
 }
@@ -275,7 +283,19 @@ START_TEST(test_batch_units_and_histograms)
 	}
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	ui_text_batch(&b, &snap);
+	ui_text_batch(&b, &snap, false);
+	/* without --units: kvm_stat's columns alone, integers */
+	ck_assert_msg(strstr(b.s,
+			     "halt_wait_ns                               500000000 500000000\n"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s,
+			     "guest_mode                                         2         0\n"),
+		      "%s", b.s);
+	ck_assert_msg(!strstr(b.s, " ms") && !strstr(b.s, "p50") &&
+			      !strstr(b.s, "yes") && !strstr(b.s, "no\n"),
+		      "%s", b.s);
+	strbuf_reset(&b);
+	ui_text_batch(&b, &snap, true);
 	/* plain counters keep kvm_stat's bytes exactly */
 	ck_assert_ptr_nonnull(strstr(
 		b.s,
@@ -300,6 +320,29 @@ START_TEST(test_batch_units_and_histograms)
 }
 END_TEST
 
+/* Names from the kernel or a VMM cannot break a line, a column or a CSV
+ * cell: control characters, blanks, commas and the backslash become \xHH,
+ * everything else (UTF-8 too) stays. */
+START_TEST(test_escape_name)
+{
+	struct strbuf b;
+
+	strbuf_init(&b);
+	text_escape_name(&b, "kvm_exit(HLT)");
+	ck_assert_str_eq(b.s, "kvm_exit(HLT)");
+	strbuf_reset(&b);
+	text_escape_name(&b, "a b,c\td\n\x7f\\e\xc3\xa9");
+	ck_assert_str_eq(b.s, "a\\x20b\\x2cc\\x09d\\x0a\\x7f\\x5ce\xc3\xa9");
+	strbuf_reset(&b);
+	text_escape_name(&b, "");
+	ck_assert_str_eq(b.s, "");
+	strbuf_reset(&b);
+	text_escape_name(&b, " ");
+	ck_assert_str_eq(b.s, "\\x20");
+	strbuf_free(&b);
+}
+END_TEST
+
 Suite *ui_text_suite(void)
 {
 	Suite *s = suite_create("ui_text");
@@ -314,6 +357,7 @@ Suite *ui_text_suite(void)
 	tcase_add_test(tc, test_log_file_unwritable);
 	tcase_add_test(tc, test_scaled);
 	tcase_add_test(tc, test_batch_units_and_histograms);
+	tcase_add_test(tc, test_escape_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
