@@ -46,7 +46,6 @@ int main(void)
 	srunner_add_suite(sr, qmp_suite());
 	srunner_add_suite(sr, openmetrics_suite());
 	srunner_add_suite(sr, json_suite());
-	srunner_add_suite(sr, bpf_count_suite());
 	srunner_add_suite(sr, provider_suite());
 	srunner_add_suite(sr, frontend_suite());
 	srunner_add_suite(sr, exporter_suite());

@@ -20,7 +20,6 @@ Suite *units_suite(void);
 Suite *qmp_suite(void);
 Suite *openmetrics_suite(void);
 Suite *json_suite(void);
-Suite *bpf_count_suite(void);
 Suite *provider_suite(void);
 Suite *frontend_suite(void);
 Suite *exporter_suite(void);
