@@ -8,6 +8,7 @@
 Suite *options_suite(void);
 Suite *stats_suite(void);
 Suite *arbiter_suite(void);
+Suite *bpf_engine_suite(void);
 Suite *snapshot_suite(void);
 Suite *ui_text_suite(void);
 Suite *tpformat_suite(void);

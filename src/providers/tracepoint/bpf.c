@@ -185,12 +185,16 @@ static int tp_bpf_reasons(struct tp_priv *tp, bool fill, uint32_t *nslots)
 
 static void tp_bpf_fail(struct tp_priv *tp, int rc, const char *what)
 {
-	const char *log = bpf_engine_last_log();
+	const char *log = rc == -EINVAL ? bpf_engine_last_log() : "";
 
-	provider_msg(tp->p, true,
-		     "BPF unavailable (%s%s%s%s%s): counting with perf events instead, which costs busy guests more",
-		     what ? what : "", what ? ": " : "", strerror(-rc),
-		     *log ? ": " : "", log);
+	if (rc == -EPERM || rc == -EACCES)
+		provider_msg(tp->p, true,
+			     "BPF unavailable (no permission: it needs CAP_BPF and CAP_PERFMON, or a kernel without lockdown): counting with perf events instead, which costs busy guests more");
+	else
+		provider_msg(tp->p, true,
+			     "BPF unavailable (%s%s%s%s%s): counting with perf events instead, which costs busy guests more",
+			     what ? what : "", what ? ": " : "", strerror(-rc),
+			     *log ? ": " : "", log);
 }
 
 int tp_bpf_open(struct tp_priv *tp)
@@ -319,6 +323,18 @@ static void tp_bpf_thread(void *ctx, const struct ks_thread_key *k, uint64_t v)
 		tp_bd_thread(tp, (pid_t)k->tgid, (pid_t)k->tid, field, v);
 }
 
+/* With -p, every vCPU thread seen has a row of each field, 0 until it
+ * counts, as the perf fallback's per-thread counters give. */
+static void tp_bpf_vcpu_rows(struct tp_priv *tp)
+{
+	struct tp_vm *vm = tp_vm_get(tp, tp->pid);
+
+	for (size_t i = 0; i < vm->nknown; i++)
+		for (size_t j = 0; j < tp->nrep; j++)
+			tp_bd_add(tp, tp->pid, vm->known[i].index, tp->rep[j], 0)
+				->tid = vm->known[i].tid;
+}
+
 int tp_bpf_read(struct tp_priv *tp)
 {
 	int rc = bpf_engine_read(tp->be, tp->slot_count), err = 0;
@@ -329,6 +345,8 @@ int tp_bpf_read(struct tp_priv *tp)
 		if (tp->slot_field[i] >= 0)
 			tp->acc[tp->slot_field[i]] += tp->slot_count[i];
 	tp->ndead_t = tp->ndead_o = 0;
+	if (tp->pid && tp->want_vms)
+		tp_bpf_vcpu_rows(tp);
 	rc = bpf_engine_others(tp->be, tp_bpf_other, tp);
 	if (tp->want_vms &&
 	    (err = bpf_engine_threads(tp->be, tp_bpf_thread, tp)))

@@ -31,7 +31,7 @@ static int tp_find_events(const char *tracefs_root, char out[PATH_MAX])
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
 					     "/sys/kernel/debug/tracing" };
-	int denied = 0;
+	char denied[PATH_MAX] = "";
 	struct stat st;
 
 	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
@@ -43,12 +43,15 @@ static int tp_find_events(const char *tracefs_root, char out[PATH_MAX])
 		strcat(out, "/events/kvm");
 		if (!stat(out, &st))
 			return 0;
-		if (errno == EACCES || errno == EPERM)
-			denied = -EACCES;
+		if ((errno == EACCES || errno == EPERM) && !denied[0])
+			strcpy(denied, out);
 		if (tracefs_root)
-			return denied ? denied : -errno;
+			break;
 	}
-	return denied ? denied : -ENOENT;
+	if (!denied[0])
+		return tracefs_root ? -errno : -ENOENT;
+	strcpy(out, denied); /* the one this user may not enter */
+	return -EACCES;
 }
 
 static bool tp_probe(const struct options *o)
