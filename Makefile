@@ -82,15 +82,18 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%.o: override CFLAGS += $(CHECK_CFLAGS)
 
-$(BPF_OBJ): src/bpf/kvmstat.bpf.c include/bpf_shared.h
+$(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Iinclude \
-		$(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH)) -c -o $@ $<
+		$(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH)) -c -o $@ $(filter %.c,$^)
 	$(LLVM_STRIP) -g $@
 
-$(BPF_SKEL): $(BPF_OBJ)
+$(BPF_OBJ): src/bpf/kvmstat.bpf.c
+$(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
+
+$(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@mkdir -p $(dir $@)
-	$(BPFTOOL) gen skeleton $< name kvmstat_bpf >$@.tmp
+	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp
 	mv $@.tmp $@
 
 $(BUILD)/src/sys/bpf_engine.o: $(BPF_SKEL)
@@ -167,9 +170,9 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench
 	tests/bench/run.sh $(BUILD)/tests/bench
 
-$(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
+$(BUILD)/tests/bench: tests/bench/bench.c $(LIB) $(BUILD)/include/mincount.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.a,$^) $(LIBS)
 
 demo: all
 	tests/demo.sh

@@ -27,11 +27,16 @@ const volatile __u32 ks_tgid = 0;	/* count only this process; 0: all */
 const volatile __u32 ks_per_thread = 0; /* also count per thread */
 const volatile __u32 ks_uexit_parent = KS_NONE; /* kvm_userspace_exit */
 const volatile __u32 ks_uexit_src = 0;
+const volatile __u32 ks_other_slot = 0; /* counts hits of ks_other */
+const volatile __u32 ks_stride = 0;	/* slots per CPU in ks_counts */
 const volatile struct ks_rec_cfg ks_rec[KS_NREC] = {};
 
-/* Count per slot and CPU; the loader sets the number of slots. */
+/* Count per CPU and slot, at cpu * ks_stride + slot: CPU-private like a
+ * per-CPU array, but mapped into the reader, which sums it without a
+ * system call. The loader sets the size. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -71,7 +76,8 @@ static __always_inline int ks_mine(__u64 *id)
 static __always_inline void ks_count(__u64 id, __u32 slot)
 {
 	struct ks_thread_key k = {};
-	__u64 *c = bpf_map_lookup_elem(&ks_counts, &slot), one = 1;
+	__u32 i = bpf_get_smp_processor_id() * ks_stride + slot;
+	__u64 *c = bpf_map_lookup_elem(&ks_counts, &i), one = 1;
 
 	if (c)
 		*c += 1;
@@ -92,6 +98,7 @@ static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
 				     __u64 reason)
 {
 	struct ks_other_key k = {};
+	__u32 os = bpf_get_smp_processor_id() * ks_stride + ks_other_slot;
 	__u64 *c, one = 1;
 
 	if (reason < KS_MAXR) {
@@ -116,6 +123,10 @@ static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
 	else if (bpf_map_update_elem(&ks_other, &k, &one, BPF_NOEXIST))
 		if ((c = bpf_map_lookup_elem(&ks_other, &k)))
 			__sync_fetch_and_add(c, 1);
+	/* after the update: a reader that sees this count finds the key */
+	c = bpf_map_lookup_elem(&ks_counts, &os);
+	if (c)
+		*c += 1;
 }
 
 /* Plain counter number abcd (base-4 digits, 0000..3333 = 0..255): slot

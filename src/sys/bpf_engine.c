@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,8 +44,19 @@ struct bpf_engine {
 	size_t nrec;
 	bool loaded;
 	bool no_batch;	 /* kernel without BPF_MAP_LOOKUP_BATCH */
-	uint32_t *keys;	 /* nslots, 0..nslots-1 */
-	uint64_t *vals;	 /* nslots * ncpus */
+	uint32_t stride; /* slots per CPU: nslots + 1, to 64 bytes */
+	const volatile uint64_t *counts; /* ks_counts mapped, or NULL */
+	size_t counts_len;
+	uint32_t *keys;	     /* stride * ncpus, 0.. */
+	uint64_t *vals;	     /* as many */
+	uint64_t other_hits; /* of ks_other, at the last read */
+	uint64_t other_seen; /* other_hits when the cache was filled */
+	bool other_valid;
+	struct ks_other_key *okeys; /* ks_other as last walked */
+	uint64_t *ovals;
+	size_t nother, capother;
+	uint32_t *rkeys, *rvals; /* reason slots to write at attach */
+	size_t nreasons, capreasons;
 	void *tkeys;	 /* batch buffers of the hashes */
 	uint64_t *tvals; /* BPF_ENGINE_BATCH * ncpus */
 };
@@ -98,7 +110,11 @@ struct bpf_engine *bpf_engine_new(const struct bpf_engine_cfg *cfg, int *err)
 		bpf_program__set_autoload(prog, false);
 	e->skel->rodata->ks_tgid = cfg->tgid;
 	e->skel->rodata->ks_per_thread = cfg->per_thread;
-	rc = bpf_map__set_max_entries(e->skel->maps.ks_counts, cfg->nslots);
+	e->skel->rodata->ks_other_slot = cfg->nslots;
+	e->stride = (cfg->nslots + 1 + 7) / 8 * 8;
+	e->skel->rodata->ks_stride = e->stride;
+	rc = bpf_map__set_max_entries(e->skel->maps.ks_counts,
+				      e->stride * e->ncpus);
 	if (!rc && cfg->per_thread)
 		rc = bpf_map__set_max_entries(e->skel->maps.ks_threads,
 					      cfg->thread_entries ?
@@ -108,10 +124,10 @@ struct bpf_engine *bpf_engine_new(const struct bpf_engine_cfg *cfg, int *err)
 		*err = rc;
 		goto out_destroy;
 	}
-	e->keys = xmalloc(cfg->nslots * sizeof(*e->keys));
-	for (uint32_t i = 0; i < cfg->nslots; i++)
+	e->keys = xmalloc((size_t)e->stride * e->ncpus * sizeof(*e->keys));
+	for (uint32_t i = 0; i < e->stride * e->ncpus; i++)
 		e->keys[i] = i;
-	e->vals = xmalloc((size_t)cfg->nslots * e->ncpus * sizeof(*e->vals));
+	e->vals = xmalloc((size_t)e->stride * e->ncpus * sizeof(*e->vals));
 	e->tkeys = xmalloc(BPF_ENGINE_BATCH * sizeof(struct ks_other_key));
 	e->tvals = xmalloc((size_t)BPF_ENGINE_BATCH * e->ncpus *
 			   sizeof(*e->tvals));
@@ -183,22 +199,53 @@ int bpf_engine_record(struct bpf_engine *e, int tp_id,
 int bpf_engine_load(struct bpf_engine *e)
 {
 	int rc = kvmstat_bpf__load(e->skel);
+	void *m;
 
-	if (!rc)
-		e->loaded = true;
-	return rc;
+	if (rc)
+		return rc;
+	e->loaded = true;
+	/* read in place; kernels that cannot map it are read in a batch */
+	e->counts_len = (size_t)e->stride * e->ncpus * sizeof(uint64_t);
+	m = mmap(NULL, e->counts_len, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(e->skel->maps.ks_counts), 0);
+	e->counts = m == MAP_FAILED ? NULL : m;
+	return 0;
 }
 
 int bpf_engine_set_reason(struct bpf_engine *e, uint32_t src, uint32_t cls,
 			  uint32_t reason, uint32_t slot)
 {
-	uint32_t key = KS_SLOT_KEY(src, cls, reason), v = slot + 1;
-
 	if (src >= KS_NSRC || cls > 1 || reason >= KS_MAXR)
 		return -ERANGE;
-	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.ks_slots), &key, &v,
-				BPF_ANY))
-		return -errno;
+	if (!e->loaded)
+		return -EINVAL;
+	if (e->nreasons == e->capreasons) {
+		e->capreasons = e->capreasons ? e->capreasons * 2 : 256;
+		e->rkeys = xrealloc(e->rkeys, e->capreasons * sizeof(*e->rkeys));
+		e->rvals = xrealloc(e->rvals, e->capreasons * sizeof(*e->rvals));
+	}
+	e->rkeys[e->nreasons] = KS_SLOT_KEY(src, cls, reason);
+	e->rvals[e->nreasons++] = slot + 1;
+	return 0;
+}
+
+/* Writes the reason slots: one batched update (one by one on kernels
+ * without batches). */
+static int bpf_engine_write_reasons(struct bpf_engine *e)
+{
+	int fd = bpf_map__fd(e->skel->maps.ks_slots), rc;
+	uint32_t n = (uint32_t)e->nreasons;
+
+	if (!n)
+		return 0;
+	rc = bpf_map_update_batch(fd, e->rkeys, e->rvals, &n, NULL);
+	if (!rc && n == e->nreasons)
+		goto out_done;
+	for (size_t i = 0; i < e->nreasons; i++)
+		if (bpf_map_update_elem(fd, &e->rkeys[i], &e->rvals[i], BPF_ANY))
+			return -errno;
+out_done:
+	e->nreasons = 0;
 	return 0;
 }
 
@@ -220,6 +267,12 @@ static int bpf_engine_perf_open(int tp_id)
 
 int bpf_engine_attach(struct bpf_engine *e, const char **what)
 {
+	int err;
+
+	*what = "the reason table";
+	err = bpf_engine_write_reasons(e);
+	if (err)
+		return err;
 	for (size_t i = 0; i < e->nhooks; i++) {
 		struct bpf_hook *h = &e->hooks[i];
 		int rc;
@@ -262,27 +315,43 @@ static void bpf_engine_sum(const struct bpf_engine *e, const uint64_t *vals,
 	}
 }
 
+/* Sums slot s of every CPU in v (stride apart). */
+static uint64_t bpf_engine_slot(const struct bpf_engine *e,
+				const volatile uint64_t *v, uint32_t s)
+{
+	uint64_t sum = 0;
+
+	for (int c = 0; c < e->ncpus; c++)
+		sum += v[(size_t)c * e->stride + s];
+	return sum;
+}
+
 int bpf_engine_read(struct bpf_engine *e, uint64_t *counts)
 {
 	int fd = bpf_map__fd(e->skel->maps.ks_counts);
-	uint32_t n = e->cfg.nslots, out;
+	uint32_t all = e->stride * e->ncpus, n = all, out;
+	const volatile uint64_t *v = e->counts;
 	int rc;
 
+	if (v)
+		goto out_sum;
+	v = e->vals;
 	if (!e->no_batch) {
 		rc = bpf_map_lookup_batch(fd, NULL, &out, e->keys, e->vals, &n,
 					  NULL);
-		if ((!rc || rc == -ENOENT) && n == e->cfg.nslots) {
-			bpf_engine_sum(e, e->vals, n, counts);
-			return 0;
-		}
+		if ((!rc || rc == -ENOENT) && n == all)
+			goto out_sum;
 		if (rc != -EINVAL && rc != -ENOTSUP && rc != -EOPNOTSUPP)
 			return rc ? rc : -EIO;
 		e->no_batch = true;
 	}
-	for (uint32_t i = 0; i < e->cfg.nslots; i++)
-		if (bpf_map_lookup_elem(fd, &i, e->vals + (size_t)i * e->ncpus))
+	for (uint32_t i = 0; i < all; i++)
+		if (bpf_map_lookup_elem(fd, &i, &e->vals[i]))
 			return -errno;
-	bpf_engine_sum(e, e->vals, e->cfg.nslots, counts);
+out_sum:
+	for (uint32_t s = 0; s < e->cfg.nslots; s++)
+		counts[s] = bpf_engine_slot(e, v, s);
+	e->other_hits = bpf_engine_slot(e, v, e->cfg.nslots);
 	return 0;
 }
 
@@ -339,7 +408,6 @@ static int bpf_engine_walk(struct bpf_engine *e, struct bpf_map *map,
 
 struct bpf_engine_cb {
 	void (*thread)(void *ctx, const struct ks_thread_key *k, uint64_t v);
-	void (*other)(void *ctx, const struct ks_other_key *k, uint64_t v);
 	void *ctx;
 };
 
@@ -348,13 +416,6 @@ static void bpf_engine_thread_cb(void *ctx, const void *key, uint64_t v)
 	struct bpf_engine_cb *cb = ctx;
 
 	cb->thread(cb->ctx, key, v);
-}
-
-static void bpf_engine_other_cb(void *ctx, const void *key, uint64_t v)
-{
-	struct bpf_engine_cb *cb = ctx;
-
-	cb->other(cb->ctx, key, v);
 }
 
 int bpf_engine_threads(struct bpf_engine *e,
@@ -371,16 +432,47 @@ int bpf_engine_threads(struct bpf_engine *e,
 			       bpf_engine_thread_cb, &cb);
 }
 
+/* Keeps one walked key of ks_other. */
+static void bpf_engine_other_keep(void *ctx, const void *key, uint64_t v)
+{
+	struct bpf_engine *e = ctx;
+
+	if (e->nother == e->capother) {
+		e->capother = e->capother ? e->capother * 2 : 64;
+		e->okeys = xrealloc(e->okeys, e->capother * sizeof(*e->okeys));
+		e->ovals = xrealloc(e->ovals, e->capother * sizeof(*e->ovals));
+	}
+	memcpy(&e->okeys[e->nother], key, sizeof(*e->okeys));
+	e->ovals[e->nother++] = v;
+}
+
+/*
+ * ks_other is walked again only when its hit counter moved since the
+ * last walk: walking a hash costs its every bucket, and reasons without
+ * a slot are rare. Otherwise the last walk's keys are replayed.
+ */
 int bpf_engine_others(struct bpf_engine *e,
 		      void (*fn)(void *ctx, const struct ks_other_key *k,
 				 uint64_t count),
 		      void *ctx)
 {
-	struct bpf_engine_cb cb = { .other = fn, .ctx = ctx };
+	if (!e->other_valid || e->other_hits != e->other_seen) {
+		uint64_t hits = e->other_hits;
+		int rc;
 
-	return bpf_engine_walk(e, e->skel->maps.ks_other,
-			       sizeof(struct ks_other_key), false,
-			       bpf_engine_other_cb, &cb);
+		e->nother = 0;
+		e->other_valid = false;
+		rc = bpf_engine_walk(e, e->skel->maps.ks_other,
+				     sizeof(struct ks_other_key), false,
+				     bpf_engine_other_keep, e);
+		if (rc)
+			return rc;
+		e->other_valid = true;
+		e->other_seen = hits;
+	}
+	for (size_t i = 0; i < e->nother; i++)
+		fn(ctx, &e->okeys[i], e->ovals[i]);
+	return 0;
 }
 
 static int bpf_engine_delete(struct bpf_map *map, const void *keys,
@@ -405,6 +497,8 @@ int bpf_engine_forget_threads(struct bpf_engine *e,
 int bpf_engine_forget_others(struct bpf_engine *e,
 			     const struct ks_other_key *keys, size_t n)
 {
+	if (n)
+		e->other_valid = false;
 	return bpf_engine_delete(e->skel->maps.ks_other, keys, sizeof(*keys), n);
 }
 
@@ -430,10 +524,16 @@ void bpf_engine_free(struct bpf_engine *e)
 		free(e->hooks[i].tp_name);
 	}
 	free(e->hooks);
+	if (e->counts)
+		munmap((void *)e->counts, e->counts_len);
 	kvmstat_bpf__destroy(e->skel);
 	free(e->keys);
 	free(e->vals);
 	free(e->tkeys);
 	free(e->tvals);
+	free(e->okeys);
+	free(e->ovals);
+	free(e->rkeys);
+	free(e->rvals);
 	free(e);
 }

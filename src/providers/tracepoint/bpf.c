@@ -22,7 +22,7 @@
 #include "tracepoint_int.h"
 #include "util.h"
 
-#define TP_THREAD_KEYS 65536
+#define TP_THREAD_KEYS 16384
 
 /* The id in events/<system>/<event>/id under dir, or -1. */
 static long tp_id_at(int dirfd, const char *path)
