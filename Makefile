@@ -32,18 +32,32 @@ PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf)
 
-override CPPFLAGS += -Iinclude -D_GNU_SOURCE
+# The BPF side (src/bpf/*.bpf.c): clang -target bpf, debug info stripped
+# but BTF kept, embedded in the binary through a bpftool skeleton header
+# generated into $(BUILD)/include.
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64.*/powerpc/' -e 's/s390x/s390/')
+BPF_MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+BPF_OBJ := $(BUILD)/bpf/kvmstat.bpf.o
+BPF_SKEL := $(BUILD)/include/kvmstat.skel.h
+
+override CPPFLAGS += -Iinclude -I$(BUILD)/include -D_GNU_SOURCE
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
-	$(JANSSON_CFLAGS) $(MHD_CFLAGS) -pthread
-LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -pthread
+	$(JANSSON_CFLAGS) $(MHD_CFLAGS) $(LIBBPF_CFLAGS) -pthread
+LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(LIBBPF_LIBS) -pthread
 # -f regexes in Python's dialect (kvm_stat's)
 override CFLAGS += $(PCRE2_CFLAGS)
 LIBS += $(PCRE2_LIBS)
 override LDFLAGS += $(SANITIZE)
 
 # src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
-LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort)) \
+LIB_SRCS := $(filter-out src/main.c src/bpf/%,$(shell find src -name '*.c' | sort)) \
 	$(ARCH_SRCS)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/libkvmstat.a
@@ -56,7 +70,7 @@ TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
-	libmicrohttpd-dev
+	libmicrohttpd-dev clang llvm libbpf-dev bpftool linux-libc-dev
 DEPS_PKGS += libpcre2-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
@@ -73,6 +87,22 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%.o: override CFLAGS += $(CHECK_CFLAGS)
+
+$(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Iinclude \
+		$(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH)) -c -o $@ $(filter %.c,$^)
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OBJ): src/bpf/kvmstat.bpf.c
+$(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
+
+$(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/src/sys/bpf_engine.o: $(BPF_SKEL)
 
 $(BUILD)/arch/common.o: override CPPFLAGS += \
 	-DKVMSTAT_ARCH_HOST=arch_$(notdir $(ARCHDIR))_desc
@@ -146,9 +176,9 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench
 	tests/bench/run.sh $(BUILD)/tests/bench
 
-$(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
+$(BUILD)/tests/bench: tests/bench/bench.c $(LIB) $(BUILD)/include/mincount.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.a,$^) $(LIBS)
 
 demo: all
 	tests/demo.sh

@@ -35,6 +35,7 @@ int main(void)
 
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, arbiter_suite());
+	srunner_add_suite(sr, bpf_engine_suite());
 	srunner_add_suite(sr, snapshot_suite());
 	srunner_add_suite(sr, ui_text_suite());
 	srunner_add_suite(sr, tpformat_suite());
@@ -47,7 +48,6 @@ int main(void)
 	srunner_add_suite(sr, qmp_suite());
 	srunner_add_suite(sr, openmetrics_suite());
 	srunner_add_suite(sr, json_suite());
-	srunner_add_suite(sr, bpf_count_suite());
 	srunner_add_suite(sr, provider_suite());
 	srunner_add_suite(sr, frontend_suite());
 	srunner_add_suite(sr, exporter_suite());

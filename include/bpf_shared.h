@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the BPF counting programs (src/bpf/kvmstat.bpf.c) and their loader
+ * (src/sys/bpf_engine.c) agree on: the map keys, the configuration of the
+ * programs that read a trace record, and the sizes of the program sets.
+ * Plain C with <linux/types.h> types, so both clang -target bpf and the
+ * host compiler take it.
+ */
+#ifndef KVMSTAT_BPF_SHARED_H
+#define KVMSTAT_BPF_SHARED_H
+
+#include <linux/types.h>
+
+#define KS_NPLAIN 256	    /* plain counters: program i counts into slot i */
+#define KS_NREC 4	    /* programs on a trace record (reason in a field) */
+#define KS_NSRC 4	    /* child sources (tracepoints with reasons) */
+#define KS_MAXR 2048	    /* reasons translated by the slot table */
+#define KS_NONE 0xffffffffu /* no slot: the parent is not counted */
+
+/* Per-thread count of one slot (ks_threads, a per-CPU hash). */
+struct ks_thread_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 slot;
+	__u32 pad;
+};
+
+/* A reason with no slot: unknown to the tables, or past KS_MAXR. */
+struct ks_other_key {
+	__u32 src;    /* child source */
+	__u32 cls;    /* 1 when the guard field held the guard value */
+	__u32 reason; /* the field's raw value */
+	__u32 tgid;   /* with per-thread counting, else 0 */
+	__u32 tid;
+	__u32 pad;
+};
+
+/* How a record program finds its reason (and guard) in the trace record. */
+struct ks_rec_cfg {
+	__u32 parent_slot; /* slot of the tracepoint itself, or KS_NONE */
+	__u32 src;	   /* child source index */
+	__u32 reason_off;  /* bytes into the record */
+	__u32 reason_size; /* 1, 2, 4 or 8 */
+	__u32 isa_off;
+	__u32 isa_size;	 /* 0: no guard field */
+	__s64 isa_guard; /* cls = (guard field == isa_guard) */
+};
+
+/* Index into ks_slots of (source, guard class, reason < KS_MAXR). */
+#define KS_SLOT_KEY(src, cls, reason) (((src)*2u + (cls)) * KS_MAXR + (reason))
+
+#endif

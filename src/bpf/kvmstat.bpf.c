@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmstat's counting programs: run in the kernel on every hit of a kvm
+ * tracepoint and bump a per-CPU counter, the "slot" of the event or of one
+ * of its exit reasons. Plain events and kvm_userspace_exit are raw
+ * tracepoints (the kernel's arguments, no trace record is filled); sources
+ * whose reason is only in the trace record (kvm_exit, whose raw arguments
+ * are the vCPU and the ISA) read it there. Reasons become slots through a
+ * table the loader fills; reasons it does not know go to a small hash.
+ * With per-thread counting on (the per-VM and per-vCPU rows), each hit is
+ * also counted under (tgid, tid, slot); with a tgid set (-p), only that
+ * process's hits count. Both are read-only data, fixed at load time, so
+ * the verifier drops the code a run does not use.
+ */
+/* in this order: the helpers' declarations use the kernel's types */
+#include <linux/types.h>
+
+#include <linux/bpf.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "bpf_shared.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 ks_tgid = 0;	/* count only this process; 0: all */
+const volatile __u32 ks_per_thread = 0; /* also count per thread */
+const volatile __u32 ks_uexit_parent = KS_NONE; /* kvm_userspace_exit */
+const volatile __u32 ks_uexit_src = 0;
+const volatile __u32 ks_other_slot = 0; /* counts hits of ks_other */
+const volatile __u32 ks_stride = 0;	/* slots per CPU in ks_counts */
+const volatile struct ks_rec_cfg ks_rec[KS_NREC] = {};
+
+/* Count per CPU and slot, at cpu * ks_stride + slot: CPU-private like a
+ * per-CPU array, but mapped into the reader, which sums it without a
+ * system call. The loader sets the size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ks_counts SEC(".maps");
+
+/* KS_SLOT_KEY(source, class, reason) -> slot + 1; 0: unknown reason. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_NSRC * 2 * KS_MAXR);
+	__type(key, __u32);
+	__type(value, __u32);
+} ks_slots SEC(".maps");
+
+/* Per-thread counts; the loader sizes it (1 when unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct ks_thread_key);
+	__type(value, __u64);
+} ks_threads SEC(".maps");
+
+/* Reasons without a slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ks_other_key);
+	__type(value, __u64);
+} ks_other SEC(".maps");
+
+/* Whether this hit counts (the -p process, or any); *id: tgid << 32 | tid. */
+static __always_inline int ks_mine(__u64 *id)
+{
+	*id = bpf_get_current_pid_tgid();
+	return !ks_tgid || (__u32)(*id >> 32) == ks_tgid;
+}
+
+static __always_inline void ks_count(__u64 id, __u32 slot)
+{
+	struct ks_thread_key k = {};
+	__u32 i = bpf_get_smp_processor_id() * ks_stride + slot;
+	__u64 *c = bpf_map_lookup_elem(&ks_counts, &i), one = 1;
+
+	if (c)
+		*c += 1;
+	if (!ks_per_thread)
+		return;
+	k.tgid = id >> 32;
+	k.tid = (__u32)id;
+	k.slot = slot;
+	c = bpf_map_lookup_elem(&ks_threads, &k);
+	if (c)
+		*c += 1;
+	else
+		bpf_map_update_elem(&ks_threads, &k, &one, BPF_NOEXIST);
+}
+
+/* Counts a reason of child source src, through the slot table. */
+static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
+				     __u64 reason)
+{
+	struct ks_other_key k = {};
+	__u32 os = bpf_get_smp_processor_id() * ks_stride + ks_other_slot;
+	__u64 *c, one = 1;
+
+	if (reason < KS_MAXR) {
+		__u32 key = KS_SLOT_KEY(src, cls, (__u32)reason);
+		__u32 *s = bpf_map_lookup_elem(&ks_slots, &key);
+
+		if (s && *s) {
+			ks_count(id, *s - 1);
+			return;
+		}
+	}
+	k.src = src;
+	k.cls = cls;
+	k.reason = (__u32)reason;
+	if (ks_per_thread) {
+		k.tgid = id >> 32;
+		k.tid = (__u32)id;
+	}
+	c = bpf_map_lookup_elem(&ks_other, &k);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+	else if (bpf_map_update_elem(&ks_other, &k, &one, BPF_NOEXIST))
+		if ((c = bpf_map_lookup_elem(&ks_other, &k)))
+			__sync_fetch_and_add(c, 1);
+	/* after the update: a reader that sees this count finds the key */
+	c = bpf_map_lookup_elem(&ks_counts, &os);
+	if (c)
+		*c += 1;
+}
+
+/* Plain counter number abcd (base-4 digits, 0000..3333 = 0..255): slot
+ * a*64 + b*16 + c*4 + d. */
+#define KS_PLAIN(a, b, c, d)                                         \
+	SEC("raw_tp")                                                \
+	int ks_plain_##a##b##c##d(void *ctx)                         \
+	{                                                            \
+		__u64 id;                                            \
+                                                                     \
+		if (ks_mine(&id))                                    \
+			ks_count(id, (a)*64 + (b)*16 + (c)*4 + (d)); \
+		return 0;                                            \
+	}
+#define KS_PLAIN4(a, b, c)   \
+	KS_PLAIN(a, b, c, 0) \
+	KS_PLAIN(a, b, c, 1) KS_PLAIN(a, b, c, 2) KS_PLAIN(a, b, c, 3)
+#define KS_PLAIN16(a, b)   \
+	KS_PLAIN4(a, b, 0) \
+	KS_PLAIN4(a, b, 1) KS_PLAIN4(a, b, 2) KS_PLAIN4(a, b, 3)
+#define KS_PLAIN64(a) \
+	KS_PLAIN16(a, 0) KS_PLAIN16(a, 1) KS_PLAIN16(a, 2) KS_PLAIN16(a, 3)
+
+KS_PLAIN64(0)
+KS_PLAIN64(1)
+KS_PLAIN64(2)
+KS_PLAIN64(3)
+
+/* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
+SEC("raw_tp")
+int ks_uexit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id;
+
+	if (!ks_mine(&id))
+		return 0;
+	if (ks_uexit_parent != KS_NONE)
+		ks_count(id, ks_uexit_parent);
+	ks_child(id, ks_uexit_src, 0, (__u32)ctx->args[0]);
+	return 0;
+}
+
+static __always_inline __u64 ks_field(void *rec, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)rec + off);
+	return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
+}
+
+/* A tracepoint whose reason sits in its trace record, as ks_rec[i] says. */
+static __always_inline int ks_record(void *rec, int i)
+{
+	__u64 id, reason;
+	__u32 cls = 0;
+
+	if (!ks_mine(&id))
+		return 0;
+	if (ks_rec[i].parent_slot != KS_NONE)
+		ks_count(id, ks_rec[i].parent_slot);
+	reason = ks_field(rec, ks_rec[i].reason_off, ks_rec[i].reason_size);
+	if (ks_rec[i].isa_size)
+		cls = ks_field(rec, ks_rec[i].isa_off, ks_rec[i].isa_size) ==
+		      (__u64)ks_rec[i].isa_guard;
+	ks_child(id, ks_rec[i].src, cls, reason);
+	return 0;
+}
+
+SEC("tracepoint")
+int ks_rec_0(void *rec)
+{
+	return ks_record(rec, 0);
+}
+
+SEC("tracepoint")
+int ks_rec_1(void *rec)
+{
+	return ks_record(rec, 1);
+}
+
+SEC("tracepoint")
+int ks_rec_2(void *rec)
+{
+	return ks_record(rec, 2);
+}
+
+SEC("tracepoint")
+int ks_rec_3(void *rec)
+{
+	return ks_record(rec, 3);
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The tracepoint provider's fallback where BPF cannot load (no CAP_BPF, an
+ * old kernel, lockdown) or with --no-bpf: perf events in counting mode,
+ * one group per CPU system-wide (or per thread of the VM with -p/-g,
+ * picking up threads that appear later), read with one read() per group;
+ * child events are kvm_stat's filtered events, one per reason and CPU.
+ * Same fields and counts as the BPF engine, at a higher cost per hit.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "provider.h"
+#include "tracepoint_int.h"
+#include "util.h"
+#include "vm.h"
+
+static int perf_open(struct perf_event_attr *pa, pid_t pid, int cpu,
+		     int group_fd)
+{
+	return (int)syscall(__NR_perf_event_open, pa, pid, cpu, group_fd,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static void tp_add_member(struct tp_priv *tp, int id, char *filter, int field)
+{
+	tp->mem = xrealloc(tp->mem, (tp->nmem + 1) * sizeof(*tp->mem));
+	tp->mem[tp->nmem].id = id;
+	tp->mem[tp->nmem].filter = filter;
+	tp->mem[tp->nmem].field = field;
+	tp->nmem++;
+}
+
+/* kvm_stat's way: one filtered event per wanted reason, in every group. */
+static void tp_add_filtered_children(struct tp_priv *tp, struct tp_source *s)
+{
+	for (size_t i = 0; i < s->ntabs; i++) {
+		const struct tp_table *t = &s->tabs[i];
+
+		for (size_t j = 0; j < t->n; j++) {
+			char *filter;
+
+			if (t->r[j].field < 0)
+				continue;
+			if (t->guarded)
+				filter = xasprintf("%s %s %lld && %s == %llu",
+						   s->isa_name,
+						   t->negated ? "!=" : "==",
+						   (long long)t->guard,
+						   s->reason_name,
+						   (unsigned long long)t->r[j]
+							   .value);
+			else
+				filter = xasprintf("%s == %llu", s->reason_name,
+						   (unsigned long long)t->r[j]
+							   .value);
+			tp_add_member(tp, tp->ev[s->ev].id, filter,
+				      t->r[j].field);
+		}
+	}
+}
+
+static void tp_close_group(struct tp_priv *tp, struct tp_group *g)
+{
+	for (size_t i = 0; i < g->nfds; i++)
+		if (g->fds[i] >= 0)
+			close(g->fds[i]);
+	tp->fds -= g->nfds;
+	free(g->fds);
+	g->fds = NULL;
+	g->nfds = 0;
+}
+
+/* The error for a perf event that could not be opened, with nopen perf
+ * events open at that moment. */
+static int tp_perf_error(struct tp_priv *tp, int err, const char *event,
+			 size_t nopen)
+{
+	struct rlimit rl;
+
+	if (err == -EMFILE && !getrlimit(RLIMIT_NOFILE, &rl))
+		provider_msg(tp->p, false,
+			     "too many open files opening kvm:%s: %zu perf events open, the limit is %llu file descriptors; raise it (ulimit -n) or select fewer fields with -f",
+			     event, nopen, (unsigned long long)rl.rlim_cur);
+	else if (err == -EMFILE || err == -ENFILE)
+		provider_msg(tp->p, false,
+			     "too many open files opening kvm:%s (%zu perf events open): raise the limit (ulimit -n) or select fewer fields with -f",
+			     event, nopen);
+	else if (err == -EACCES || err == -EPERM)
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s: run as root, or allow it with sysctl kernel.perf_event_paranoid=-1",
+			     event);
+	else if (err == -ENOENT || err == -ENODEV)
+		provider_msg(tp->p, false,
+			     "kvm:%s cannot be counted on this kernel (perf tracepoints unavailable)",
+			     event);
+	else
+		provider_msg(tp->p, false, "perf_event_open kvm:%s: %s", event,
+			     strerror(-err));
+	return err;
+}
+
+static const char *tp_event_name_by_id(const struct tp_priv *tp, int id)
+{
+	for (size_t i = 0; i < tp->nev; i++)
+		if (tp->ev[i].id == id)
+			return tp->ev[i].name;
+	return "?";
+}
+
+/* Opens one group of every member, on a CPU or for a thread. */
+static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
+{
+	struct tp_group g = { .cpu = cpu, .tid = tid, .vcpu = vcpu };
+	int rc;
+
+	if (!tp->nmem)
+		return 0;
+	g.fds = xmalloc(tp->nmem * sizeof(*g.fds));
+	for (size_t i = 0; i < tp->nmem; i++) {
+		struct perf_event_attr pa;
+
+		memset(&pa, 0, sizeof(pa));
+		pa.type = PERF_TYPE_TRACEPOINT;
+		pa.size = sizeof(pa);
+		pa.config = (uint64_t)tp->mem[i].id;
+		pa.read_format = PERF_FORMAT_GROUP;
+		g.fds[i] = perf_open(&pa, tid, cpu, i ? g.fds[0] : -1);
+		if (g.fds[i] < 0) {
+			size_t nopen = tp->fds + i;
+
+			rc = -errno;
+			g.nfds = i;
+			tp->fds += i;
+			tp_close_group(tp, &g);
+			if (rc == -ESRCH) /* the thread is already gone */
+				return rc;
+			return tp_perf_error(tp, rc,
+					     tp_event_name_by_id(tp,
+								 tp->mem[i].id),
+					     nopen);
+		}
+		if (tp->mem[i].filter &&
+		    ioctl(g.fds[i], PERF_EVENT_IOC_SET_FILTER,
+			  tp->mem[i].filter)) {
+			rc = -errno;
+			g.nfds = i + 1;
+			tp->fds += i + 1;
+			tp_close_group(tp, &g);
+			provider_msg(tp->p, false,
+				     "the kernel refused the tracepoint filter \"%s\": %s",
+				     tp->mem[i].filter, strerror(-rc));
+			return rc;
+		}
+	}
+	g.nfds = tp->nmem;
+	tp->fds += g.nfds;
+	tp->groups = xrealloc(tp->groups,
+			      (tp->ngroups + 1) * sizeof(*tp->groups));
+	tp->groups[tp->ngroups++] = g;
+	return 0;
+}
+
+/* Online CPUs from sysfs ("0-3,8"), falling back to sysconf. */
+static int tp_online_cpus(int **cpus)
+{
+	char buf[4096], *s;
+	int n = 0, cap = 64;
+
+	*cpus = xmalloc(cap * sizeof(**cpus));
+	if (fs_read_at(AT_FDCWD, "/sys/devices/system/cpu/online", buf,
+		       sizeof(buf)) <= 0) {
+		long m = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long i = 0; i < m; i++) {
+			if (n == cap)
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
+			(*cpus)[n++] = (int)i;
+		}
+		return n;
+	}
+	for (s = strtok(buf, ",\n"); s; s = strtok(NULL, ",\n")) {
+		int a, b;
+
+		if (sscanf(s, "%d-%d", &a, &b) != 2) {
+			if (sscanf(s, "%d", &a) != 1)
+				continue;
+			b = a;
+		}
+		for (int c = a; c <= b; c++) {
+			if (n == cap)
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
+			(*cpus)[n++] = c;
+		}
+	}
+	return n;
+}
+
+/* Threads named (or first run) after their group opened get their vCPU
+ * index now: one reload of the thread names per refresh at most. */
+static void tp_assign_vcpus(struct tp_priv *tp)
+{
+	bool reloaded = false;
+
+	if (!tp->want_vms)
+		return;
+	for (size_t i = 0; i < tp->ngroups; i++) {
+		struct tp_group *g = &tp->groups[i];
+
+		if (g->tid <= 0 || g->vcpu >= 0 || !g->nfds)
+			continue;
+		g->vcpu = tp_vcpu_of(tp, tp->pid, g->tid, !reloaded);
+		reloaded = true;
+	}
+}
+
+/* Opens a group for every thread of the VM that has none yet. */
+static int tp_scan_threads(struct tp_priv *tp)
+{
+	char path[PATH_MAX + 256];
+	const struct fs_entry *e;
+	struct fs_dir dir;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/task", tp->proc_root, tp->pid);
+	if (fs_dir_open(&dir, AT_FDCWD, path))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		long tid;
+		bool known = false;
+
+		if (util_parse_int(e->name, 1, INT_MAX, &tid))
+			continue;
+		for (size_t i = 0; i < tp->ngroups; i++)
+			if (tp->groups[i].tid == (pid_t)tid)
+				known = true;
+		if (known)
+			continue;
+		rc = tp_open_group(tp, -1, (pid_t)tid,
+				   tp_vcpu_of(tp, tp->pid, (pid_t)tid, true));
+		if (rc == -ESRCH)
+			rc = 0;
+		if (rc)
+			break;
+	}
+	fs_dir_close(&dir);
+	return rc;
+}
+
+/* Reads one group's counts into tp->buf; false when it cannot be read. */
+static bool tp_read_group(struct tp_priv *tp, struct tp_group *g)
+{
+	size_t want = (1 + g->nfds) * sizeof(uint64_t);
+	ssize_t n = read(g->fds[0], tp->buf, want);
+
+	return n == (ssize_t)want && tp->buf[0] == g->nfds;
+}
+
+static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
+{
+	char path[PATH_MAX + 256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d", tp->proc_root, tp->pid,
+		 tid);
+	return stat(path, &st) == 0;
+}
+
+/* Adds a group's counts to the totals; per-vCPU samples for vCPU threads. */
+static void tp_account_group(struct tp_priv *tp, const struct tp_group *g,
+			     uint64_t *acc, struct sample_set *out)
+{
+	for (size_t i = 0; i < g->nfds; i++) {
+		acc[tp->mem[i].field] += tp->buf[1 + i];
+		if (out && g->vcpu >= 0)
+			sample_set_push(out, tp->mem[i].field, tp->pid, g->vcpu,
+					g->tid, tp->buf[1 + i], 0);
+	}
+}
+
+/* Opens the perf events of every wanted event and child: per CPU, or per
+ * thread of the -p VM. */
+int tp_perf_open(struct tp_priv *tp)
+{
+	int *cpus, ncpus, rc = 0;
+
+	for (size_t i = 0; i < tp->nev; i++)
+		if (tp->ev[i].field >= 0)
+			tp_add_member(tp, tp->ev[i].id, NULL, tp->ev[i].field);
+	if (tp->children)
+		for (size_t i = 0; i < tp->nsrc; i++)
+			tp_add_filtered_children(tp, &tp->src[i]);
+	if (!tp->nmem) {
+		provider_msg(tp->p, false,
+			     "no tracepoint matches the field filter");
+		return -ENOENT;
+	}
+	tp->buf = xmalloc((tp->nmem + 1) * sizeof(*tp->buf));
+	if (tp->pid)
+		return tp_scan_threads(tp);
+	ncpus = tp_online_cpus(&cpus);
+	for (int i = 0; i < ncpus && !rc; i++)
+		rc = tp_open_group(tp, cpus[i], -1, -1);
+	free(cpus);
+	return rc;
+}
+
+/* Reads every group into tp->acc (and per-vCPU samples into out). */
+int tp_perf_read(struct tp_priv *tp, struct sample_set *out)
+{
+	int rc = 0;
+
+	if (tp->pid)
+		tp_scan_threads(tp);
+	tp_assign_vcpus(tp);
+	for (size_t i = 0; i < tp->ngroups; i++) {
+		struct tp_group *g = &tp->groups[i];
+		bool alive = g->tid <= 0 || tp_thread_alive(tp, g->tid);
+
+		if (!g->nfds) {
+			/* an exited vCPU thread: its last counts stay shown */
+			for (size_t m = 0; g->final && g->vcpu >= 0 &&
+					   tp->want_vms && m < tp->nmem;
+			     m++)
+				sample_set_push(out, tp->mem[m].field, tp->pid,
+						g->vcpu, g->tid, g->final[m],
+						0);
+			continue;
+		}
+		if (!tp_read_group(tp, g)) {
+			if (alive)
+				rc = -EIO;
+			continue;
+		}
+		if (alive) {
+			tp_account_group(tp, g, tp->acc,
+					 tp->want_vms ? out : NULL);
+		} else {
+			/* a thread that exited: keep its final counts */
+			tp_account_group(tp, g, tp->retired,
+					 tp->want_vms ? out : NULL);
+			g->final = xmalloc(g->nfds * sizeof(*g->final));
+			memcpy(g->final, tp->buf + 1,
+			       g->nfds * sizeof(*g->final));
+			tp_close_group(tp, g);
+		}
+	}
+	return rc;
+}
+
+void tp_perf_close(struct tp_priv *tp)
+{
+	for (size_t i = 0; i < tp->ngroups; i++) {
+		tp_close_group(tp, &tp->groups[i]);
+		free(tp->groups[i].final);
+	}
+	free(tp->groups);
+	for (size_t i = 0; i < tp->nmem; i++)
+		free(tp->mem[i].filter);
+	free(tp->mem);
+	free(tp->buf);
+}

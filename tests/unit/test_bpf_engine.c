@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The BPF counting engine on a tracepoint that fires on demand with no
+ * KVM: task:task_rename, one hit per prctl(PR_SET_NAME). Only this
+ * process's hits count (the tgid filter), exactly, in the slot of a plain
+ * raw-tracepoint program and per thread; a forgotten thread key is gone
+ * and counts afresh. A program on the trace record takes its "reason"
+ * from the record (the renamer's oom_score_adj): a known reason counts in
+ * its slot, an unknown one in the other-reasons hash. Needs root and
+ * tracefs; says SKIP otherwise (a failure when KVMSTAT_REQUIRE_KVM=1).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpf_engine.h"
+#include "fs.h"
+#include "suites.h"
+#include "testlib.h"
+#include "tpformat.h"
+#include "util.h"
+
+#define RENAME_DIR "/sys/kernel/tracing/events/task/task_rename"
+
+struct found {
+	uint32_t tgid, tid;
+	uint64_t count; /* of this thread's keys */
+	size_t keys;
+	struct ks_thread_key tkey;
+	struct ks_other_key okey;
+};
+
+static void on_thread(void *ctx, const struct ks_thread_key *k, uint64_t v)
+{
+	struct found *f = ctx;
+
+	if (k->tgid != f->tgid || k->tid != f->tid)
+		return;
+	f->count += v;
+	f->keys++;
+	f->tkey = *k;
+}
+
+static void on_other(void *ctx, const struct ks_other_key *k, uint64_t v)
+{
+	struct found *f = ctx;
+
+	if (k->tgid != f->tgid || k->tid != f->tid)
+		return;
+	f->count += v;
+	f->keys++;
+	f->okey = *k;
+}
+
+static struct found me(void)
+{
+	struct found f = { .tgid = (uint32_t)getpid(),
+			   .tid = (uint32_t)syscall(SYS_gettid) };
+	return f;
+}
+
+static void renames(int n)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(prctl(PR_SET_NAME,
+				       i & 1 ? "kvmst-a" : "kvmst-b", 0, 0, 0),
+				 0);
+}
+
+/* The tracepoint's id, or -1 with the reason to skip. */
+static int rename_id(const char **why)
+{
+	char buf[32];
+	uint64_t v;
+
+	*why = "no task:task_rename in tracefs (mount -t tracefs none /sys/kernel/tracing)";
+	if (geteuid()) {
+		*why = "needs root for bpf(2) and perf_event_open";
+		return -1;
+	}
+	if (fs_read_at(AT_FDCWD, RENAME_DIR "/id", buf, sizeof(buf)) > 0 &&
+	    !util_parse_u64(buf, &v) && v < 1u << 30)
+		return (int)v;
+	return -1;
+}
+
+static struct bpf_engine *engine(uint32_t nslots)
+{
+	struct bpf_engine_cfg cfg = { .nslots = nslots,
+				      .tgid = (uint32_t)getpid(),
+				      .per_thread = true,
+				      .thread_entries = 1024 };
+	struct bpf_engine *e;
+	int err = 0;
+
+	e = bpf_engine_new(&cfg, &err);
+	ck_assert_msg(e, "bpf_engine_new: %s", strerror(-err));
+	return e;
+}
+
+static void load_attach(struct bpf_engine *e)
+{
+	const char *what;
+
+	ck_assert_msg(bpf_engine_load(e) == 0, "load: %s",
+		      bpf_engine_last_log());
+	ck_assert_int_eq(bpf_engine_attach(e, &what), 0);
+}
+
+START_TEST(test_plain_exact_per_thread)
+{
+	struct bpf_engine *e;
+	uint64_t counts[3];
+	struct found f;
+	const char *why;
+
+	if (rename_id(&why) < 0) {
+		test_skip("test_plain_exact_per_thread", "%s", why);
+		return;
+	}
+	e = engine(3);
+	ck_assert_int_eq(bpf_engine_plain(e, 1, "task_rename"), 0);
+	ck_assert_int_eq(bpf_engine_plain(e, KS_NPLAIN, "task_rename"), -ENOSPC);
+	load_attach(e);
+	/* per event, not per CPU: the 4 maps, the read-only data, 1
+	 * program and its link */
+	ck_assert_uint_le(bpf_engine_fds(e), 7);
+
+	renames(1000);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[0], 0);
+	ck_assert_uint_eq(counts[1], 1000);
+	f = me();
+	ck_assert_int_eq(bpf_engine_threads(e, on_thread, &f), 0);
+	ck_assert_uint_eq(f.keys, 1);
+	ck_assert_uint_eq(f.count, 1000);
+	ck_assert_uint_eq(f.tkey.slot, 1);
+	renames(234);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[1], 1234);
+
+	/* forgotten: gone, then counting again from zero */
+	ck_assert_int_eq(bpf_engine_forget_threads(e, &f.tkey, 1), 0);
+	f = me();
+	ck_assert_int_eq(bpf_engine_threads(e, on_thread, &f), 0);
+	ck_assert_uint_eq(f.keys, 0);
+	ck_assert_int_eq(bpf_engine_forget_threads(e, &f.tkey, 1), 0);
+	renames(17);
+	f = me();
+	ck_assert_int_eq(bpf_engine_threads(e, on_thread, &f), 0);
+	ck_assert_uint_eq(f.count, 17);
+	bpf_engine_free(e);
+}
+END_TEST
+
+static void set_oom(int v)
+{
+	FILE *fp = fopen("/proc/self/oom_score_adj", "w");
+
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "%d\n", v);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+START_TEST(test_record_reasons)
+{
+	struct ks_rec_cfg rc = { .parent_slot = 0, .src = 1 };
+	const struct tp_field *field;
+	struct tp_format *fmt = NULL;
+	struct bpf_engine *e;
+	uint64_t counts[3];
+	struct found f;
+	const char *why;
+	int id = rename_id(&why);
+
+	if (id < 0 || tp_format_load(RENAME_DIR "/format", &fmt)) {
+		test_skip("test_record_reasons", "%s", why);
+		return;
+	}
+	field = tp_format_field(fmt, "oom_score_adj");
+	ck_assert_ptr_nonnull(field);
+	rc.reason_off = field->offset;
+	rc.reason_size = field->size;
+	tp_format_free(fmt);
+
+	e = engine(3);
+	ck_assert_int_eq(bpf_engine_record(e, id, &rc), 0);
+	ck_assert_int_eq(bpf_engine_load(e), 0);
+	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, 5, 2), 0);
+	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, KS_MAXR, 2), -ERANGE);
+	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
+
+	set_oom(5);
+	renames(300);
+	set_oom(7); /* no slot */
+	renames(40);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[0], 340);
+	ck_assert_uint_eq(counts[2], 300);
+	f = me();
+	ck_assert_int_eq(bpf_engine_others(e, on_other, &f), 0);
+	ck_assert_uint_eq(f.keys, 1);
+	ck_assert_uint_eq(f.count, 40);
+	ck_assert_uint_eq(f.okey.src, 1);
+	ck_assert_uint_eq(f.okey.reason, 7);
+	bpf_engine_free(e);
+}
+END_TEST
+
+Suite *bpf_engine_suite(void)
+{
+	Suite *s = suite_create("bpf_engine");
+	TCase *tc = tcase_create("rename");
+
+	tcase_add_test(tc, test_plain_exact_per_thread);
+	tcase_add_test(tc, test_record_reasons);
+	suite_add_tcase(s, tc);
+	return s;
+}
