@@ -865,6 +865,9 @@ static int launcher_loop(struct launcher *l, int sfd)
 	return 0;
 }
 
+/* The "-name" word of a run by exec_named, or NULL. */
+static char *name_word;
+
 static int launch(void)
 {
 	struct launcher l = { .ready_fd = -1 };
@@ -935,6 +938,12 @@ static int launch(void)
 		l.nr_children++;
 		l.nr_alive++;
 	}
+	/* only the VM processes keep "-name" (as one QEMU process has it):
+	 * the launcher's command line, in its own copy of the argument
+	 * memory, says "-Name", so that a lookup by name (kvm_stat's through
+	 * ps) finds one process per guest */
+	if (name_word)
+		name_word[1] = 'N';
 	close(pipefd[1]);
 	l.ready_fd = pipefd[0];
 	if (fcntl(l.ready_fd, F_SETFL, O_NONBLOCK) < 0)
@@ -1133,6 +1142,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (named) {
 		/* run by exec_named: "-name guest=NAME" is for others */
+		name_word = argv[1];
 		argv[2] = argv[0];
 		argv += 2;
 		argc -= 2;
