@@ -133,6 +133,16 @@ static json_t *jo_vm_entry(json_t *field, pid_t pid, const char *guest)
 	return e;
 }
 
+/* A plain event count (what an idle vCPU counts 0 of): no unit, no
+ * histogram, not a bucket. */
+static bool jo_is_event(const struct snapshot *snap, int field)
+{
+	const struct field_info *f = &snap->fields[field];
+
+	return f->type == FIELD_CUMULATIVE && f->unit == UNIT_NONE &&
+	       f->hist == HIST_NONE && !snapshot_is_bucket(snap, field);
+}
+
 /*
  * The per-VM and per-vCPU entries of the fields in fobj (objects by field
  * id, NULL for fields not written): every VM read in the last refresh,
@@ -160,14 +170,17 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 						       vm->pid, vm->guest);
 			jo_values(vobj[row->field], snap, row);
 		}
-		/* the fields counted per vCPU in this VM: every vCPU is
+		/* the events counted per vCPU in this VM: every vCPU is
 		 * listed in them, one that counted nothing (idle) with 0 */
 		memset(split, 0, nf * sizeof(*split));
 		for (size_t j = 0; j < vm->nchildren; j++)
 			for (size_t r = 0;
 			     vm->children[j].fresh && r < vm->children[j].nrows;
 			     r++)
-				split[vm->children[j].rows[r].field] = true;
+				split[vm->children[j].rows[r].field] =
+					jo_is_event(snap, vm->children[j]
+								  .rows[r]
+								  .field);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
 
@@ -179,7 +192,7 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 				struct snap_row idle;
 				json_t *list, *e;
 
-				if (!fobj[f] || !split[f])
+				if (!fobj[f] || (!row && !split[f]))
 					continue;
 				if (!row) {
 					idle = (struct snap_row){
