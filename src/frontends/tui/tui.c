@@ -317,12 +317,13 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 
 		if (!f)
 			f = &plain;
-		/* kvm_stat leaves out what never counted (a histogram's
-		 * buckets stay: they are its shape) */
-		if (x->valid && !x->total && !x->delta && f->bucket < 0)
+		/* kvm_stat leaves out what never counted (a histogram and
+		 * its buckets stay: they are its shape) */
+		if (x->valid && !x->total && !x->delta && f->bucket < 0 &&
+		    f->hist == HIST_NONE)
 			continue;
 		row = tui_add_row(tp);
-		any = true;
+		any |= x->parent < 0 && tui_counts_events(x, f);
 
 		row->child = x->parent >= 0;
 		row->field = xstrdup(x->name);
