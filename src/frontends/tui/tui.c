@@ -1270,7 +1270,7 @@ static const struct tui_key tui_keys[] = {
 static const char *const tui_help_head[] = { "Interactive commands", "" };
 static const char *const tui_help_tail[] = {
 	"",
-	"Any other key refreshes at once. Press any key to go back.",
+	"Any other key refreshes at once; only q quits. Press any key to go back.",
 };
 
 /* The entry a key belongs to, or NULL. */
