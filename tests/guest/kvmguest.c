@@ -1103,7 +1103,8 @@ static int parse_options(int argc, char **argv)
 
 /*
  * -N NAME: runs this program again with "-name guest=NAME" (a comma
- * doubled, as QEMU escapes it) right after the program name, so that its
+ * doubled, as QEMU escapes it; a NAME that starts with "guest=" is taken
+ * as the whole -name value) right after the program name, so that its
  * command line, and its VM processes', reads as a QEMU guest's does. The
  * new run drops those two words before parsing the options. Returns only
  * when exec fails.
@@ -1111,20 +1112,25 @@ static int parse_options(int argc, char **argv)
 static int exec_named(int argc, char **argv)
 {
 	char **av = calloc((size_t)argc + 3, sizeof(*av));
-	size_t len = strlen(opts.name), k = 0;
+	size_t len = strlen(opts.name), k;
 	char *val = malloc(2 * len + sizeof("guest="));
 
 	if (!av || !val) {
 		error_msg("out of memory");
 		return 1;
 	}
-	k = (size_t)sprintf(val, "guest=");
-	for (size_t i = 0; i < len; i++) {
-		val[k++] = opts.name[i];
-		if (opts.name[i] == ',')
-			val[k++] = ',';
+	if (!strncmp(opts.name, "guest=", 6)) {
+		/* "guest=NAME,debug-threads=on": a -name value already */
+		strcpy(val, opts.name);
+	} else {
+		k = (size_t)sprintf(val, "guest=");
+		for (size_t i = 0; i < len; i++) {
+			val[k++] = opts.name[i];
+			if (opts.name[i] == ',')
+				val[k++] = ',';
+		}
+		val[k] = '\0';
 	}
-	val[k] = '\0';
 	av[0] = argv[0];
 	av[1] = "-name";
 	av[2] = val;

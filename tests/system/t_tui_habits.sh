@@ -70,9 +70,11 @@ f=$(screen | head -n 1 | sed -n 's/.*  filter \(.*\)$/\1/p' | sed 's/ *$//')
 [ "$f" = '^kvm_(pio|userspace_exit|fpu|emulate_insn)$' ] || fail "f: the filter is '$f'"
 sleep 1.2
 # --- the Total line sums the events shown ---
-sum=$(screen | awk '/^kvm_/ { s += $2 } END { print s + 0 }')
-tot=$(row Total | awk '{ print $2 }')
-[ -n "$tot" ] && [ "$tot" = "$sum" ] || fail "Total '$tot', events sum to $sum: $(screen)"
+# (one capture: the next refresh may come between two)
+shot=$(screen)
+sum=$(awk '/^kvm_/ { s += $2 } END { print s + 0 }' <<<"$shot")
+tot=$(awk '$1 == "Total" { print $2 }' <<<"$shot")
+[ -n "$tot" ] && [ "$tot" = "$sum" ] || fail "Total '$tot', events sum to $sum: $shot"
 
 # --- x: child events shown and hidden, no count restarts ---
 sleep 1
