@@ -655,7 +655,9 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 	for (size_t i = 0; i < l->nfes; i++)
 		l->fes[i].providers = l->providers;
 	/* what the front-ends need the providers to count */
-	l->children = opts->children;
+	/* the monitor starts with child events hidden, as kvm_stat's,
+	 * until its 'x' */
+	l->children = opts->children && !l->need.counts_all;
 	if (l->need.past)
 		opts->include_past = true;
 	if (l->need.children || l->need.counts_all)

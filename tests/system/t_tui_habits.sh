@@ -117,10 +117,12 @@ expect "kvm statistics - pid $vm_b (habits-b)"
 keys c; expect "kvm statistics - summary"
 keys f; keys -l zzz; keys Enter
 expect "No matching events reported yet"
-for k in a z 1 9 '<' '>' Escape Left Right Up Down Home End BSpace Space Tab b b o o r v Enter; do
+for k in a z 1 9 '<' '>' Escape Left Right Up Down Home End BSpace Space Tab o o r v Enter 'C-\'; do
 	keys "$k"
+	sleep 0.05	# Escape then Left must not read as one sequence
 done
-keys h; expect "Interactive commands"; keys Space
+sleep 0.5
+keys h; expect "Interactive commands" 200; keys Space
 sleep 1.2
 running || fail "the monitor ended on a key: $(cat "$TMP/exit.$S")"
 screen | grep -q "kvm statistics" || fail "no monitor after the keys: $(screen)"

@@ -181,6 +181,10 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	signal(SIGBUS, tui_crash);
 	signal(SIGFPE, tui_crash);
 	signal(SIGABRT, tui_crash);
+	/* Ctrl-\ is a key like the others: only q (or Ctrl-C, SIGINT, as
+	 * in every mode) ends the monitor, never a core dump that leaves
+	 * the terminal in curses' state */
+	signal(SIGQUIT, SIG_IGN);
 	/* wide characters (µs) need the user's locale; without UTF-8 the
 	 * units are written in ASCII (us) */
 	setlocale(LC_ALL, "");
