@@ -60,6 +60,11 @@ struct frontend_view {
 	bool vms;	    /* per-VM and per-vCPU breakdowns, guest names */
 	bool children;	    /* child events: the providers count them,
 				 * its snapshots keep them (others do not) */
+	bool counts_all;    /* the providers count every field and child
+				 * event from the start; its snapshots keep
+				 * what -f and its requests ask, so changing
+				 * the filter or showing child events resets
+				 * no count */
 	bool past;	    /* totals since each VM started, as -i */
 	bool whole;	    /* the whole selection, not the rows
 				 * --vcpu/--per-vcpu pick */
@@ -70,6 +75,10 @@ struct frontend_ops {
 	/* The view the options select this front-end with (a static const
 	 * one), or NULL when they do not select it. */
 	const struct frontend_view *(*select)(const struct options *opts);
+	/* Optional, before any provider opens: 0 when open can succeed, or
+	 * -errno with a one-line reason in fe->msg (a usage problem), so
+	 * that what cannot run fails at once. */
+	int (*check)(struct frontend *fe, const struct options *opts);
 	/* 0, or -errno with a one-line reason in fe->msg: a usage problem,
 	 * unless the op sets fe->runtime. */
 	int (*open)(struct frontend *fe, const struct options *opts);

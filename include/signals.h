@@ -8,6 +8,8 @@
 #ifndef KVMSTAT_SIGNALS_H
 #define KVMSTAT_SIGNALS_H
 
+#include <signal.h>
+
 /* What the next pending signal asks for. */
 enum signals_event {
 	SIGNALS_NONE, /* nothing pending */
@@ -24,6 +26,13 @@ enum signals_event {
  * close-on-exec) or -errno.
  */
 int signals_open(void);
+/*
+ * SIGWINCH is blocked too, outside the loop's wait: the monitor's
+ * curses handler runs only there (a resize while sampling interrupts the
+ * next wait at once). Sets *mask to the one to wait with: the caller's
+ * mask without SIGWINCH.
+ */
+void signals_wait_mask(sigset_t *mask);
 /* Reads the next pending signal from fd. */
 enum signals_event signals_next(int fd);
 

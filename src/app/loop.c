@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,8 @@ static int open_providers(struct loop *l, bool all_fields)
 		p->fields = &l->stats.fields;
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
-		p->filter = all_fields ? NULL : &o->filter;
+		p->filter = all_fields || l->need.counts_all ? NULL :
+							       &o->filter;
 		p->children = all_fields || o->children;
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = o->pid != 0 || l->want_vms;
@@ -289,6 +291,7 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 {
 	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS];
 	struct frontend *in[LOOP_MAX_FRONTENDS];
+	sigset_t wait_mask;
 	size_t nin = 0;
 
 	for (size_t i = 0; i < l->nfes; i++) {
@@ -307,21 +310,39 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	}
 	pfd[0].fd = l->sigfd;
 	pfd[0].events = POLLIN;
+	signals_wait_mask(&wait_mask);
 	for (;;) {
 		uint64_t now = util_now_ns();
 		enum signals_event ev;
-		int timeout, n;
+		struct timespec ts;
+		int n;
 
 		if (now >= deadline) {
 			*wake = LOOP_TIMEOUT;
 			return 0;
 		}
-		timeout = (int)((deadline - now + 999999) / 1000000);
-		n = poll(pfd, 1 + nin, timeout);
+		ts.tv_sec = (time_t)((deadline - now) / 1000000000ull);
+		ts.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		/* the signals a front-end handles itself (SIGWINCH) are
+		 * blocked but here: one that came while sampling interrupts
+		 * this wait at once, none is lost in between */
+		n = ppoll(pfd, 1 + nin, &ts, &wait_mask);
 		if (n < 0 && errno != EINTR)
 			return loop_fail(l, -errno, false, "poll: %s",
 					 strerror(errno));
-		if (n <= 0)
+		if (n < 0) {
+			/* a signal a front-end handles itself (the
+			 * monitor's SIGWINCH): its input says what it
+			 * means now, not at the next refresh */
+			for (size_t i = 0; i < nin; i++)
+				if (in[i]->ops->input(in[i]) != UI_NONE) {
+					*wake = LOOP_INPUT;
+					*from = in[i];
+					return 0;
+				}
+			continue;
+		}
+		if (!n)
 			continue;
 		while ((ev = signals_next(l->sigfd)) != SIGNALS_NONE) {
 			if (ev == SIGNALS_HUP) {
@@ -476,6 +497,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 			  bool *quit)
 {
 	struct options *o = l->opts;
+	bool pid_changed = false;
 	struct errmsg err;
 
 	*quit = false;
@@ -490,6 +512,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		o->delay = req->delay;
 		break;
 	case UI_CLEAR:
+		pid_changed = o->pid != 0;
 		o->pid = 0;
 		o->guest = NULL;
 		/* fall through */
@@ -502,6 +525,9 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		if (filter_set(&o->filter,
 			       o->fields ? o->fields : FILTER_DEFAULT, &err))
 			break;
+		/* every field is counted already: only the view changes */
+		if (l->need.counts_all && !pid_changed)
+			break;
 		return reopen_providers(l);
 	case UI_SET_PID:
 		o->pid = req->pid;
@@ -510,6 +536,9 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_SET_CHILDREN:
 		l->children = req->on;
+		/* counted from the start: only the snapshots change */
+		if (l->need.counts_all)
+			break;
 		o->children = req->on || l->need.children;
 		return reopen_providers(l);
 	case UI_SET_VMS:
@@ -520,6 +549,38 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		break;
 	}
 	return 0;
+}
+
+/*
+ * The monitor's -g NAME (or g NAME): when the VM watched is gone and one VM
+ * of that name runs again (restarted), it is watched instead. True when
+ * the pid changed.
+ */
+static bool follow_guest(struct loop *l)
+{
+	struct options *o = l->opts;
+	pid_t *pids = NULL;
+	bool moved = false;
+	int n;
+
+	if (!o->pid || !o->guest || vm_pid_is_vm(o->proc_root, o->pid))
+		return false;
+	n = vm_find_by_name(o->proc_root, o->guest, &pids);
+	if (n == 1 && pids[0] != o->pid) {
+		o->pid = pids[0];
+		moved = true;
+	}
+	free(pids);
+	return moved;
+}
+
+/* A setting the monitor asked for could not be applied (a VM that left
+ * between the key and now): the monitor stays, its header says why. */
+static void monitor_failed(struct loop *l)
+{
+	snprintf(l->providers, sizeof(l->providers), "no source: %s",
+		 l->msg.text);
+	errmsg_clear(&l->msg);
 }
 
 /* The monitor: the first screen at once, the next after 0.25 s, then
@@ -547,8 +608,10 @@ static int run_interactive(struct loop *l)
 		if (wake == LOOP_INPUT) {
 			act = from->req.action;
 			rc = handle_request(l, &from->req, &quit);
-			if (rc || quit)
+			if (quit)
 				return rc;
+			if (rc)
+				monitor_failed(l);
 			if (act != UI_REFRESH && act != UI_RESET) {
 				loop_render(l, false);
 				if (act != UI_SET_DELAY)
@@ -562,6 +625,8 @@ static int run_interactive(struct loop *l)
 				continue;
 			}
 		}
+		if (follow_guest(l) && reopen_providers(l))
+			monitor_failed(l);
 		sample_all(l);
 		loop_render(l, false);
 		deadline = util_now_ns() + delay_ns(l);
@@ -653,13 +718,23 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 	handoff_raise_nofile();
 	l->nfes = frontend_select(opts, l->fes, LOOP_MAX_FRONTENDS);
 	frontend_needs(l->fes, l->nfes, &l->need);
+	/* what cannot open (the monitor without a terminal) fails before
+	 * the providers take seconds to open and close */
+	for (size_t i = 0; i < l->nfes && !opts->fields_help; i++) {
+		struct frontend *fe = &l->fes[i];
+
+		if (fe->ops->check && (rc = fe->ops->check(fe, opts)))
+			return loop_fail(l, rc, true, "%s", fe->msg.text);
+	}
 	for (size_t i = 0; i < l->nfes; i++)
 		l->fes[i].providers = l->providers;
 	/* what the front-ends need the providers to count */
-	l->children = opts->children;
+	/* the monitor starts with child events hidden, as kvm_stat's,
+	 * until its 'x' */
+	l->children = opts->children && !l->need.counts_all;
 	if (l->need.past)
 		opts->include_past = true;
-	if (l->need.children)
+	if (l->need.children || l->need.counts_all)
 		opts->children = true;
 	l->want_vms = l->need.vms;
 	stats_init(&l->stats, opts->include_past);

@@ -29,7 +29,20 @@ int signals_open(void)
 	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	/* not read from the signalfd: delivered in the wait only */
+	sigemptyset(&set);
+	sigaddset(&set, SIGWINCH);
+	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
+		close(fd);
+		return -errno;
+	}
 	return fd;
+}
+
+void signals_wait_mask(sigset_t *mask)
+{
+	sigprocmask(SIG_SETMASK, NULL, mask);
+	sigdelset(mask, SIGWINCH);
 }
 
 enum signals_event signals_next(int fd)

@@ -16,6 +16,7 @@
 #include "snapshot.h"
 #include "stats.h"
 #include "util.h"
+#include "vm.h"
 
 /* What a snapshot owns. */
 struct snap_store {
@@ -35,6 +36,7 @@ struct sb_scope {
 	pid_t pid;
 	int vcpu;
 	size_t slot;	   /* final index in store.scopes */
+	pid_t tid;	   /* a vCPU's thread, found in /proc */
 	bool exits_seen;   /* a FIELD_EXITS field was read */
 	uint64_t ev_total; /* sum of the events */
 	int64_t ev_delta;
@@ -283,6 +285,32 @@ static void sb_find_scopes(struct snap_builder *b)
 	}
 }
 
+/*
+ * Every vCPU of each VM found, idle ones too: a vCPU that counted nothing
+ * has no cell, yet it is one of the VM's, so the threads its VMM named
+ * "CPU N/KVM" in /proc (where the guest names come from) add its scope.
+ */
+static void sb_find_vcpus(struct snap_builder *b, const struct guests *g)
+{
+	size_t nfound = b->nsc;
+
+	if (!g || !g->proc_root)
+		return;
+	for (size_t i = 0; i < nfound; i++) {
+		struct vm_info v = { .pid = b->sc[i].pid };
+
+		if (b->sc[i].vcpu != SAMPLE_ALL_VCPUS ||
+		    vm_load_vcpus(g->proc_root, &v))
+			continue;
+		for (size_t c = 0; c < v.nvcpus; c++) {
+			int k = sb_scope(b, v.pid, v.vcpus[c].index);
+
+			b->sc[k].tid = v.vcpus[c].tid;
+		}
+		vm_info_clear(&v);
+	}
+}
+
 /* Lays the scopes out, whole, the VMs by pid, then every VM's vCPUs by
  * index, and links the tree. */
 static void sb_layout(struct snap_builder *b)
@@ -345,8 +373,17 @@ static void sb_summaries(struct snap_builder *b)
 		sb_summary_add(b, &all[x->slot], x, s->keys[i].field,
 			       &s->cells[i]);
 	}
-	for (size_t i = 0; i < b->nsc; i++)
-		sb_summary_end(b, &all[b->sc[i].slot], &b->sc[i]);
+	for (size_t i = 0; i < b->nsc; i++) {
+		struct snap_scope *g = &all[b->sc[i].slot];
+
+		sb_summary_end(b, g, &b->sc[i]);
+		/* a vCPU whose thread runs is there, idle or not */
+		if (b->sc[i].tid) {
+			g->fresh = true;
+			if (!g->tid)
+				g->tid = b->sc[i].tid;
+		}
+	}
 }
 
 /* Appends the row of one cell of field to the scope being built. */
@@ -645,6 +682,7 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	sb_index_buckets(&b);
 	sb_filter(&b, req->filter, req->children);
 	sb_find_scopes(&b);
+	sb_find_vcpus(&b, req->guests);
 	sb_layout(&b);
 	sb_summaries(&b);
 	sb_rows(&b);

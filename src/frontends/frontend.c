@@ -49,6 +49,7 @@ void frontend_needs(const struct frontend *fes, size_t n,
 		out->owns_terminal |= v->owns_terminal;
 		out->vms |= v->vms;
 		out->children |= v->children;
+		out->counts_all |= v->counts_all;
 		out->past |= v->past;
 		out->whole |= v->whole;
 	}

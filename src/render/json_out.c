@@ -133,6 +133,16 @@ static json_t *jo_vm_entry(json_t *field, pid_t pid, const char *guest)
 	return e;
 }
 
+/* A plain event count (what an idle vCPU counts 0 of): no unit, no
+ * histogram, not a bucket. */
+static bool jo_is_event(const struct snapshot *snap, int field)
+{
+	const struct field_info *f = &snap->fields[field];
+
+	return f->type == FIELD_CUMULATIVE && f->unit == UNIT_NONE &&
+	       f->hist == HIST_NONE && !snapshot_is_bucket(snap, field);
+}
+
 /*
  * The per-VM and per-vCPU entries of the fields in fobj (objects by field
  * id, NULL for fields not written): every VM read in the last refresh,
@@ -142,6 +152,7 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 {
 	size_t nf = snap->nfields ? snap->nfields : 1;
 	json_t **vobj = xmalloc(nf * sizeof(*vobj));
+	bool *split = xmalloc(nf * sizeof(*split));
 	const struct snap_scope *whole = snap->whole;
 
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
@@ -159,17 +170,40 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 						       vm->pid, vm->guest);
 			jo_values(vobj[row->field], snap, row);
 		}
+		/* the events counted per vCPU in this VM: every vCPU is
+		 * listed in them, one that counted nothing (idle) with 0 */
+		memset(split, 0, nf * sizeof(*split));
+		for (size_t j = 0; j < vm->nchildren; j++)
+			for (size_t r = 0;
+			     vm->children[j].fresh && r < vm->children[j].nrows;
+			     r++)
+				split[vm->children[j].rows[r].field] =
+					jo_is_event(snap, vm->children[j]
+								  .rows[r]
+								  .field);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
 
 			if (!vc->fresh)
 				continue;
-			for (size_t r = 0; r < vc->nrows; r++) {
-				const struct snap_row *row = &vc->rows[r];
+			for (size_t f = 0; f < snap->nfields; f++) {
+				const struct snap_row
+					*row = snapshot_scope_row(vc, (int)f);
+				struct snap_row idle;
 				json_t *list, *e;
 
-				if (!fobj[row->field])
+				if (!fobj[f] || (!row && !split[f]))
 					continue;
+				if (!row) {
+					idle = (struct snap_row){
+						.field = (int)f,
+						.name = snap->fields[f].name,
+						.parent = snap->fields[f].parent,
+						.type = snap->fields[f].type,
+						.valid = true,
+					};
+					row = &idle;
+				}
 				if (!vobj[row->field])
 					vobj[row->field] =
 						jo_vm_entry(fobj[row->field],
@@ -194,6 +228,7 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 		}
 	}
 	free(vobj);
+	free(split);
 }
 
 /* "providers": the words of "tracepoint debugfs". */

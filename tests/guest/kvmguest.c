@@ -90,6 +90,7 @@ static struct options {
 	double hold; /* seconds */
 	bool stats_fds;
 	bool wait_signal;
+	const char *name; /* -N: the guest name QEMU's -name would give */
 } opts = {
 	.vms = 1,
 	.vcpus = 1,
@@ -864,6 +865,9 @@ static int launcher_loop(struct launcher *l, int sfd)
 	return 0;
 }
 
+/* The "-name" word of a run by exec_named, or NULL. */
+static char *name_word;
+
 static int launch(void)
 {
 	struct launcher l = { .ready_fd = -1 };
@@ -934,6 +938,12 @@ static int launch(void)
 		l.nr_children++;
 		l.nr_alive++;
 	}
+	/* only the VM processes keep "-name" (as one QEMU process has it):
+	 * the launcher's command line, in its own copy of the argument
+	 * memory, says "-Name", so that a lookup by name (kvm_stat's through
+	 * ps) finds one process per guest */
+	if (name_word)
+		name_word[1] = 'N';
 	close(pipefd[1]);
 	l.ready_fd = pipefd[0];
 	if (fcntl(l.ready_fd, F_SETFL, O_NONBLOCK) < 0)
@@ -974,8 +984,8 @@ static void usage(FILE *f)
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
 		"  -w, --wait-signal    start the vCPUs only on SIGUSR1\n"
-		"  -N, --name NAME      ignored; shows NAME in the command line the\n"
-		"                       way QEMU's -name guest=NAME does (for -g)\n"
+		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
+		"                       line, where QEMU users have it (for -g)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
@@ -1074,7 +1084,7 @@ static int parse_options(int argc, char **argv)
 			opts.wait_signal = true;
 			break;
 		case 'N':
-			/* only shown in the command line, as QEMU's -name is */
+			opts.name = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1091,10 +1101,61 @@ static int parse_options(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * -N NAME: runs this program again with "-name guest=NAME" (a comma
+ * doubled, as QEMU escapes it; a NAME that starts with "guest=" is taken
+ * as the whole -name value) right after the program name, so that its
+ * command line, and its VM processes', reads as a QEMU guest's does. The
+ * new run drops those two words before parsing the options. Returns only
+ * when exec fails.
+ */
+static int exec_named(int argc, char **argv)
+{
+	char **av = calloc((size_t)argc + 3, sizeof(*av));
+	size_t len = strlen(opts.name), k;
+	char *val = malloc(2 * len + sizeof("guest="));
+
+	if (!av || !val) {
+		error_msg("out of memory");
+		return 1;
+	}
+	if (!strncmp(opts.name, "guest=", 6)) {
+		/* "guest=NAME,debug-threads=on": a -name value already */
+		strcpy(val, opts.name);
+	} else {
+		k = (size_t)sprintf(val, "guest=");
+		for (size_t i = 0; i < len; i++) {
+			val[k++] = opts.name[i];
+			if (opts.name[i] == ',')
+				val[k++] = ',';
+		}
+		val[k] = '\0';
+	}
+	av[0] = argv[0];
+	av[1] = "-name";
+	av[2] = val;
+	for (int i = 1; i < argc; i++)
+		av[i + 2] = argv[i];
+	execv("/proc/self/exe", av);
+	error_msg("cannot run again with -name: %s", strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	bool named = argc > 2 && !strcmp(argv[1], "-name");
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (named) {
+		/* run by exec_named: "-name guest=NAME" is for others */
+		name_word = argv[1];
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
 	if (parse_options(argc, argv))
 		return 2;
+	if (opts.name && !named)
+		return exec_named(argc, argv);
 	return launch();
 }

@@ -514,6 +514,74 @@ START_TEST(test_guest_names)
 }
 END_TEST
 
+/* Every vCPU of a VM: the threads its VMM named "CPU N/KVM" add the
+ * scopes of vCPUs that counted nothing, with their thread, alive. */
+START_TEST(test_idle_vcpus)
+{
+	char root[] = "/tmp/kvmstat-vcpus-XXXXXX", path[256];
+	static const char *const comm[] = { "qemu", "CPU 0/KVM", "CPU 1/KVM",
+					    "CPU 2/KVM" };
+	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS };
+	const struct snap_scope *vm;
+	struct snapshot snap;
+	struct guests g;
+	struct stats s;
+	FILE *f;
+	int e;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/4242", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/4242/task", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	for (int t = 0; t < 4; t++) {
+		snprintf(path, sizeof(path), "%s/4242/task/%d", root, 4242 + t);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/4242/task/%d/comm", root,
+			 4242 + t);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "%s\n", comm[t]);
+		fclose(f);
+	}
+	stats_init(&s, false);
+	e = fid(&s, "kvm_userspace_exit", -1, FIELD_CUMULATIVE);
+	/* only vCPU 1 counted */
+	push(&s, e, 4242, SAMPLE_ALL_VCPUS, 0, 0);
+	push(&s, e, 4242, 1, 0, 0);
+	stats_update(&s, 0);
+	push(&s, e, 4242, SAMPLE_ALL_VCPUS, 5, 0);
+	push(&s, e, 4242, 1, 5, 0);
+	stats_update(&s, 1000000000ull);
+
+	/* without guest lookups (the batch views): what was read */
+	snapshot_build(&s, &req, &snap);
+	ck_assert_uint_eq(snap.whole->nchildren, 1);
+	ck_assert_uint_eq(snap.whole->children[0].nchildren, 1);
+	snapshot_free(&snap);
+
+	guests_init(&g, root);
+	req.guests = &g;
+	snapshot_build(&s, &req, &snap);
+	ck_assert_uint_eq(snap.whole->nchildren, 1);
+	vm = &snap.whole->children[0];
+	ck_assert_int_eq(vm->pid, 4242);
+	ck_assert_uint_eq(vm->nchildren, 3);
+	for (int c = 0; c < 3; c++) {
+		ck_assert_int_eq(vm->children[c].vcpu, c);
+		ck_assert_int_eq(vm->children[c].tid, 4243 + c);
+		ck_assert(vm->children[c].fresh);
+		ck_assert_uint_eq(vm->children[c].total, c == 1 ? 5 : 0);
+		ck_assert_uint_eq(vm->children[c].nrows, c == 1 ? 1 : 0);
+	}
+	snapshot_free(&snap);
+	guests_free(&g);
+	stats_free(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 Suite *snapshot_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -527,6 +595,7 @@ Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_tree);
 	tcase_add_test(tc, test_outlives_stats);
 	tcase_add_test(tc, test_guest_names);
+	tcase_add_test(tc, test_idle_vcpus);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -57,6 +57,7 @@ struct tui_row {
 	bool hist;   /* a histogram (Enter shows its buckets) */
 	bool child;  /* indented under its parent */
 	bool gone;   /* VM or vCPU no longer read */
+	bool total;  /* the events view's Total line, kept last */
 };
 
 struct tui_priv {
@@ -73,13 +74,21 @@ struct tui_priv {
 	bool picking;	    /* events view: arrows moved a selection */
 	bool ascii;	    /* the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
-	char input[256];     /* prompt text being edited */
+	char input[256]; /* prompt text being edited */
+	char hint[256];	 /* the value it replaces, shown beside */
+	char **picks;	 /* 'p', 'g': the guests to pick ("PID  NAME") */
+	size_t npicks;
 	struct errmsg error; /* why the last input was refused */
 	struct tui_row *rows;
 	size_t nrows;
-	int sel, top; /* selected row, first row shown */
+	bool total_text;      /* the Total line's text: */
+	char *sum, *sum_rate; /* events and their rate */
+	int sel, top;	      /* selected row, first row shown */
 	/* header facts */
 	pid_t pid;
+	char *pid_name; /* guest name of pid, looked up when pid changes */
+	pid_t named;	/* the pid pid_name is of */
+	bool dead;	/* the VM watched has exited */
 	char *guest;
 	double delay;
 	char *filter;
@@ -145,14 +154,24 @@ static int tui_ncols(const struct tui_priv *tp)
 	return n;
 }
 
-static int tui_open(struct frontend *fe, const struct options *opts)
+/* Before any provider opens: without a terminal the run ends at once. */
+static int tui_check(struct frontend *fe, const struct options *opts)
 {
-	struct tui_priv *tp;
-
+	(void)opts;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return errmsg_set(
 			&fe->msg, -ENOTTY,
 			"the monitor needs a terminal: use -1 or -l for output to a file or pipe");
+	return 0;
+}
+
+static int tui_open(struct frontend *fe, const struct options *opts)
+{
+	struct tui_priv *tp;
+	int rc = tui_check(fe, opts);
+
+	if (rc)
+		return rc;
 	tp = xcalloc(1, sizeof(*tp));
 	tp->opts = opts;
 	tp->sort = 3; /* CurAvg/s, as kvm_stat */
@@ -162,6 +181,10 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	signal(SIGBUS, tui_crash);
 	signal(SIGFPE, tui_crash);
 	signal(SIGABRT, tui_crash);
+	/* Ctrl-\ is a key like the others: only q (or Ctrl-C, SIGINT, as
+	 * in every mode) ends the monitor, never a core dump that leaves
+	 * the terminal in curses' state */
+	signal(SIGQUIT, SIG_IGN);
 	/* wide characters (µs) need the user's locale; without UTF-8 the
 	 * units are written in ASCII (us) */
 	setlocale(LC_ALL, "");
@@ -201,6 +224,35 @@ static void tui_free_rows(struct tui_priv *tp)
 	free(tp->rows);
 	tp->rows = NULL;
 	tp->nrows = 0;
+	free(tp->sum);
+	free(tp->sum_rate);
+	tp->sum = tp->sum_rate = NULL;
+	tp->total_text = false;
+}
+
+static void tui_free_picks(struct tui_priv *tp)
+{
+	for (size_t i = 0; i < tp->npicks; i++)
+		free(tp->picks[i]);
+	free(tp->picks);
+	tp->picks = NULL;
+	tp->npicks = 0;
+}
+
+/* The running guests, pid and name, to pick from (as kvm_stat lists). */
+static void tui_load_picks(struct tui_priv *tp)
+{
+	struct vm_info *v = NULL;
+	size_t n = 0;
+
+	tui_free_picks(tp);
+	if (vm_list(tp->opts->proc_root, &v, &n))
+		return;
+	tp->picks = xcalloc(n ? n : 1, sizeof(*tp->picks));
+	for (size_t i = 0; i < n; i++)
+		tp->picks[tp->npicks++] = xasprintf("%8d  %s", v[i].pid,
+						    v[i].name ? v[i].name : "-");
+	vm_list_free(v, n);
 }
 
 static struct tui_row *tui_add_row(struct tui_priv *tp)
@@ -222,28 +274,60 @@ static void tui_set(struct tui_row *r, int col, double key, const char *fmt, ...
 	r->key[col] = key;
 }
 
+/* A plain event count: what the %Total shares and the Total line sum. */
+static bool tui_counts_events(const struct snap_row *x,
+			      const struct field_info *f)
+{
+	return f && x->type == FIELD_CUMULATIVE && f->unit == UNIT_NONE &&
+	       f->hist == HIST_NONE && f->bucket < 0;
+}
+
+/* The parent row of child row x in the view, or NULL. */
+static const struct snap_row *tui_parent_row(const struct snapshot *snap,
+					     const struct snap_row *x)
+{
+	for (size_t i = 0; i < snap->nrows; i++)
+		if (snap->rows[i].field == x->parent && !snap->rows[i].per_vcpu)
+			return &snap->rows[i];
+	return NULL;
+}
+
+/*
+ * The summary as kvm_stat shows it: events that counted nothing are left
+ * out, a parent's %Total is its share of every event, a child's its share
+ * of its parent, and a Total line (added after sorting) sums the events.
+ */
 static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 {
 	static const struct field_info plain = { .bucket = -1 };
-	double sum = 0;
+	double sum = 0, sum_rate = 0;
+	bool any = false;
 	char t[32], r[32];
 
 	for (size_t i = 0; i < snap->nrows; i++) {
-		const struct field_info *f = snapshot_row_field(snap,
-								&snap->rows[i]);
+		const struct snap_row *x = &snap->rows[i];
 
-		if (f && snap->rows[i].parent < 0 &&
-		    snap->rows[i].type == FIELD_CUMULATIVE &&
-		    f->unit == UNIT_NONE && f->hist == HIST_NONE)
-			sum += (double)snap->rows[i].total;
+		if (x->parent < 0 &&
+		    tui_counts_events(x, snapshot_row_field(snap, x))) {
+			sum += (double)x->total;
+			sum_rate += x->rate;
+		}
 	}
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *x = &snap->rows[i];
 		const struct field_info *f = snapshot_row_field(snap, x);
-		struct tui_row *row = tui_add_row(tp);
+		const struct snap_row *par;
+		struct tui_row *row;
 
 		if (!f)
 			f = &plain;
+		/* kvm_stat leaves out what never counted (a histogram and
+		 * its buckets stay: they are its shape) */
+		if (x->valid && !x->total && !x->delta && f->bucket < 0 &&
+		    f->hist == HIST_NONE)
+			continue;
+		row = tui_add_row(tp);
+		any |= x->parent < 0 && tui_counts_events(x, f);
 
 		row->child = x->parent >= 0;
 		row->field = xstrdup(x->name);
@@ -279,14 +363,40 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 		ui_text_scaled(t, sizeof(t), (double)x->total, 10);
 		ui_text_scaled(r, sizeof(r), x->rate, 9);
 		tui_set(row, 1, (double)x->total, "%s", t);
-		if (x->parent < 0 && x->type == FIELD_CUMULATIVE && sum > 0 &&
-		    f->unit == UNIT_NONE && f->hist == HIST_NONE)
+		par = x->parent >= 0 ? tui_parent_row(snap, x) : NULL;
+		if (x->parent < 0 && tui_counts_events(x, f) && sum > 0)
 			tui_set(row, 2, 100.0 * x->total / sum, "%.1f",
 				100.0 * x->total / sum);
+		else if (par && par->total &&
+			 tui_counts_events(par, snapshot_row_field(snap, par)))
+			tui_set(row, 2, 100.0 * x->total / par->total, "%.1f",
+				100.0 * x->total / par->total);
 		else
 			tui_set(row, 2, -1, " ");
 		tui_set(row, 3, x->rate, "%s", r);
 	}
+	if (!any)
+		return;
+	tp->total_text = true;
+	ui_text_scaled(t, sizeof(t), sum, 10);
+	ui_text_scaled(r, sizeof(r), sum_rate, 9);
+	tp->sum = xasprintf("%s", t);
+	tp->sum_rate = xasprintf("%s", r);
+}
+
+/* The Total line, last whatever the order. */
+static void tui_add_total(struct tui_priv *tp)
+{
+	struct tui_row *row;
+
+	if (!tp->total_text)
+		return;
+	row = tui_add_row(tp);
+	row->total = true;
+	tui_set(row, 0, 0, "Total");
+	tui_set(row, 1, 0, "%s", tp->sum);
+	tui_set(row, 2, -1, " ");
+	tui_set(row, 3, 0, "%s", tp->sum_rate);
 }
 
 /* The buckets of one histogram: range, total, share, this interval. */
@@ -430,8 +540,26 @@ static int tui_bucket_cmp(const void *a, const void *b)
 	return x->bucket - y->bucket;
 }
 
-/* Sorts; in the events view children stay right under their parent. */
+static void tui_sort_rows(struct tui_priv *tp);
+
+/* Sorts; in the events view children stay right under their parent and
+ * the Total line stays last. */
 static void tui_sort(struct tui_priv *tp)
+{
+	struct tui_row total;
+	bool has_total = tp->nrows && tp->rows[tp->nrows - 1].total;
+
+	if (has_total)
+		total = tp->rows[--tp->nrows];
+	tui_sort_rows(tp);
+	if (has_total) {
+		tp->rows = xrealloc(tp->rows,
+				    (tp->nrows + 1) * sizeof(*tp->rows));
+		tp->rows[tp->nrows++] = total;
+	}
+}
+
+static void tui_sort_rows(struct tui_priv *tp)
 {
 	sort_tp = tp;
 	if (tp->view == VIEW_HIST)
@@ -496,6 +624,21 @@ static void tui_attr_header(struct tui_priv *tp, bool on)
 	}
 }
 
+static void tui_draw_footer(struct tui_priv *tp, int rows, int cols);
+
+/* The body while 'p' or 'g' asks: the guests to pick from. */
+static void tui_draw_picks(struct tui_priv *tp, int y, int rows, int cols)
+{
+	attron(A_UNDERLINE);
+	mvaddnstr(y++, 0, "     Pid  Guest name", cols);
+	attroff(A_UNDERLINE);
+	for (size_t i = 0; i < tp->npicks && y < rows - 1; i++)
+		mvaddnstr(y++, 0, tp->picks[i], cols);
+	if (!tp->npicks && y < rows - 1)
+		mvaddnstr(y, 0, "(no running guest found)", cols);
+	tui_draw_footer(tp, rows, cols);
+}
+
 /* The help screen, drawn from the key table (below, with the keys). */
 static void tui_draw_help(int cols);
 
@@ -526,9 +669,9 @@ static void tui_draw(struct tui_priv *tp)
 			 tp->vm);
 	else if (tp->view == VIEW_VMS)
 		snprintf(hdr, sizeof(hdr), "kvm statistics - guests");
-	else if (tp->guest)
-		snprintf(hdr, sizeof(hdr), "kvm statistics - guest %s",
-			 tp->guest);
+	else if (tp->pid && tp->pid_name)
+		snprintf(hdr, sizeof(hdr), "kvm statistics - pid %d (%s)",
+			 tp->pid, tp->pid_name);
 	else if (tp->pid)
 		snprintf(hdr, sizeof(hdr), "kvm statistics - pid %d", tp->pid);
 	else
@@ -536,6 +679,14 @@ static void tui_draw(struct tui_priv *tp)
 	attron(A_BOLD);
 	mvaddnstr(y, 0, hdr, cols);
 	attroff(A_BOLD);
+	if (tp->dead && tp->view == VIEW_EVENTS) {
+		/* kvm_stat's mark: the last numbers stay on the screen */
+		attron(A_BLINK | A_STANDOUT);
+		addnstr("   Guest is DEAD   ", cols - getcurx(stdscr) > 0 ?
+						       cols - getcurx(stdscr) :
+						       0);
+		attroff(A_BLINK | A_STANDOUT);
+	}
 	snprintf(hdr, sizeof(hdr), "   [%s]  delay %.1fs%s%s%s",
 		 tp->providers ? tp->providers : "", tp->delay,
 		 tp->filter ? "  filter " : "", tp->filter ? tp->filter : "",
@@ -589,6 +740,10 @@ static void tui_draw(struct tui_priv *tp)
 		tp->top = tp->sel - body + 1;
 	if (tp->top > (int)tp->nrows - body)
 		tp->top = (int)tp->nrows - body > 0 ? (int)tp->nrows - body : 0;
+	if (tp->picks) {
+		tui_draw_picks(tp, y, rows, cols);
+		return;
+	}
 	for (int i = tp->top; i < (int)tp->nrows && y < rows - 1; i++, y++) {
 		const struct tui_row *r = &tp->rows[i];
 		bool selected = i == tp->sel && tp->view != VIEW_HIST &&
@@ -596,6 +751,8 @@ static void tui_draw(struct tui_priv *tp)
 
 		if (selected)
 			attron(A_REVERSE);
+		if (r->total)
+			attron(A_BOLD);
 		if (r->gone && tp->color)
 			attron(COLOR_PAIR(2));
 		move(y, 0);
@@ -621,30 +778,40 @@ static void tui_draw(struct tui_priv *tp)
 		}
 		if (r->gone && tp->color)
 			attroff(COLOR_PAIR(2));
+		if (r->total)
+			attroff(A_BOLD);
 		if (selected)
 			attroff(A_REVERSE);
 	}
 	if (!tp->nrows)
 		mvaddnstr(y, 0,
 			  tp->view == VIEW_EVENTS ?
-				  "(no fields: press c to clear the filter)" :
+				  "No matching events reported yet" :
 				  "(no VM data: the providers report none yet)",
 			  cols);
 
-	/* footer: a prompt, or the most used keys */
+	tui_draw_footer(tp, rows, cols);
+}
+
+/* The last line: a prompt, or the most used keys; then the refresh. */
+static void tui_draw_footer(struct tui_priv *tp, int rows, int cols)
+{
+	char hdr[ERRMSG_MAX + 1024];
+
 	move(rows - 1, 0);
 	clrtoeol();
 	if (tp->prompt != PROMPT_NONE) {
 		static const char *const what[] = {
 			[PROMPT_FILTER] = "Filter fields (regex, empty = default)",
-			[PROMPT_PID] = "Show pid (empty = all)",
+			[PROMPT_PID] = "Show pid or guest name (empty = all)",
 			[PROMPT_GUEST] = "Show guest name or pid (empty = all)",
-			[PROMPT_DELAY] = "Update interval in seconds (0.1-25.5)",
+			[PROMPT_DELAY] =
+				"Update interval in seconds (0.1-25.5, empty = 3.0)",
 		};
 
-		snprintf(hdr, sizeof(hdr), "%s%s%s: %s", tp->error.text,
-			 errmsg_isset(&tp->error) ? " - " : "",
-			 what[tp->prompt], tp->input);
+		snprintf(hdr, sizeof(hdr), "%s%s%s [now: %s]: %s",
+			 tp->error.text, errmsg_isset(&tp->error) ? " - " : "",
+			 what[tp->prompt], tp->hint, tp->input);
 		mvaddnstr(rows - 1, 0, hdr, cols);
 		curs_set(1);
 	} else {
@@ -674,7 +841,13 @@ static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
 	tp->filter = o->fields ? xstrdup(o->fields) : NULL;
 	free(tp->providers);
 	tp->providers = fe->providers ? xstrdup(fe->providers) : NULL;
-	tp->children = o->children;
+	if (tp->pid != tp->named) {
+		free(tp->pid_name);
+		tp->pid_name = tp->pid ? vm_guest_name(o->proc_root, tp->pid) :
+					 NULL;
+		tp->named = tp->pid;
+	}
+	tp->dead = tp->pid && !vm_pid_is_vm(o->proc_root, tp->pid);
 }
 
 static int tui_render(struct frontend *fe, const struct snapshot *snap)
@@ -690,6 +863,8 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	else
 		tui_model_groups(tp, snap);
 	tui_sort(tp);
+	if (tp->view == VIEW_EVENTS)
+		tui_add_total(tp);
 	tui_draw(tp);
 	return 0;
 }
@@ -727,11 +902,7 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		if (*end || pid <= 0) {
 			pid_t p;
 
-			if (tp->prompt == PROMPT_PID) {
-				errmsg_set(&tp->error, -EINVAL,
-					   "\"%s\" is not a pid", tp->input);
-				return UI_NONE;
-			}
+			/* a guest name, for 'p' as for 'g' */
 			if (vm_resolve_guest(o->proc_root, tp->input, &p,
 					     &tp->error))
 				return UI_NONE;
@@ -745,6 +916,10 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		req->pid = (pid_t)pid;
 		return UI_SET_PID;
 	case PROMPT_DELAY:
+		if (!tp->input[0]) {
+			req->delay = DELAY_DEFAULT;
+			return UI_SET_DELAY;
+		}
 		req->delay = strtod(tp->input, &end);
 		if (end == tp->input || *end ||
 		    !(req->delay >= DELAY_MIN - 1e-9 &&
@@ -772,6 +947,7 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 	case KEY_ESC:
 		tp->prompt = PROMPT_NONE;
 		errmsg_clear(&tp->error);
+		tui_free_picks(tp);
 		break;
 	case KEY_BACKSPACE:
 	case 127:
@@ -785,6 +961,7 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 		act = tui_accept(tp, req);
 		if (act != UI_NONE) {
 			tp->prompt = PROMPT_NONE;
+			tui_free_picks(tp);
 			return act;
 		}
 		tp->input[0] = '\0'; /* refused: ask again */
@@ -800,6 +977,8 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 	return UI_NONE;
 }
 
+/* Opens a prompt: the input starts empty (typing replaces the value),
+ * the current value shown beside as a hint. */
 static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 {
 	const struct options *o = tp->opts;
@@ -807,13 +986,20 @@ static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 	tp->prompt = p;
 	errmsg_clear(&tp->error);
 	tp->input[0] = '\0';
-	/* the current value, to edit */
-	if (p == PROMPT_FILTER && o->fields)
-		snprintf(tp->input, sizeof(tp->input), "%s", o->fields);
+	tp->hint[0] = '\0';
+	if (p == PROMPT_FILTER)
+		snprintf(tp->hint, sizeof(tp->hint), "%s",
+			 o->fields ? o->fields : "default");
 	else if (p == PROMPT_DELAY)
-		snprintf(tp->input, sizeof(tp->input), "%.1f", o->delay);
-	else if ((p == PROMPT_PID || p == PROMPT_GUEST) && o->pid)
-		snprintf(tp->input, sizeof(tp->input), "%d", o->pid);
+		snprintf(tp->hint, sizeof(tp->hint), "%.1f", o->delay);
+	else if (o->pid && o->guest)
+		snprintf(tp->hint, sizeof(tp->hint), "%s", o->guest);
+	else if (o->pid)
+		snprintf(tp->hint, sizeof(tp->hint), "%d", o->pid);
+	else
+		snprintf(tp->hint, sizeof(tp->hint), "all");
+	if (p == PROMPT_PID || p == PROMPT_GUEST)
+		tui_load_picks(tp);
 	tui_draw(tp);
 }
 
@@ -907,7 +1093,9 @@ static enum ui_action tui_key_children(struct frontend *fe,
 
 	(void)k;
 	(void)ch;
-	fe->req.on = !tp->children;
+	/* the providers count them all along: no count restarts */
+	tp->children = !tp->children;
+	fe->req.on = tp->children;
 	return UI_SET_CHILDREN;
 }
 
@@ -1027,7 +1215,7 @@ static const struct tui_key tui_keys[] = {
 	  UI_CLEAR },
 	{ { 'f' },
 	  "f",
-	  "filter fields by regular expression",
+	  "filter fields by regular expression (empty: the default)",
 	  tui_key_prompt,
 	  PROMPT_FILTER },
 	{ { 'g' },
@@ -1037,7 +1225,11 @@ static const struct tui_key tui_keys[] = {
 	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
 	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)", tui_key_order, 0 },
-	{ { 'p' }, "p", "filter by pid", tui_key_prompt, PROMPT_PID },
+	{ { 'p' },
+	  "p",
+	  "filter by pid or guest name",
+	  tui_key_prompt,
+	  PROMPT_PID },
 	{ { 'q' }, "q", "quit", tui_key_action, UI_QUIT },
 	{ { 'r' },
 	  "r",
@@ -1051,7 +1243,8 @@ static const struct tui_key tui_keys[] = {
 	  PROMPT_DELAY },
 	{ { 'x' },
 	  "x",
-	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit",
+	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit\n"
+	  "(no count restarts)",
 	  tui_key_children,
 	  0 },
 	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
@@ -1081,7 +1274,7 @@ static const struct tui_key tui_keys[] = {
 static const char *const tui_help_head[] = { "Interactive commands", "" };
 static const char *const tui_help_tail[] = {
 	"",
-	"Any other key refreshes at once. Press any key to go back.",
+	"Any other key refreshes at once; only q quits. Press any key to go back.",
 };
 
 /* The entry a key belongs to, or NULL. */
@@ -1192,8 +1385,10 @@ static void tui_close(struct frontend *fe)
 	free(tp->hist);
 	free(tp->hist_summary);
 	free(tp->guest);
+	free(tp->pid_name);
 	free(tp->filter);
 	free(tp->providers);
+	tui_free_picks(tp);
 	free(tp);
 	tui_current = NULL;
 	fe->priv = NULL;
@@ -1204,6 +1399,7 @@ static const struct frontend_view tui_view = {
 	.pace = FRONTEND_INTERACTIVE,
 	.at_once = true,
 	.owns_terminal = true,
+	.counts_all = true,
 };
 
 static const struct frontend_view *tui_select(const struct options *opts)
@@ -1214,6 +1410,7 @@ static const struct frontend_view *tui_select(const struct options *opts)
 const struct frontend_ops tui_frontend_ops = {
 	.name = "tui",
 	.select = tui_select,
+	.check = tui_check,
 	.open = tui_open,
 	.render = tui_render,
 	.input_fd = tui_input_fd,
