@@ -8,6 +8,8 @@
 #define KVMSTAT_UI_TEXT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "snapshot.h"
@@ -15,14 +17,29 @@
 
 /* "%-42s%10llu%10lld\n" per row, rows as sorted in the snapshot. */
 void ui_text_batch(struct strbuf *b, const struct snapshot *snap);
-/* Field names, each followed by a space, then a newline. */
-void ui_text_log_header(struct strbuf *b, const struct snapshot *snap);
-/* "YYYY-MM-DD HH:MM:SS" then " %9lld" per row (" %9s" "-" if stale). */
-void ui_text_log_line(struct strbuf *b, const struct snapshot *snap);
-/* "timestamp,NAME,NAME...\n" */
-void ui_text_csv_header(struct strbuf *b, const struct snapshot *snap);
-/* "YYYY-MM-DD HH:MM:SS,DELTA,...\n" (empty field if stale) */
-void ui_text_csv_line(struct strbuf *b, const struct snapshot *snap);
+/*
+ * The log's and CSV's columns are fixed when the run starts (the log
+ * front-end keeps them): these take the names, or one interval's deltas,
+ * in column order.
+ */
+/* Field names, each escaped and followed by a space, then a newline. */
+void ui_text_log_header(struct strbuf *b, char *const *names, size_t n);
+/* "YYYY-MM-DD HH:MM:SS" then " %9lld" per column. */
+void ui_text_log_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n);
+/* "timestamp,NAME,NAME...\n", names escaped */
+void ui_text_csv_header(struct strbuf *b, char *const *names, size_t n);
+/* "YYYY-MM-DD HH:MM:SS,DELTA,...\n" */
+void ui_text_csv_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n);
+/*
+ * A field name for a log or CSV header: control characters, blanks,
+ * commas, DEL and backslashes become "\xNN" (two lower-case hex digits),
+ * so a name read from the kernel or a VMM can neither split a column nor
+ * start a line. (Batch output gets slice A's helper; the two are to be
+ * merged.)
+ */
+void ui_text_log_escape(struct strbuf *b, const char *name);
 /* True when every delta in the snapshot is zero (or unknown): -z skips it. */
 bool ui_text_all_zero(const struct snapshot *snap);
 /* Local time as "YYYY-MM-DD HH:MM:SS" into buf (at least 20 bytes). */
