@@ -217,7 +217,8 @@ END_TEST
  * left out, and the header is never written again. */
 START_TEST(test_log_columns_fixed)
 {
-	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256];
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256], err[256];
+	int saved, efd;
 	struct options o = { .mode = MODE_LOG, .csv = true, .skip_zero = true };
 	struct frontend fe = { .ops = &log_frontend_ops };
 	struct snap_row first[] = { { .name = "a", .valid = true },
@@ -243,16 +244,33 @@ START_TEST(test_log_columns_fixed)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/k.csv", dir);
 	o.log_file = path;
+	snprintf(err, sizeof(err), "%s/err", dir);
 	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
 	ck_assert_int_eq(fe.ops->render(&fe, &s0), 0);
 	ck_assert_str_eq(slurp(path), "timestamp,a,b\n");
+	/* what the log says on stderr, into err */
+	fflush(stderr);
+	saved = dup(2);
+	efd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(efd, 0);
+	dup2(efd, 2);
 	ck_assert_int_eq(fe.ops->render(&fe, &s1), 0);
 	ck_assert_int_eq(fe.ops->render(&fe, &s2), 0); /* all 0: -z */
 	ck_assert_int_eq(fe.ops->render(&fe, &s1), 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(efd);
 	fe.ops->close(&fe);
 	ck_assert_str_eq(slurp(path), "timestamp,a,b\n"
 				      "2023-11-14 22:13:20,5,0\n"
 				      "2023-11-14 22:13:20,5,0\n");
+	/* the vCPU that appeared later is said once */
+	ck_assert_int_eq(count(slurp(err), "\n"), 1);
+	ck_assert_ptr_nonnull(
+		strstr(slurp(err),
+		       "c/vcpu1: a vCPU that appeared after the start"));
+	unlink(err);
 	unlink(path);
 	rmdir(dir);
 }
