@@ -198,18 +198,26 @@ static void log_header(struct log_priv *lp, struct strbuf *b)
  * would land under other names. */
 static int log_check_file_header(struct frontend *fe, struct log_priv *lp)
 {
-	struct strbuf h;
+	struct strbuf h, had;
 	int rc = 0;
 
 	if (!lp->csv || !lp->file_header)
 		return 0;
 	strbuf_init(&h);
+	strbuf_init(&had);
 	log_header(lp, &h);
 	h.s[h.len - 1] = '\0'; /* the newline */
+	/* the file's line, its control characters shown as '?': the
+	 * message stays one line whatever the file holds */
+	strbuf_add(&had, lp->file_header);
+	for (char *p = had.s; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
 	if (strcmp(h.s, lp->file_header))
 		rc = errmsg_set(&fe->msg, -EINVAL,
 				"log file %s has the CSV header '%s' but this run writes '%s': rotate the file (move it away) or log the same fields (-f)",
-				lp->path, lp->file_header, h.s);
+				lp->path, had.s, h.s);
+	strbuf_free(&had);
 	strbuf_free(&h);
 	return rc;
 }
@@ -226,9 +234,14 @@ static void log_accumulate(struct log_priv *lp, const struct snapshot *snap)
 			if (r->valid)
 				lp->acc[c] += r->delta;
 		} else if (r->per_vcpu && !lp->said_vcpus) {
+			struct strbuf name;
+
+			strbuf_init(&name);
+			ui_text_log_escape(&name, r->name);
 			fprintf(stderr,
 				"kvmstat: %s: a vCPU that appeared after the start is left out of the log (its columns are fixed); restart kvmstat to log it\n",
-				r->name);
+				name.s);
+			strbuf_free(&name);
 			lp->said_vcpus = true;
 		}
 	}
