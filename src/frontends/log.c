@@ -222,8 +222,8 @@ static int log_check_file_header(struct frontend *fe, struct log_priv *lp)
 	return rc;
 }
 
-/* Folds a snapshot's deltas into the columns; says once that vCPUs which
- * appeared after the start are left out. */
+/* Folds a snapshot's deltas into the columns; says once that per-vCPU
+ * rows which appeared after the start are left out. */
 static void log_accumulate(struct log_priv *lp, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nrows; i++) {
@@ -239,7 +239,7 @@ static void log_accumulate(struct log_priv *lp, const struct snapshot *snap)
 			strbuf_init(&name);
 			ui_text_log_escape(&name, r->name);
 			fprintf(stderr,
-				"kvmstat: %s: a vCPU that appeared after the start is left out of the log (its columns are fixed); restart kvmstat to log it\n",
+				"kvmstat: %s: per-vCPU columns that appeared after the start (a new vCPU, a new event of one) are left out of the log, whose columns are fixed at the start; restart kvmstat to log them\n",
 				name.s);
 			strbuf_free(&name);
 			lp->said_vcpus = true;

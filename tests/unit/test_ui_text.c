@@ -269,7 +269,7 @@ START_TEST(test_log_columns_fixed)
 	ck_assert_int_eq(count(slurp(err), "\n"), 1);
 	ck_assert_ptr_nonnull(
 		strstr(slurp(err),
-		       "c/vcpu1: a vCPU that appeared after the start"));
+		       "c/vcpu1: per-vCPU columns that appeared after the start"));
 	unlink(err);
 	unlink(path);
 	rmdir(dir);
