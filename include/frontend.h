@@ -101,6 +101,8 @@ struct frontend {
 	struct errmsg msg;     /* why open, render or reopen failed */
 	bool runtime;	       /* open failed, but not on a bad option
 					 * value (exit status 1, not 2) */
+	bool usage;	       /* render failed on what the user asked
+				* for (exit status 2, not 1) */
 	struct ui_request req; /* the last request of input() */
 	const char *providers; /* "tracepoint debugfs", for headers */
 };

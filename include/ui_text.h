@@ -8,6 +8,8 @@
 #define KVMSTAT_UI_TEXT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "snapshot.h"
@@ -30,14 +32,21 @@ void text_escape_name(struct strbuf *b, const char *name);
  * with them after the columns.
  */
 void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units);
-/* Field names, each followed by a space, then a newline. */
-void ui_text_log_header(struct strbuf *b, const struct snapshot *snap);
-/* "YYYY-MM-DD HH:MM:SS" then " %9lld" per row (" %9s" "-" if stale). */
-void ui_text_log_line(struct strbuf *b, const struct snapshot *snap);
-/* "timestamp,NAME,NAME...\n" */
-void ui_text_csv_header(struct strbuf *b, const struct snapshot *snap);
-/* "YYYY-MM-DD HH:MM:SS,DELTA,...\n" (empty field if stale) */
-void ui_text_csv_line(struct strbuf *b, const struct snapshot *snap);
+/*
+ * The log's and CSV's columns are fixed when the run starts (the log
+ * front-end keeps them): these take the names, or one interval's deltas,
+ * in column order.
+ */
+/* Field names, each escaped and followed by a space, then a newline. */
+void ui_text_log_header(struct strbuf *b, char *const *names, size_t n);
+/* "YYYY-MM-DD HH:MM:SS" then " %9lld" per column. */
+void ui_text_log_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n);
+/* "timestamp,NAME,NAME...\n", names escaped */
+void ui_text_csv_header(struct strbuf *b, char *const *names, size_t n);
+/* "YYYY-MM-DD HH:MM:SS,DELTA,...\n" */
+void ui_text_csv_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n);
 /* True when every delta in the snapshot is zero (or unknown): -z skips it. */
 bool ui_text_all_zero(const struct snapshot *snap);
 /* Local time as "YYYY-MM-DD HH:MM:SS" into buf (at least 20 bytes). */

@@ -268,7 +268,7 @@ int loop_render(struct loop *l, bool at_once_only)
 		snapshot_free(&snap);
 		if (rc && !first) {
 			first = rc;
-			loop_fail(l, rc, false, "%s", fe->msg.text);
+			loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
 		}
 	}
 	return first;

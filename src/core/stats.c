@@ -98,6 +98,10 @@ const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
  * (a new VM, a new exit reason) counted all of its value during the run.
  * A counter that goes backwards was reset: what it reads now is what
  * happened since, unless the provider says it merely lost contributors.
+ * A counter's delta is never negative: a jump forward too large for one
+ * interval (10 to 2^64-1: a reset to garbage, or a counter that went
+ * backwards by a little and wrapped) is taken as a reset to that value,
+ * counting nothing, and the deltas go on from it.
  */
 static void cell_update(struct stat_cell *c, enum field_type type, uint64_t raw,
 			unsigned int flags, bool initial, bool include_past)
@@ -110,13 +114,14 @@ static void cell_update(struct stat_cell *c, enum field_type type, uint64_t raw,
 			c->delta = 0;
 			c->total = 0;
 		} else {
-			c->delta = initial ? 0 : (int64_t)raw;
+			c->delta = initial || raw > INT64_MAX ? 0 :
+								(int64_t)raw;
 			c->total = raw;
 		}
-	} else if (raw >= c->raw) {
+	} else if (raw >= c->raw && raw - c->raw <= INT64_MAX) {
 		c->delta = (int64_t)(raw - c->raw);
 		c->total += raw - c->raw;
-	} else if (flags & SAMPLE_REBASE) {
+	} else if (raw >= c->raw || (flags & SAMPLE_REBASE) || raw > INT64_MAX) {
 		c->delta = 0;
 	} else {
 		c->delta = (int64_t)raw;

@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
+#include "logfile.h"
 #include "options.h"
 #include "ui_text.h"
 #include "util.h"
@@ -29,17 +30,13 @@ struct json_priv {
 	struct strbuf b;
 };
 
+/* Opens the -L file for appending (see logfile.h: no links, no FIFOs). */
 static int json_open_file(struct json_priv *jp, struct errmsg *msg)
 {
-	int fd = open(jp->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int fd = logfile_open(jp->path, false, msg);
 
-	if (fd < 0) {
-		int e = errno;
-
-		return errmsg_set(msg, -e,
-				  "cannot write log file %s: %s; pick a writable path for -L",
-				  jp->path, strerror(e));
-	}
+	if (fd < 0)
+		return fd;
 	jp->fd = fd;
 	return 0;
 }

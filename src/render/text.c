@@ -3,7 +3,8 @@
  * Batch, log and CSV text: the formats kvm_stat scripts parse. Batch lines
  * are the name in 42 columns then total and delta in 10 each; log lines are
  * a timestamp then each delta in a 9-wide column after a space; CSV is a
- * timestamp then the deltas, comma separated.
+ * timestamp then the deltas, comma separated. Log and CSV values are
+ * always integers; their headers escape what would split a column.
  */
 #include <stdio.h>
 #include <string.h>
@@ -136,48 +137,46 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
 	strbuf_free(&name);
 }
 
-void ui_text_log_header(struct strbuf *b, const struct snapshot *snap)
+void ui_text_log_header(struct strbuf *b, char *const *names, size_t n)
 {
-	for (size_t i = 0; i < snap->nrows; i++)
-		strbuf_addf(b, "%s ", snap->rows[i].name);
-	strbuf_add(b, "\n");
-}
-
-void ui_text_log_line(struct strbuf *b, const struct snapshot *snap)
-{
-	char ts[32];
-
-	ui_text_timestamp(ts, sizeof(ts), &snap->wall);
-	strbuf_add(b, ts);
-	for (size_t i = 0; i < snap->nrows; i++) {
-		if (snap->rows[i].valid)
-			strbuf_addf(b, " %9lld", (long long)snap->rows[i].delta);
-		else
-			strbuf_addf(b, " %9s", "-");
+	for (size_t i = 0; i < n; i++) {
+		text_escape_name(b, names[i]);
+		strbuf_add(b, " ");
 	}
 	strbuf_add(b, "\n");
 }
 
-void ui_text_csv_header(struct strbuf *b, const struct snapshot *snap)
+void ui_text_log_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n)
+{
+	char ts[32];
+
+	ui_text_timestamp(ts, sizeof(ts), wall);
+	strbuf_add(b, ts);
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(b, " %9lld", (long long)deltas[i]);
+	strbuf_add(b, "\n");
+}
+
+void ui_text_csv_header(struct strbuf *b, char *const *names, size_t n)
 {
 	strbuf_add(b, "timestamp");
-	for (size_t i = 0; i < snap->nrows; i++)
-		strbuf_addf(b, ",%s", snap->rows[i].name);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_add(b, ",");
+		text_escape_name(b, names[i]);
+	}
 	strbuf_add(b, "\n");
 }
 
-void ui_text_csv_line(struct strbuf *b, const struct snapshot *snap)
+void ui_text_csv_line(struct strbuf *b, const struct timespec *wall,
+		      const int64_t *deltas, size_t n)
 {
 	char ts[32];
 
-	ui_text_timestamp(ts, sizeof(ts), &snap->wall);
+	ui_text_timestamp(ts, sizeof(ts), wall);
 	strbuf_add(b, ts);
-	for (size_t i = 0; i < snap->nrows; i++) {
-		if (snap->rows[i].valid)
-			strbuf_addf(b, ",%lld", (long long)snap->rows[i].delta);
-		else
-			strbuf_add(b, ",");
-	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(b, ",%lld", (long long)deltas[i]);
 	strbuf_add(b, "\n");
 }
 

@@ -88,6 +88,39 @@ START_TEST(test_reset_is_not_negative)
 }
 END_TEST
 
+/* A counter that jumps from 10 to 2^64-1 (a wrap) logs no negative delta:
+ * it is a reset to that value, and the deltas go on from it. */
+START_TEST(test_wrap_is_not_negative)
+{
+	struct stats s;
+	int f, v;
+
+	stats_init(&s, false);
+	f = fid(&s, "exits", -1, FIELD_CUMULATIVE);
+	v = fid(&s, "late", -1, FIELD_CUMULATIVE);
+	push(&s, f, 0, -1, 5, 0);
+	stats_update(&s, 1);
+	push(&s, f, 0, -1, 10, 0);
+	stats_update(&s, 2);
+	ck_assert_int_eq(s.sum[f].delta, 5);
+	push(&s, f, 0, -1, UINT64_MAX, 0);
+	/* a series first seen mid-run at a huge value counts nothing */
+	push(&s, v, 0, -1, UINT64_MAX - 1, 0);
+	stats_update(&s, 3);
+	ck_assert_int_eq(s.sum[f].delta, 0);
+	ck_assert_uint_eq(s.sum[f].total, 5);
+	ck_assert_int_eq(s.sum[v].delta, 0);
+	/* from 2^64-1 over the top to 3: a reset, 3 counted */
+	push(&s, f, 0, -1, 3, 0);
+	push(&s, v, 0, -1, UINT64_MAX, 0);
+	stats_update(&s, 4);
+	ck_assert_int_eq(s.sum[f].delta, 3);
+	ck_assert_uint_eq(s.sum[f].total, 8);
+	ck_assert_int_eq(s.sum[v].delta, 1);
+	stats_free(&s);
+}
+END_TEST
+
 START_TEST(test_rebase_on_lost_contributor)
 {
 	struct stats s;
@@ -193,6 +226,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_delta_and_total);
 	tcase_add_test(tc, test_include_past);
 	tcase_add_test(tc, test_reset_is_not_negative);
+	tcase_add_test(tc, test_wrap_is_not_negative);
 	tcase_add_test(tc, test_rebase_on_lost_contributor);
 	tcase_add_test(tc, test_gauge);
 	tcase_add_test(tc, test_new_series_counts_whole_value);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "frontend.h"
@@ -34,6 +35,7 @@ static struct snapshot snap(void)
 	setenv("TZ", "UTC", 1);
 	tzset();
 	s.wall.tv_sec = 1700000000; /* 2023-11-14 22:13:20 UTC */
+	s.interval_ns = 1000000000; /* not the first sample */
 	return s;
 }
 
@@ -62,18 +64,22 @@ START_TEST(test_batch)
 }
 END_TEST
 
+static char *col_names[] = { "exits", "kvm_exit(EXTERNAL_INTERRUPT)", "gone",
+			     "wide_ns" };
+static const int64_t col_deltas[] = { 42, -3, 0, 1234567890123ll };
+
 START_TEST(test_log)
 {
 	struct snapshot s = snap();
 	struct strbuf b;
 
 	strbuf_init(&b);
-	ui_text_log_header(&b, &s);
-	ui_text_log_line(&b, &s);
+	ui_text_log_header(&b, col_names, 4);
+	ui_text_log_line(&b, &s.wall, col_deltas, 4);
 	ck_assert_str_eq(
 		b.s,
-		"exits kvm_exit(EXTERNAL_INTERRUPT) stale wide_ns \n"
-		"2023-11-14 22:13:20        42        -3         - 1234567890123\n");
+		"exits kvm_exit(EXTERNAL_INTERRUPT) gone wide_ns \n"
+		"2023-11-14 22:13:20        42        -3         0 1234567890123\n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -84,11 +90,30 @@ START_TEST(test_csv)
 	struct strbuf b;
 
 	strbuf_init(&b);
-	ui_text_csv_header(&b, &s);
-	ui_text_csv_line(&b, &s);
+	ui_text_csv_header(&b, col_names, 4);
+	ui_text_csv_line(&b, &s.wall, col_deltas, 4);
 	ck_assert_str_eq(b.s,
-			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
-			 "2023-11-14 22:13:20,42,-3,,1234567890123\n");
+			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),gone,wide_ns\n"
+			 "2023-11-14 22:13:20,42,-3,0,1234567890123\n");
+	strbuf_free(&b);
+}
+END_TEST
+
+/* Names from the kernel or a VMM cannot split a column or a line. */
+START_TEST(test_log_escape)
+{
+	char *odd[] = { "a b,c\td\ne\\f\x7fg", "kvm_exit(HLT)" };
+	struct strbuf b;
+
+	strbuf_init(&b);
+	ui_text_csv_header(&b, odd, 2);
+	ck_assert_str_eq(
+		b.s,
+		"timestamp,a\\x20b\\x2cc\\x09d\\x0ae\\x5cf\\x7fg,kvm_exit(HLT)\n");
+	strbuf_reset(&b);
+	ui_text_log_header(&b, odd, 2);
+	ck_assert_str_eq(b.s,
+			 "a\\x20b\\x2cc\\x09d\\x0ae\\x5cf\\x7fg kvm_exit(HLT) \n");
 	strbuf_free(&b);
 }
 END_TEST
@@ -160,7 +185,7 @@ START_TEST(test_log_file_csv_reopen)
 	fe.ops->close(&fe);
 	ck_assert_str_eq(slurp(path),
 			 "timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns\n"
-			 "2023-11-14 22:13:20,42,-3,,1234567890123\n");
+			 "2023-11-14 22:13:20,42,-3,0,1234567890123\n");
 	ck_assert_int_eq(count(slurp(moved), "\n"), 27);
 	unlink(path);
 	unlink(moved);
@@ -192,6 +217,137 @@ START_TEST(test_log_header_repeat_and_skip_zero)
 	ck_assert_int_eq(count(slurp(path), "2023-11-14"), 41);
 	unlink(path);
 	rmdir(dir);
+}
+END_TEST
+
+/* The columns are those of the first sample, whose header is written at
+ * once (-z too): a field gone later logs 0, one that appears later is
+ * left out, and the header is never written again. */
+START_TEST(test_log_columns_fixed)
+{
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256], err[256];
+	int saved, efd;
+	struct options o = { .mode = MODE_LOG, .csv = true, .skip_zero = true };
+	struct frontend fe = { .ops = &log_frontend_ops };
+	struct snap_row first[] = { { .name = "a", .valid = true },
+				    { .name = "b", .valid = true } };
+	struct snap_row later[] = { { .name = "a", .delta = 5, .valid = true },
+				    { .name = "c", .delta = 7, .valid = true },
+				    { .name = "c/vcpu1",
+				      .delta = 7,
+				      .valid = true,
+				      .per_vcpu = true } };
+	struct snap_row stale[] = { { .name = "b", .delta = 9 } };
+	struct snapshot s0 = snap(), s1, s2;
+
+	s0.rows = first;
+	s0.nrows = 2;
+	s0.interval_ns = 0;
+	s1 = snap();
+	s1.rows = later;
+	s1.nrows = 3;
+	s2 = s1;
+	s2.rows = stale;
+	s2.nrows = 1;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.csv", dir);
+	o.log_file = path;
+	snprintf(err, sizeof(err), "%s/err", dir);
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &s0), 0);
+	ck_assert_str_eq(slurp(path), "timestamp,a,b\n");
+	/* what the log says on stderr, into err */
+	fflush(stderr);
+	saved = dup(2);
+	efd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(efd, 0);
+	dup2(efd, 2);
+	ck_assert_int_eq(fe.ops->render(&fe, &s1), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &s2), 0); /* all 0: -z */
+	ck_assert_int_eq(fe.ops->render(&fe, &s1), 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(efd);
+	fe.ops->close(&fe);
+	ck_assert_str_eq(slurp(path), "timestamp,a,b\n"
+				      "2023-11-14 22:13:20,5,0\n"
+				      "2023-11-14 22:13:20,5,0\n");
+	/* the vCPU that appeared later is said once */
+	ck_assert_int_eq(count(slurp(err), "\n"), 1);
+	ck_assert_ptr_nonnull(
+		strstr(slurp(err),
+		       "c/vcpu1: per-vCPU columns that appeared after the start"));
+	unlink(err);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* Appending CSV to a file with another header is refused (status 2),
+ * naming both headers and the fix; the file is left as it was. */
+START_TEST(test_log_csv_other_header)
+{
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256];
+	struct options o = { .mode = MODE_LOG, .csv = true };
+	struct frontend fe = { .ops = &log_frontend_ops };
+	struct snapshot s = snap();
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.csv", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("timestamp,exits\n2023-11-14 22:13:20,1\n", f);
+	fclose(f);
+	o.log_file = path;
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	ck_assert_int_eq(fe.ops->render(&fe, &s), -EINVAL);
+	ck_assert(fe.usage);
+	ck_assert_msg(strstr(fe.msg.text, "'timestamp,exits'") &&
+			      strstr(fe.msg.text,
+				     "'timestamp,exits,kvm_exit(EXTERNAL_INTERRUPT),stale,wide_ns'") &&
+			      strstr(fe.msg.text, "rotate the file"),
+		      "%s", fe.msg.text);
+	fe.ops->close(&fe);
+	ck_assert_str_eq(slurp(path),
+			 "timestamp,exits\n2023-11-14 22:13:20,1\n");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* -L never follows a symbolic link, never opens a FIFO (nor blocks on
+ * one), and creates its file with mode 0640. */
+START_TEST(test_log_file_safe_open)
+{
+	char dir[] = "/tmp/kvmstat-logXXXXXX", path[256], target[256];
+	struct options o = { .mode = MODE_LOG };
+	struct frontend fe = { .ops = &log_frontend_ops };
+	struct stat st;
+	mode_t old = umask(022);
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.log", dir);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	o.log_file = path;
+	ck_assert_int_eq(fe.ops->open(&fe, &o), 0);
+	fe.ops->close(&fe);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0640);
+	unlink(path);
+	ck_assert_int_eq(close(open(target, O_CREAT | O_WRONLY, 0600)), 0);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(fe.ops->open(&fe, &o), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "is a symbolic link"));
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(fe.ops->open(&fe, &o), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(fe.msg.text, "is a FIFO"));
+	unlink(path);
+	unlink(target);
+	rmdir(dir);
+	umask(old);
 }
 END_TEST
 
@@ -355,6 +511,10 @@ Suite *ui_text_suite(void)
 	tcase_add_test(tc, test_log_file_csv_reopen);
 	tcase_add_test(tc, test_log_header_repeat_and_skip_zero);
 	tcase_add_test(tc, test_log_file_unwritable);
+	tcase_add_test(tc, test_log_columns_fixed);
+	tcase_add_test(tc, test_log_csv_other_header);
+	tcase_add_test(tc, test_log_file_safe_open);
+	tcase_add_test(tc, test_log_escape);
 	tcase_add_test(tc, test_scaled);
 	tcase_add_test(tc, test_batch_units_and_histograms);
 	tcase_add_test(tc, test_escape_name);
