@@ -147,22 +147,45 @@ $(BUILD)/tests/bench: tests/bench/bench.c $(LIB)
 demo: all
 	tests/demo.sh
 
-# libFuzzer harness of the binary stats parser (clang); CI runs it briefly.
+# libFuzzer targets, one per parser of outside input (clang); CI runs each
+# briefly. A target is tests/fuzz/fuzz_NAME.c plus the sources it needs:
+#   FUZZ_TARGETS += NAME
+#   FUZZ_SRCS_NAME := src/... (the harness itself is added)
+# `make fuzz` runs every target FUZZ_SECONDS; `make fuzz-NAME` runs one;
+# `make fuzz-build` only builds them. FUZZ_LIBS_NAME adds link flags.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/sys/statsfd.c src/render/units.c \
-	src/lib/util.c src/lib/errmsg.c
-$(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
-		include/sample.h include/util.h include/errmsg.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRCS)
+FUZZ_MAX_LEN ?= 8192
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
-fuzz: $(BUILD)/fuzz/fuzz_statsfd
-	@mkdir -p $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz_statsfd -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
-		-artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 $(BUILD)/fuzz/corpus
+FUZZ_TARGETS += statsfd
+FUZZ_SRCS_statsfd := src/sys/statsfd.c src/render/units.c src/lib/util.c \
+	src/lib/errmsg.c
+
+FUZZ_BINS = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WERROR) $(FUZZ_CFLAGS_$*) -o $@ $< \
+		$(FUZZ_SRCS_$*) $(FUZZ_LIBS_$*)
+
+.PHONY: fuzz-build fuzz-list
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-%: $(BUILD)/fuzz/fuzz_%
+	@mkdir -p $(BUILD)/fuzz/corpus-$*
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+		-artifact_prefix=$(BUILD)/fuzz/$*- -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus-$* $(wildcard tests/fuzz/seeds/$*)
+
+fuzz: $(patsubst %,fuzz-%,$(FUZZ_TARGETS))
+
+# the target names, one a line (CI runs each in turn)
+fuzz-list:
+	@printf '%s\n' $(FUZZ_TARGETS)
 
 # The C sources against the repo's .clang-format (Debian: clang-format,
 # version 14 or later). format rewrites them in place; format-check
