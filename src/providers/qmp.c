@@ -12,7 +12,10 @@
  *
  * A reply may take reply_ms (1 s unless the options say otherwise),
  * counted from the start of the refresh for all sockets together, so one
- * refresh never waits longer than that. A socket that times out keeps its
+ * refresh never waits longer than that, even while a peer keeps sending;
+ * each socket may send QMP_BUDGET_DEFAULT bytes per refresh, and one that
+ * sends more (a flood of events) is closed like one that talks garbage.
+ * A pending SIGINT or SIGTERM ends the waits at once. A socket that times out keeps its
  * connection: its VM is unavailable until the late replies have arrived,
  * and is read again in the refresh after. One that refuses, closes, talks
  * garbage or answers with an error is closed and tried again every
@@ -786,6 +789,10 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		if (vm->sent[t])
 			rc = qmp_vm_take(p, vm, (enum qmp_target)t, deadline,
 					 &unknown);
+	if (rc == -EINTR) {
+		vm->state = QMP_PENDING; /* the run is ending */
+		return false;
+	}
 	if (rc == -ETIMEDOUT) {
 		struct errmsg text;
 
@@ -897,10 +904,11 @@ static int qmp_read(struct provider *p, struct sample_set *out)
 		vm->was_available = vm->available;
 		vm->available = false;
 		vm->sent[QMP_TARGET_VM] = vm->sent[QMP_TARGET_VCPU] = 0;
+		qmp_budget(&vm->q, QMP_BUDGET_DEFAULT);
 		if (vm->state == QMP_PENDING) {
 			int rc = qmp_recv(&vm->q, vm->owed_id, 0, NULL);
 
-			if (rc == -ETIMEDOUT)
+			if (rc == -ETIMEDOUT || rc == -EINTR)
 				continue; /* still owed: no wait */
 			if (rc && rc != -EREMOTEIO) {
 				qmp_vm_fail(p, vm, "late reply", NULL);
