@@ -96,7 +96,7 @@ static int open_providers(struct loop *l, bool all_fields)
 		p->filter = all_fields ? NULL : &o->filter;
 		p->children = all_fields || o->children;
 		p->arbiter = &l->stats.arbiter;
-		p->want_vms = o->pid != 0 || l->want_vms;
+		p->want_vms = o->pid != 0 || o->guest || l->want_vms;
 		rc = ops->open(p, o);
 		if (rc) {
 			const char *reason = errmsg_isset(&p->msg) ?
@@ -515,26 +515,27 @@ static int resolve_vm(struct loop *l)
 	pid_t pid;
 	int rc;
 
+	/* a provider that checks -p/-g itself needs no root (QMP matches
+	 * sockets by their peer and asks the VMM its name), and /proc may
+	 * show nothing: when only such providers are asked for, they judge */
+	bool checked = false, others = false;
+
+	for (size_t i = 0; provider_registry[i]; i++) {
+		const struct provider_ops *ops = provider_registry[i];
+
+		if (!provider_asked(ops, o))
+			continue;
+		checked |= ops->own_pid_check;
+		others |= !ops->own_pid_check;
+	}
 	if (o->guest) {
+		if (checked && !others)
+			return 0;
 		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, &err);
 		if (rc)
 			return loop_fail(l, rc, true, "%s", err.text);
 		o->pid = pid;
 	} else if (o->pid) {
-		/* a provider that checks -p itself needs no root (QMP
-		 * matches sockets to the pid by their peer), and
-		 * /proc/PID/fd may be unreadable: when only such providers
-		 * are asked for, they judge */
-		bool checked = false, others = false;
-
-		for (size_t i = 0; provider_registry[i]; i++) {
-			const struct provider_ops *ops = provider_registry[i];
-
-			if (!provider_asked(ops, o))
-				continue;
-			checked |= ops->own_pid_check;
-			others |= !ops->own_pid_check;
-		}
 		rc = vm_resolve_pid(o->proc_root, o->pid, &err);
 		if (rc && (others || !checked))
 			return loop_fail(l, rc, true, "%s", err.text);

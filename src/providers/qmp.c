@@ -2,7 +2,9 @@
 /*
  * The QMP provider: KVM's statistics as QEMU reports them over its monitor
  * (--qmp PATH, repeatable), which needs nothing but access to the socket.
- * Each socket is one VM: its pid comes from SO_PEERCRED, its schema from
+ * Each socket is one VM: its pid comes from SO_PEERCRED (-p is matched
+ * against it), its name from query-name (for -g, so neither needs /proc
+ * or root), its schema from
  * query-stats-schemas once per connection (names, types, units,
  * histograms), its vCPUs' indices and threads from query-cpus-fast (the
  * QOM path is not the index), and every refresh asks query-stats for the
@@ -118,7 +120,9 @@ struct qmp_vm {
 struct qmp_priv {
 	struct qmp_vm *vms;
 	size_t nvms;
-	pid_t pid; /* -p, or 0 */
+	pid_t pid;	   /* -p, or 0 */
+	const char *guest; /* -g when no -p: the VM's own name (query-name)
+			    * must be it; not owned */
 	struct qmp_stat *stats;
 	size_t nstats;
 	int *stat_of[QMP_TARGETS]; /* by field id: stat index or -1 */
@@ -520,6 +524,35 @@ static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm, const char *what,
 	qmp_vm_note(p, vm, text.text);
 }
 
+/*
+ * Asks the VMM its guest name (query-name: -name guest=NAME): 0 when it
+ * is want, -ESRCH when it is another (or none), or the command's -errno;
+ * why in vm->q.err. No /proc read, so -g works without root.
+ */
+static int qmp_vm_named(struct qmp_vm *vm, const char *want, uint64_t deadline)
+{
+	json_t *r = NULL;
+	const char *name;
+	int rc;
+
+	rc = qmp_command(&vm->q, "query-name", NULL, deadline, &r);
+	if (rc)
+		return rc;
+	name = json_string_value(json_object_get(r, "name"));
+	if (name && !strcmp(name, want))
+		rc = 0;
+	else if (name)
+		rc = errmsg_set(&vm->q.err, -ESRCH,
+				"its guest is \"%.64s\", not -g \"%.64s\"",
+				name, want);
+	else
+		rc = errmsg_set(&vm->q.err, -ESRCH,
+				"its guest has no name, not -g \"%.64s\"",
+				want);
+	json_decref(r);
+	return rc;
+}
+
 static bool qmp_pid_taken(const struct qmp_priv *d, const struct qmp_vm *vm,
 			  pid_t pid)
 {
@@ -563,6 +596,15 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 			   (int)vm->q.pid, (int)d->pid);
 		qmp_vm_fail(p, vm, "ignored", NULL);
 		return -ESRCH;
+	}
+	if (!d->pid && d->guest) {
+		rc = qmp_vm_named(vm, d->guest, deadline);
+		if (rc) {
+			qmp_vm_fail(p, vm,
+				    rc == -ESRCH ? "ignored" : "query-name",
+				    NULL);
+			return rc;
+		}
 	}
 	if (vm->q.pid && qmp_pid_taken(d, vm, vm->q.pid)) {
 		errmsg_set(&vm->q.err, -EEXIST,
@@ -1016,6 +1058,7 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 	d = xcalloc(1, sizeof(*d));
 	p->priv = d;
 	d->pid = opts->pid;
+	d->guest = opts->guest;
 	d->reply_ms = opts->qmp_reply_timeout_ms ? opts->qmp_reply_timeout_ms :
 						   QMP_REPLY_TIMEOUT_MS_DEFAULT;
 	d->retry_ms = opts->qmp_retry_ms ? opts->qmp_retry_ms :
