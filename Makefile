@@ -34,7 +34,8 @@ CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 override CPPFLAGS += -Iinclude -D_GNU_SOURCE
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MHD_CFLAGS) -pthread
-LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -pthread
+CRYPT_LIBS := $(shell $(PKG_CONFIG) --libs libxcrypt 2>/dev/null || echo -lcrypt)
+LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(CRYPT_LIBS) -pthread
 override LDFLAGS += $(SANITIZE)
 
 # src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
@@ -51,11 +52,12 @@ TEST_BIN := $(BUILD)/tests/check_kvmstat
 GUEST := tests/guest/kvmguest
 BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
-	libmicrohttpd-dev
+	libmicrohttpd-dev libcrypt-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
 # the systemd units rated by systemd-analyze and their filters by strace
-TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace
+TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
+	openssl
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check

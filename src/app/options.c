@@ -25,6 +25,7 @@ enum long_only {
 	OPT_PER_VCPU,
 	OPT_JSON,
 	OPT_LISTEN,
+	OPT_WEB_CONFIG,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
 	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
@@ -82,6 +84,10 @@ void options_usage(FILE *out)
 	      "                             Counters are totals since each VM started where\n"
 	      "                             the source knows them (as with -i), and child\n"
 	      "                             events are exported as reason labels\n"
+	      "      --web-config FILE      TLS and basic auth for --listen, in the format of\n"
+	      "                             Prometheus exporters: tls_server_config\n"
+	      "                             (cert_file, key_file), basic_auth_users (user:\n"
+	      "                             bcrypt hash)\n"
 	      "\n"
 	      "Selection:\n"
 	      "  -f, --fields REGEX         fields to show: an extended regex matched at the\n"
@@ -249,6 +255,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_WEB_CONFIG:
+			o->web_config = optarg;
+			break;
 		case OPT_LISTEN:
 			o->listen = optarg;
 			break;
@@ -326,6 +335,10 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		if (exporter_parse_listen(o->listen, &addr, msg))
 			return -EINVAL;
 	}
+	if (o->web_config && !o->listen)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--web-config configures the exporter: add --listen [ADDR:]PORT");
 	if (o->log_file && !*o->log_file)
 		return errmsg_set(msg, -EINVAL,
 				  "-L/--log-to-file needs a file name");
