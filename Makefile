@@ -165,6 +165,26 @@ FUZZ_TARGETS += statsfd
 FUZZ_SRCS_statsfd := src/sys/statsfd.c src/render/units.c src/lib/util.c \
 	src/lib/errmsg.c
 
+# QMP messages from a monitor (socket pair), jansson underneath
+FUZZ_TARGETS += qmp
+FUZZ_SRCS_qmp := src/sys/qmp.c src/lib/util.c src/lib/errmsg.c
+FUZZ_CFLAGS_qmp := $(JANSSON_CFLAGS)
+FUZZ_LIBS_qmp := $(JANSSON_LIBS)
+
+# a debugfs counter file: the small-file reader and the decimal parser
+FUZZ_TARGETS += debugfs
+FUZZ_SRCS_debugfs := src/lib/fs.c src/lib/util.c src/lib/errmsg.c
+
+# the exporter's HTTP Accept negotiation
+FUZZ_TARGETS += accept
+FUZZ_SRCS_accept := src/render/openmetrics.c src/lib/strbuf.c src/lib/util.c \
+	src/lib/errmsg.c src/render/units.c
+
+# the --web-config file
+FUZZ_TARGETS += webconfig
+FUZZ_SRCS_webconfig := src/app/webconfig.c src/lib/util.c src/lib/errmsg.c
+FUZZ_LIBS_webconfig := $(CRYPT_LIBS)
+
 FUZZ_BINS = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 .SECONDEXPANSION:
