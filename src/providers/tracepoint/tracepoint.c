@@ -895,10 +895,6 @@ static int tp_open(struct provider *p, const struct options *o)
 	if (children && !tp->bc)
 		for (size_t i = 0; i < tp->nsrc; i++)
 			tp_add_filtered_children(tp, &tp->src[i]);
-	/* per-VM and per-vCPU counts of every event for the per-guest view:
-	 * one BPF program per tracepoint, only while that view is shown */
-	if (tp->want_vms && !tp->pid && !o->no_bpf)
-		tp_attach_all(tp);
 	if (!tp->nmem && !tp->bc) {
 		rc = -ENOENT;
 		provider_msg(p, false, "no tracepoint matches the field filter");
@@ -930,6 +926,12 @@ static int tp_open(struct provider *p, const struct options *o)
 		}
 		free(cpus);
 	}
+	/* per-VM and per-vCPU counts of every event for the per-guest view:
+	 * one BPF program per tracepoint, only while that view is shown.
+	 * Attached after the perf groups count and read before them (see
+	 * tp_read), so a VM's count never exceeds the host's */
+	if (tp->want_vms && !tp->pid && !o->no_bpf)
+		tp_attach_all(tp);
 	p->priv = tp;
 	return 0;
 
@@ -1106,6 +1108,17 @@ static int tp_read(struct provider *p, struct sample_set *out)
 	if (tp->pid)
 		tp_scan_threads(tp);
 	tp_assign_vcpus(tp);
+	/* the BPF map (per-VM counts) before the perf groups (the host's):
+	 * both count on, so the host's later reading is never below them */
+	tp->ndead = 0;
+	if (tp->bc && bpf_count_read(tp->bc, tp_bpf_key, tp))
+		rc = -EIO;
+	if (tp->bc && tp->ndead) {
+		/* a key that stayed would count into retired again */
+		if (bpf_count_delete(tp->bc, tp->dead, tp->ndead))
+			rc = -EIO;
+		tp_vms_prune(tp);
+	}
 	for (size_t i = 0; i < tp->ngroups; i++) {
 		struct tp_group *g = &tp->groups[i];
 		bool alive = g->tid <= 0 || tp_thread_alive(tp, g->tid);
@@ -1137,15 +1150,6 @@ static int tp_read(struct provider *p, struct sample_set *out)
 			       g->nfds * sizeof(*g->final));
 			tp_close_group(tp, g);
 		}
-	}
-	tp->ndead = 0;
-	if (tp->bc && bpf_count_read(tp->bc, tp_bpf_key, tp))
-		rc = -EIO;
-	if (tp->bc && tp->ndead) {
-		/* a key that stayed would count into retired again */
-		if (bpf_count_delete(tp->bc, tp->dead, tp->ndead))
-			rc = -EIO;
-		tp_vms_prune(tp);
 	}
 	for (size_t i = 0; i < tp->nrep; i++) {
 		int f = tp->rep[i];
