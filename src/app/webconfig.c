@@ -54,6 +54,8 @@ static int wc_err(struct wc_parse *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
+static bool wc_blank(const char *s, const char *end);
+
 /*
  * Reads one scalar at s (up to end): quoted ('..', ".." with \-escapes of
  * " \ / n t) or plain (to a " #" comment, trailing blanks trimmed). Writes
@@ -106,6 +108,12 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 		}
 		out[n] = '\0';
 		*rest = s;
+		return 0;
+	}
+	if (!key && end - s >= 2 && s[0] == '{' && s[1] == '}' &&
+	    wc_blank(s + 2, end)) {
+		snprintf(out, outlen, "{}"); /* an empty mapping */
+		*rest = s + 2;
 		return 0;
 	}
 	while (s < end) {
