@@ -313,12 +313,35 @@ static uint64_t delay_ns(const struct loop *l)
 	return (uint64_t)(l->opts->delay * 1e9 + 0.5);
 }
 
+/* -g that the providers matched themselves (resolve_vm() left -p 0):
+ * the one VM the first sample found is the -p of --vcpu, --per-vcpu and
+ * the snapshots. */
+static void guest_pid(struct loop *l)
+{
+	struct options *o = l->opts;
+	pid_t pid = 0;
+
+	if (!o->guest || o->pid)
+		return;
+	for (size_t i = 0; i < l->stats.nkeys; i++) {
+		pid_t p = l->stats.keys[i].pid;
+
+		if (!p || p == pid)
+			continue;
+		if (pid)
+			return; /* more than one: leave the choice open */
+		pid = p;
+	}
+	o->pid = pid;
+}
+
 /* The first sample, then --vcpu checked against what it found. */
 static int first_sample(struct loop *l)
 {
 	int rc;
 
 	sample_all(l);
+	guest_pid(l);
 	rc = vcpu_check(&l->stats, l->opts, &l->msg);
 	if (rc)
 		l->usage = true;

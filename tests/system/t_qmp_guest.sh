@@ -3,7 +3,8 @@
 # --qmp with -g NAME (issue 11): the VM is picked by the name its VMM
 # answers to query-name, not from /proc, so an unprivileged user with
 # nothing but access to the sockets gets it; a name no socket answers to
-# is status 1 with the reason. Two fake monitors, "alpha" and "beta".
+# is status 1 with the reason; --vcpu and --per-vcpu break the VM found
+# down. Two fake monitors, "alpha" and "beta".
 source tests/system/lib.sh
 command -v python3 >/dev/null || skip "no python3 for the fake QMP servers"
 command -v jq >/dev/null || skip "jq missing: apt-get install jq"
@@ -33,6 +34,16 @@ nobody --qmp "$TMP/alpha.sock" --qmp "$TMP/beta.sock" -g beta -i --json -1 \
 got=$(jq -c '.fields.halt_exits | [.total, [.vms[]? | [.pid, .total]]]' "$TMP/out.json")
 echo "-g beta: $got"
 [ "$got" = "[7,[[$beta_PID,7]]]" ] || fail "-g beta gave $got: $(cat "$TMP/out.json")"
+
+# the VM -g found is the one --vcpu and --per-vcpu break down
+nobody --qmp "$TMP/alpha.sock" --qmp "$TMP/beta.sock" -g beta --vcpu 0 -i -1 \
+	-f '^halt_exits$' >"$TMP/vcpu.out" 2>"$TMP/err" ||
+	fail "-g beta --vcpu 0: status $?: $(cat "$TMP/err")"
+nobody --qmp "$TMP/alpha.sock" --qmp "$TMP/beta.sock" -g beta --per-vcpu -i -1 \
+	-f '^halt_exits$' >"$TMP/per.out" 2>"$TMP/err" ||
+	fail "-g beta --per-vcpu: status $?: $(cat "$TMP/err")"
+awk '$1 == "halt_exits/vcpu0" && $2 == 7 { ok = 1 } END { exit !ok }' "$TMP/per.out" ||
+	fail "-g beta --per-vcpu: $(cat "$TMP/per.out")"
 
 nobody --qmp "$TMP/alpha.sock" --qmp "$TMP/beta.sock" -g gamma -1 \
 	-f '^halt_exits$' >/dev/null 2>"$TMP/err"
