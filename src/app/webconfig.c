@@ -404,7 +404,7 @@ static bool wc_same(const char *a, const char *b)
 bool webconfig_check(struct webconfig *w, const char *user, const char *password)
 {
 	struct webconfig_user *u = NULL;
-	struct crypt_data *cd;
+	struct crypt_data cd; /* 32 KiB: the server thread's stack has room */
 	const char *h;
 	bool ok;
 
@@ -415,11 +415,10 @@ bool webconfig_check(struct webconfig *w, const char *user, const char *password
 		return false;
 	if (u->verified && wc_same(u->verified, password))
 		return true;
-	cd = xcalloc(1, sizeof(*cd));
-	h = crypt_r(password, u->hash, cd);
+	memset(&cd, 0, sizeof(cd));
+	h = crypt_r(password, u->hash, &cd);
 	ok = h && h[0] == '$' && wc_same(h, u->hash);
-	explicit_bzero(cd, sizeof(*cd));
-	free(cd);
+	explicit_bzero(&cd, sizeof(cd));
 	if (ok) {
 		free(u->verified);
 		u->verified = xstrdup(password);
