@@ -171,6 +171,14 @@ FUZZ_SRCS_qmp := src/sys/qmp.c src/lib/util.c src/lib/errmsg.c
 FUZZ_CFLAGS_qmp := $(JANSSON_CFLAGS)
 FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 
+# the QMP provider against a fake monitor that answers with the input
+FUZZ_TARGETS += qmp_provider
+FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/sys/qmp.c src/core/sample.c \
+	src/render/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
+	src/lib/errmsg.c
+FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) -pthread
+FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS)
+
 # a debugfs counter file: the small-file reader and the decimal parser
 FUZZ_TARGETS += debugfs
 FUZZ_SRCS_debugfs := src/lib/fs.c src/lib/util.c src/lib/errmsg.c
