@@ -54,6 +54,8 @@ LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(LIBBPF_LIBS) -pthread
 # -f regexes in Python's dialect (kvm_stat's)
 override CFLAGS += $(PCRE2_CFLAGS)
 LIBS += $(PCRE2_LIBS)
+CRYPT_LIBS := $(shell $(PKG_CONFIG) --libs libxcrypt 2>/dev/null || echo -lcrypt)
+LIBS += $(CRYPT_LIBS)
 override LDFLAGS += $(SANITIZE)
 
 # src/ is grouped by layer: app, core, lib, sys, providers, render, frontends
@@ -72,10 +74,12 @@ BIN := kvmstat
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 	libmicrohttpd-dev clang llvm libbpf-dev bpftool linux-libc-dev
 DEPS_PKGS += libpcre2-dev
+DEPS_PKGS += libcrypt-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
 # the systemd units rated by systemd-analyze and their filters by strace
-TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace
+TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
+	openssl
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check
@@ -183,38 +187,83 @@ $(BUILD)/tests/bench: tests/bench/bench.c $(LIB) $(BUILD)/include/mincount.skel.
 demo: all
 	tests/demo.sh
 
-# libFuzzer harness of the binary stats parser (clang); CI runs it briefly.
+# libFuzzer targets, one per parser of outside input (clang); CI runs each
+# briefly. A target is tests/fuzz/fuzz_NAME.c plus the sources it needs:
+#   FUZZ_TARGETS += NAME
+#   FUZZ_SRCS_NAME := src/... (the harness itself is added)
+# `make fuzz` runs every target FUZZ_SECONDS; `make fuzz-NAME` runs one;
+# `make fuzz-build` only builds them. FUZZ_LIBS_NAME adds link flags.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_SRCS := tests/fuzz/fuzz_statsfd.c src/sys/statsfd.c src/render/units.c \
-	src/lib/util.c src/lib/errmsg.c
-$(BUILD)/fuzz/fuzz_statsfd: $(FUZZ_SRCS) include/statsfd.h include/units.h \
-		include/sample.h include/util.h include/errmsg.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRCS)
+FUZZ_MAX_LEN ?= 8192
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
-# The tracefs format parser and the child naming over it, seeded with the
-# format files of tests/data/formats. (In the one-line-per-target layout:
-# FUZZ_TARGETS += tpformat with FUZZ_SRCS_tpformat := $(FUZZ_TP_SRCS).)
-FUZZ_TP_SRCS := src/sys/tpformat.c src/lib/fs.c src/lib/util.c src/lib/errmsg.c \
-	arch/common.c arch/generic/arch.c arch/x86/arch.c
-$(BUILD)/fuzz/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c $(FUZZ_TP_SRCS) \
-		include/tpformat.h include/arch.h include/fs.h include/util.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra $(WERROR) \
-		-DKVMSTAT_ARCH_HOST=arch_x86_desc \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ tests/fuzz/fuzz_tpformat.c $(FUZZ_TP_SRCS)
+FUZZ_TARGETS += statsfd
+FUZZ_SRCS_statsfd := src/sys/statsfd.c src/render/units.c src/lib/util.c \
+	src/lib/errmsg.c
 
-fuzz: $(BUILD)/fuzz/fuzz_statsfd $(BUILD)/fuzz/fuzz_tpformat
-	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-tpformat
-	$(BUILD)/fuzz/fuzz_statsfd -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
-		-artifact_prefix=$(BUILD)/fuzz/ -print_final_stats=1 $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz_tpformat -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-artifact_prefix=$(BUILD)/fuzz/tpformat- -print_final_stats=1 \
-		$(BUILD)/fuzz/corpus-tpformat tests/data/formats
+# QMP messages from a monitor (socket pair), jansson underneath
+FUZZ_TARGETS += qmp
+FUZZ_SRCS_qmp := src/sys/qmp.c src/lib/util.c src/lib/errmsg.c
+FUZZ_CFLAGS_qmp := $(JANSSON_CFLAGS)
+FUZZ_LIBS_qmp := $(JANSSON_LIBS)
+
+# the QMP provider against a fake monitor that answers with the input
+FUZZ_TARGETS += qmp_provider
+FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/sys/qmp.c src/core/sample.c \
+	src/render/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
+	src/lib/errmsg.c
+FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) -pthread
+FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS)
+
+# a debugfs counter file: the small-file reader and the decimal parser
+FUZZ_TARGETS += debugfs
+FUZZ_SRCS_debugfs := src/lib/fs.c src/lib/util.c src/lib/errmsg.c
+
+# the exporter's HTTP Accept negotiation
+FUZZ_TARGETS += accept
+FUZZ_SRCS_accept := src/render/openmetrics.c src/lib/strbuf.c src/lib/util.c \
+	src/lib/errmsg.c src/render/units.c
+
+# the tracefs format parser and the child naming over it, seeded with the
+# format files of tests/data/formats
+FUZZ_TARGETS += tpformat
+FUZZ_SRCS_tpformat := src/sys/tpformat.c src/lib/fs.c src/lib/util.c \
+	src/lib/errmsg.c arch/common.c arch/generic/arch.c arch/x86/arch.c
+FUZZ_CFLAGS_tpformat := -DKVMSTAT_ARCH_HOST=arch_x86_desc
+FUZZ_MAX_LEN_tpformat := 16384
+FUZZ_SEEDS_tpformat := tests/data/formats
+
+# the --web-config file
+FUZZ_TARGETS += webconfig
+FUZZ_SRCS_webconfig := src/app/webconfig.c src/lib/util.c src/lib/errmsg.c
+FUZZ_LIBS_webconfig := $(CRYPT_LIBS)
+
+FUZZ_BINS = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WERROR) $(FUZZ_CFLAGS_$*) -o $@ $< \
+		$(FUZZ_SRCS_$*) $(FUZZ_LIBS_$*)
+
+.PHONY: fuzz-build fuzz-list
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-%: $(BUILD)/fuzz/fuzz_%
+	@mkdir -p $(BUILD)/fuzz/corpus-$*
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=$(or $(FUZZ_MAX_LEN_$*),$(FUZZ_MAX_LEN)) \
+		-artifact_prefix=$(BUILD)/fuzz/$*- -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus-$* \
+		$(or $(FUZZ_SEEDS_$*),$(wildcard tests/fuzz/seeds/$*))
+
+fuzz: $(patsubst %,fuzz-%,$(FUZZ_TARGETS))
+
+# the target names, one a line (CI runs each in turn)
+fuzz-list:
+	@printf '%s\n' $(FUZZ_TARGETS)
 
 # The C sources against the repo's .clang-format (Debian: clang-format,
 # version 14 or later). format rewrites them in place; format-check

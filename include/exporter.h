@@ -8,9 +8,11 @@
  * texts, swapped under a mutex, so HTTP threads never touch the stats.
  *
  * Bounds, so that a slow or hostile client can neither block other
- * scrapes nor make memory grow: at most EXPORTER_MAX_CONNECTIONS
- * connections at once (more wait in the listen backlog), each closed
- * after EXPORTER_TIMEOUT_S seconds without progress, and a request that
+ * scrapes nor make memory grow: at most EXPORTER_PER_ADDR_CONNECTIONS
+ * connections from one address (more are closed at once), so clients
+ * that trickle headers in from a few addresses never fill the
+ * EXPORTER_MAX_CONNECTIONS slots (more wait in the listen backlog); each
+ * closed after EXPORTER_TIMEOUT_S seconds without progress, and a request that
  * trickles in byte by byte is cut off EXPORTER_DEADLINE_S seconds after
  * it began (checked at each publish, so up to one -s interval later);
  * each connection has at most EXPORTER_CONN_MEMORY bytes for its request
@@ -36,8 +38,9 @@ struct errmsg;
 
 #define EXPORTER_DEFAULT_ADDR "127.0.0.1"
 #define EXPORTER_DEFAULT_PORT 9712
-#define EXPORTER_MAX_CONNECTIONS 64u
-#define EXPORTER_TIMEOUT_S 10u
+#define EXPORTER_MAX_CONNECTIONS 512u
+#define EXPORTER_PER_ADDR_CONNECTIONS 32u
+#define EXPORTER_TIMEOUT_S 5u
 #define EXPORTER_DEADLINE_S 30u
 #define EXPORTER_CONN_MEMORY (16u * 1024)
 #define EXPORTER_BACKLOG 512

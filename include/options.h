@@ -29,6 +29,7 @@ struct options {
 	bool json;		  /* --json: a JSON document (-1) or
 					 * JSON Lines (-l/-L) */
 	const char *listen;	  /* --listen [ADDR:]PORT, or NULL */
+	const char *web_config;	  /* --web-config FILE (TLS, basic auth) */
 	bool use_debugfs;	  /* -d given */
 	bool use_tracepoints;	  /* -t given, or implied (below) */
 	bool tracepoints_implied; /* -1/-l/-L without a source: the

@@ -129,7 +129,7 @@ static int open_providers(struct loop *l, bool all_fields)
 							       &o->filter;
 		p->children = all_fields || o->children;
 		p->arbiter = &l->stats.arbiter;
-		p->want_vms = o->pid != 0 || l->want_vms;
+		p->want_vms = o->pid != 0 || o->guest || l->want_vms;
 		rc = ops->open(p, o);
 		if (rc) {
 			const char *reason = errmsg_isset(&p->msg) ?
@@ -375,12 +375,35 @@ static uint64_t delay_ns(const struct loop *l)
 	return (uint64_t)(l->opts->delay * 1e9 + 0.5);
 }
 
+/* -g that the providers matched themselves (resolve_vm() left -p 0):
+ * the one VM the first sample found is the -p of --vcpu, --per-vcpu and
+ * the snapshots. */
+static void guest_pid(struct loop *l)
+{
+	struct options *o = l->opts;
+	pid_t pid = 0;
+
+	if (!o->guest || o->pid)
+		return;
+	for (size_t i = 0; i < l->stats.nkeys; i++) {
+		pid_t p = l->stats.keys[i].pid;
+
+		if (!p || p == pid)
+			continue;
+		if (pid)
+			return; /* more than one: leave the choice open */
+		pid = p;
+	}
+	o->pid = pid;
+}
+
 /* The first sample, then --vcpu checked against what it found. */
 static int first_sample(struct loop *l)
 {
 	int rc;
 
 	sample_all(l);
+	guest_pid(l);
 	rc = vcpu_check(&l->stats, l->opts, &l->msg);
 	if (rc)
 		l->usage = true;
@@ -578,7 +601,8 @@ static bool follow_guest(struct loop *l)
  * between the key and now): the monitor stays, its header says why. */
 static void monitor_failed(struct loop *l)
 {
-	snprintf(l->providers, sizeof(l->providers), "no source: %s",
+	/* cut to the header's room */
+	snprintf(l->providers, sizeof(l->providers), "no source: %.100s",
 		 l->msg.text);
 	errmsg_clear(&l->msg);
 }
@@ -654,26 +678,27 @@ static int resolve_vm(struct loop *l)
 	pid_t pid;
 	int rc;
 
+	/* a provider that checks -p/-g itself needs no root (QMP matches
+	 * sockets by their peer and asks the VMM its name), and /proc may
+	 * show nothing: when only such providers are asked for, they judge */
+	bool checked = false, others = false;
+
+	for (size_t i = 0; provider_registry[i]; i++) {
+		const struct provider_ops *ops = provider_registry[i];
+
+		if (!provider_asked(ops, o))
+			continue;
+		checked |= ops->own_pid_check;
+		others |= !ops->own_pid_check;
+	}
 	if (o->guest) {
+		if (checked && !others)
+			return 0;
 		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, &err);
 		if (rc)
 			return loop_fail(l, rc, true, "%s", err.text);
 		o->pid = pid;
 	} else if (o->pid) {
-		/* a provider that checks -p itself needs no root (QMP
-		 * matches sockets to the pid by their peer), and
-		 * /proc/PID/fd may be unreadable: when only such providers
-		 * are asked for, they judge */
-		bool checked = false, others = false;
-
-		for (size_t i = 0; provider_registry[i]; i++) {
-			const struct provider_ops *ops = provider_registry[i];
-
-			if (!provider_asked(ops, o))
-				continue;
-			checked |= ops->own_pid_check;
-			others |= !ops->own_pid_check;
-		}
 		rc = vm_resolve_pid(o->proc_root, o->pid, &err);
 		if (rc && (others || !checked))
 			return loop_fail(l, rc, true, "%s", err.text);

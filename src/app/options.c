@@ -23,6 +23,7 @@ enum long_only {
 	OPT_JSON,
 	OPT_LISTEN,
 	OPT_UNITS,
+	OPT_WEB_CONFIG,
 };
 
 static const struct option long_options[] = {
@@ -49,6 +50,7 @@ static const struct option long_options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "units", no_argument, NULL, OPT_UNITS },
+	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -101,6 +103,10 @@ void options_usage(FILE *out)
 	      "                             Counters are totals since each VM started where\n"
 	      "                             the source knows them (as with -i), and child\n"
 	      "                             events are exported as reason labels\n"
+	      "      --web-config FILE      TLS and basic auth for --listen, in the format of\n"
+	      "                             Prometheus exporters: tls_server_config\n"
+	      "                             (cert_file, key_file), basic_auth_users (user:\n"
+	      "                             bcrypt hash)\n"
 	      "\n"
 	      "Selection:\n"
 	      "  -f, --fields REGEX         fields to show: a regex as Python's (PCRE2:\n"
@@ -111,7 +117,8 @@ void options_usage(FILE *out)
 	      "                             the monitor ('x' shows them), --json and\n"
 	      "                             --listen. '-f help' lists the events\n"
 	      "  -p, --pid PID              only the VM of process PID\n"
-	      "  -g, --guest NAME           only the VM whose QEMU -name is NAME\n"
+	      "  -g, --guest NAME           only the VM whose QEMU -name is NAME (with\n"
+	      "                             --qmp: asked over QMP, no root needed)\n"
 	      "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
 	      "      --vcpu N               with -p/-g: only vCPU N of that VM\n"
 	      "      --per-vcpu             with -p/-g: also one row (batch) or column\n"
@@ -387,6 +394,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_WEB_CONFIG:
+			o->web_config = optarg;
+			break;
 		case OPT_LISTEN:
 			o->listen = optarg;
 			break;
@@ -459,6 +469,10 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		if (exporter_parse_listen(o->listen, &addr, msg))
 			return -EINVAL;
 	}
+	if (o->web_config && !o->listen)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--web-config configures the exporter: add --listen [ADDR:]PORT");
 	if (o->log_file && !*o->log_file)
 		return errmsg_set(msg, -EINVAL,
 				  "-L/--log-to-file needs a file name");

@@ -27,6 +27,7 @@
 #include "options.h"
 #include "strbuf.h"
 #include "util.h"
+#include "webconfig.h"
 
 /* An open connection, for the deadline of the request it carries. */
 struct exp_conn {
@@ -46,6 +47,10 @@ struct exporter {
 	struct strbuf text;	    /* main thread only */
 	pthread_mutex_t conns_lock; /* guards conns */
 	struct exp_conn *conns;	    /* open connections */
+	struct webconfig wc;	    /* --web-config; users checked on the
+				     * server's thread only */
+	char *cert, *key;	    /* PEM, kept while the server runs */
+	struct MHD_Response *unauthorized;
 };
 
 static const char exp_index_html[] =
@@ -55,6 +60,7 @@ static const char exp_index_html[] =
 static const char exp_not_found[] = "not found: the metrics are at /metrics\n";
 static const char exp_not_allowed[] = "method not allowed: use GET\n";
 static const char exp_unavailable[] = "no sample yet: try again shortly\n";
+static const char exp_unauthorized[] = "unauthorized\n";
 
 /* Parses a decimal port 1-65535 that is the whole string. */
 static int exp_port(const char *s, unsigned int *port)
@@ -150,6 +156,22 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	(void)upload_data;
 	(void)upload_data_size;
 	(void)req_cls;
+	if (webconfig_auth(&e->wc)) {
+		char *pass = NULL;
+		char *user = MHD_basic_auth_get_username_password(conn, &pass);
+		bool ok = user && pass && webconfig_check(&e->wc, user, pass);
+
+		if (pass) {
+			explicit_bzero(pass, strlen(pass));
+			MHD_free(pass);
+		}
+		if (user)
+			MHD_free(user);
+		if (!ok)
+			return MHD_queue_basic_auth_fail_response(conn,
+								  "kvmstat",
+								  e->unauthorized);
+	}
 	if (strcmp(url, "/metrics")) {
 		if (strcmp(url, "/"))
 			return exp_queue(conn, MHD_HTTP_NOT_FOUND, e->not_found);
@@ -302,9 +324,10 @@ static int exp_listen(const struct exporter_addr *addr)
 
 static void exp_free(struct exporter *e)
 {
-	struct MHD_Response **fixed[] = { &e->index,	   &e->not_found,
-					  &e->not_allowed, &e->unavailable,
-					  &e->resp[0],	   &e->resp[1] };
+	struct MHD_Response **fixed[] = { &e->index,	    &e->not_found,
+					  &e->not_allowed,  &e->unavailable,
+					  &e->unauthorized, &e->resp[0],
+					  &e->resp[1] };
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
@@ -312,7 +335,60 @@ static void exp_free(struct exporter *e)
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->conns_lock);
 	strbuf_free(&e->text);
+	webconfig_free(&e->wc);
+	if (e->key)
+		explicit_bzero(e->key, strlen(e->key));
+	free(e->key);
+	free(e->cert);
 	free(e);
+}
+
+/* The whole of a PEM file, NUL-terminated: 0 or -errno with msg set. */
+static int exp_pem(const char *path, char **out, struct errmsg *msg)
+{
+	size_t len = 0, cap = 8192;
+	char *buf = xmalloc(cap);
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		free(buf);
+		return errmsg_set(msg, rc, "cannot read %s: %s", path,
+				  strerror(-rc));
+	}
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			if (cap >= (1u << 20))
+				break;
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+	}
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc || !len) {
+		free(buf);
+		return errmsg_set(msg, rc ? rc : -EINVAL, "cannot read %s: %s",
+				  path, rc ? strerror(-rc) : "empty");
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+/* Whether addr is a loopback address (127.0.0.0/8, ::1). */
+static bool exp_loopback(const struct exporter_addr *addr)
+{
+	if (addr->ss.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&addr
+						      ->ss;
+
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	return IN6_IS_ADDR_LOOPBACK(
+		&((const struct sockaddr_in6 *)&addr->ss)->sin6_addr);
 }
 
 /*
@@ -321,10 +397,12 @@ static void exp_free(struct exporter *e)
  * are blocked: its thread inherits the mask.
  */
 static struct exporter *exporter_start(const struct exporter_addr *addr,
+				       const char *web_config,
 				       struct errmsg *msg)
 {
 	struct exporter *e = xcalloc(1, sizeof(*e));
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
 	int fd;
 
 	pthread_mutex_init(&e->lock, NULL);
@@ -338,6 +416,41 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e->unavailable = exp_fixed(exp_unavailable, "text/plain; charset=utf-8",
 				   false);
 	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	e->unauthorized = exp_fixed(exp_unauthorized,
+				    "text/plain; charset=utf-8", false);
+	if (web_config) {
+		if (webconfig_load(web_config, &e->wc, msg))
+			goto out_free;
+		if (e->wc.cert_file &&
+		    (exp_pem(e->wc.cert_file, &e->cert, msg) ||
+		     exp_pem(e->wc.key_file, &e->key, msg))) {
+			struct errmsg why = *msg;
+
+			errmsg_set(msg, -EINVAL, "%s: tls_server_config: %s",
+				   web_config, why.text);
+			goto out_free;
+		}
+	}
+	if (e->cert) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			errmsg_set(msg, -ENOTSUP,
+				   "this libmicrohttpd has no TLS: drop tls_server_config from %s",
+				   web_config);
+			goto out_free;
+		}
+		flags |= MHD_USE_TLS;
+		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						  e->cert };
+		tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						  e->key };
+	} else if (!exp_loopback(addr)) {
+		/* the one warning: the front-end prints it once, at start */
+		fprintf(stderr,
+			"kvmstat: warning: serving metrics on %s without TLS%s: give --web-config with tls_server_config%s\n",
+			addr->text,
+			webconfig_auth(&e->wc) ? ", passwords in the clear" : "",
+			webconfig_auth(&e->wc) ? "" : " and basic_auth_users");
+	}
 	fd = exp_listen(addr);
 	if (fd < 0) {
 		errmsg_set(msg, fd,
@@ -351,18 +464,24 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned int)EXPORTER_MAX_CONNECTIONS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned int)EXPORTER_PER_ADDR_CONNECTIONS,
 				     MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)EXPORTER_TIMEOUT_S,
 				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				     (size_t)EXPORTER_CONN_MEMORY,
 				     MHD_OPTION_NOTIFY_CONNECTION, exp_notify,
 				     e, MHD_OPTION_NOTIFY_COMPLETED,
-				     exp_completed, e, MHD_OPTION_END);
+				     exp_completed, e, MHD_OPTION_ARRAY, tls,
+				     MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
 		errmsg_set(msg, -EIO,
-			   "cannot start the HTTP server on %s (libmicrohttpd refused its options)",
-			   addr->text);
+			   "cannot start the HTTP server on %s (libmicrohttpd refused its options%s)",
+			   addr->text,
+			   e->cert ?
+				   "; are cert_file and key_file a matching PEM certificate and key?" :
+				   "");
 		goto out_free;
 	}
 	return e;
@@ -448,7 +567,7 @@ static int exporter_fe_open(struct frontend *fe, const struct options *opts)
 
 	if (exporter_parse_listen(opts->listen, &addr, &fe->msg))
 		return -EINVAL;
-	fe->priv = exporter_start(&addr, &fe->msg);
+	fe->priv = exporter_start(&addr, opts->web_config, &fe->msg);
 	if (!fe->priv) {
 		fe->runtime = true;
 		return -EIO;

@@ -2,7 +2,9 @@
 /*
  * The QMP provider: KVM's statistics as QEMU reports them over its monitor
  * (--qmp PATH, repeatable), which needs nothing but access to the socket.
- * Each socket is one VM: its pid comes from SO_PEERCRED, its schema from
+ * Each socket is one VM: its pid comes from SO_PEERCRED (-p is matched
+ * against it), its name from query-name (for -g, so neither needs /proc
+ * or root), its schema from
  * query-stats-schemas once per connection (names, types, units,
  * histograms), its vCPUs' indices and threads from query-cpus-fast (the
  * QOM path is not the index), and every refresh asks query-stats for the
@@ -12,7 +14,10 @@
  *
  * A reply may take reply_ms (1 s unless the options say otherwise),
  * counted from the start of the refresh for all sockets together, so one
- * refresh never waits longer than that. A socket that times out keeps its
+ * refresh never waits longer than that, even while a peer keeps sending;
+ * each socket may send QMP_BUDGET_DEFAULT bytes per refresh, and one that
+ * sends more (a flood of events) is closed like one that talks garbage.
+ * A pending SIGINT or SIGTERM ends the waits at once. A socket that times out keeps its
  * connection: its VM is unavailable until the late replies have arrived,
  * and is read again in the refresh after. One that refuses, closes, talks
  * garbage or answers with an error is closed and tried again every
@@ -115,7 +120,9 @@ struct qmp_vm {
 struct qmp_priv {
 	struct qmp_vm *vms;
 	size_t nvms;
-	pid_t pid; /* -p, or 0 */
+	pid_t pid;	   /* -p, or 0 */
+	const char *guest; /* -g when no -p: the VM's own name (query-name)
+			    * must be it; not owned */
 	struct qmp_stat *stats;
 	size_t nstats;
 	int *stat_of[QMP_TARGETS]; /* by field id: stat index or -1 */
@@ -517,6 +524,35 @@ static void qmp_vm_fail(struct provider *p, struct qmp_vm *vm, const char *what,
 	qmp_vm_note(p, vm, text.text);
 }
 
+/*
+ * Asks the VMM its guest name (query-name: -name guest=NAME): 0 when it
+ * is want, -ESRCH when it is another (or none), or the command's -errno;
+ * why in vm->q.err. No /proc read, so -g works without root.
+ */
+static int qmp_vm_named(struct qmp_vm *vm, const char *want, uint64_t deadline)
+{
+	json_t *r = NULL;
+	const char *name;
+	int rc;
+
+	rc = qmp_command(&vm->q, "query-name", NULL, deadline, &r);
+	if (rc)
+		return rc;
+	name = json_string_value(json_object_get(r, "name"));
+	if (name && !strcmp(name, want))
+		rc = 0;
+	else if (name)
+		rc = errmsg_set(&vm->q.err, -ESRCH,
+				"its guest is \"%.64s\", not -g \"%.64s\"",
+				name, want);
+	else
+		rc = errmsg_set(&vm->q.err, -ESRCH,
+				"its guest has no name, not -g \"%.64s\"",
+				want);
+	json_decref(r);
+	return rc;
+}
+
 static bool qmp_pid_taken(const struct qmp_priv *d, const struct qmp_vm *vm,
 			  pid_t pid)
 {
@@ -560,6 +596,15 @@ static int qmp_vm_connect(struct provider *p, struct qmp_vm *vm,
 			   (int)vm->q.pid, (int)d->pid);
 		qmp_vm_fail(p, vm, "ignored", NULL);
 		return -ESRCH;
+	}
+	if (!d->pid && d->guest) {
+		rc = qmp_vm_named(vm, d->guest, deadline);
+		if (rc) {
+			qmp_vm_fail(p, vm,
+				    rc == -ESRCH ? "ignored" : "query-name",
+				    NULL);
+			return rc;
+		}
 	}
 	if (vm->q.pid && qmp_pid_taken(d, vm, vm->q.pid)) {
 		errmsg_set(&vm->q.err, -EEXIST,
@@ -786,6 +831,10 @@ static bool qmp_vm_collect(struct provider *p, struct qmp_vm *vm,
 		if (vm->sent[t])
 			rc = qmp_vm_take(p, vm, (enum qmp_target)t, deadline,
 					 &unknown);
+	if (rc == -EINTR) {
+		vm->state = QMP_PENDING; /* the run is ending */
+		return false;
+	}
 	if (rc == -ETIMEDOUT) {
 		struct errmsg text;
 
@@ -897,10 +946,11 @@ static int qmp_read(struct provider *p, struct sample_set *out)
 		vm->was_available = vm->available;
 		vm->available = false;
 		vm->sent[QMP_TARGET_VM] = vm->sent[QMP_TARGET_VCPU] = 0;
+		qmp_budget(&vm->q, QMP_BUDGET_DEFAULT);
 		if (vm->state == QMP_PENDING) {
 			int rc = qmp_recv(&vm->q, vm->owed_id, 0, NULL);
 
-			if (rc == -ETIMEDOUT)
+			if (rc == -ETIMEDOUT || rc == -EINTR)
 				continue; /* still owed: no wait */
 			if (rc && rc != -EREMOTEIO) {
 				qmp_vm_fail(p, vm, "late reply", NULL);
@@ -1008,6 +1058,7 @@ static int qmp_provider_open(struct provider *p, const struct options *opts)
 	d = xcalloc(1, sizeof(*d));
 	p->priv = d;
 	d->pid = opts->pid;
+	d->guest = opts->guest;
 	d->reply_ms = opts->qmp_reply_timeout_ms ? opts->qmp_reply_timeout_ms :
 						   QMP_REPLY_TIMEOUT_MS_DEFAULT;
 	d->retry_ms = opts->qmp_retry_ms ? opts->qmp_retry_ms :

@@ -6,9 +6,15 @@
  * CRLF and escapes newlines inside strings) and parsed with jansson one at
  * a time; events and late replies to commands given up on are dropped on
  * the way to the reply wanted.
+ *
+ * A peer cannot hold the caller: the deadline is checked before every
+ * read, not only when the socket runs dry, so a monitor that floods
+ * events costs at most the time allowed; what it may send per refresh is
+ * bounded too (q->budget), and a pending SIGINT or SIGTERM ends any wait.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +28,8 @@
 #define QMP_READ_MIN 16384
 /* How much of an unparsable message a diagnostic quotes. */
 #define QMP_QUOTE_MAX 40
+/* The longest single poll(), so a pending stop is seen in time. */
+#define QMP_POLL_SLICE_MS 100
 
 void qmp_init(struct qmp *q, unsigned int timeout_ms)
 {
@@ -29,6 +37,35 @@ void qmp_init(struct qmp *q, unsigned int timeout_ms)
 	q->fd = -1;
 	q->next_id = 1;
 	q->timeout_ms = timeout_ms;
+	qmp_budget(q, QMP_BUDGET_DEFAULT);
+}
+
+void qmp_budget(struct qmp *q, size_t bytes)
+{
+	q->budget = bytes;
+	q->events_left = QMP_EVENTS_MAX;
+}
+
+/* Counts an event skipped against the budget: 0, or -ENOBUFS. */
+static int qmp_event(struct qmp *q)
+{
+	q->events++;
+	if (q->events_left--)
+		return 0;
+	q->events_left = 0;
+	return errmsg_set(&q->err, -ENOBUFS,
+			  "more than %u events in one refresh (a flood?)",
+			  QMP_EVENTS_MAX);
+}
+
+bool qmp_stop_pending(void)
+{
+	sigset_t set;
+
+	if (sigpending(&set))
+		return false;
+	return sigismember(&set, SIGINT) == 1 ||
+	       sigismember(&set, SIGTERM) == 1;
 }
 
 void qmp_close(struct qmp *q)
@@ -38,12 +75,13 @@ void qmp_close(struct qmp *q)
 	free(q->buf);
 	q->fd = -1;
 	q->buf = NULL;
-	q->len = q->cap = q->scan = 0;
+	q->len = q->cap = q->scan = q->off = 0;
 	q->pid = 0;
 }
 
-/* Waits for events on the socket until deadline: 0 when ready, or
- * -ETIMEDOUT. A deadline in the past still looks once. */
+/* Waits for events on the socket until deadline: 0 when ready, -EINTR
+ * when a stop is pending, or -ETIMEDOUT. A deadline in the past still
+ * looks once. */
 static int qmp_wait(struct qmp *q, short events, uint64_t deadline)
 {
 	for (;;) {
@@ -52,8 +90,13 @@ static int qmp_wait(struct qmp *q, short events, uint64_t deadline)
 		int ms = now >= deadline ?
 				 0 :
 				 (int)((deadline - now + 999999) / 1000000);
-		int n = poll(&pfd, 1, ms);
+		int n;
 
+		if (qmp_stop_pending())
+			return -EINTR;
+		if (ms > QMP_POLL_SLICE_MS)
+			ms = QMP_POLL_SLICE_MS;
+		n = poll(&pfd, 1, ms);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
@@ -61,6 +104,15 @@ static int qmp_wait(struct qmp *q, short events, uint64_t deadline)
 		if (n == 0 && util_now_ns() >= deadline)
 			return -ETIMEDOUT;
 	}
+}
+
+/* The time after which no more is read: the deadline, or a short look
+ * when it is already past. */
+static uint64_t qmp_stop_at(uint64_t deadline)
+{
+	uint64_t now = util_now_ns();
+
+	return deadline > now ? deadline : now + QMP_LOOK_NS;
 }
 
 /* Quotes the start of a bad message for q->err, without control bytes. */
@@ -74,10 +126,12 @@ static void qmp_quote(char *out, size_t outlen, const char *s, size_t len)
 }
 
 /*
- * Takes the next message off the buffer, reading more until deadline.
- * 0 with *msg (a JSON object, caller decrefs), or -errno.
+ * Takes the next message off the buffer, reading more until deadline
+ * (waits) or stop (reads, see qmp_stop_at()), within q->budget. 0 with
+ * *msg (a JSON object, caller decrefs), or -errno.
  */
-static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
+static int qmp_next(struct qmp *q, uint64_t deadline, uint64_t stop,
+		    json_t **msg)
 {
 	for (;;) {
 		char *nl = q->len > q->scan ? memchr(q->buf + q->scan, '\n',
@@ -87,17 +141,18 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 		int rc;
 
 		if (nl) {
-			size_t line = (size_t)(nl - q->buf), end = line;
+			const char *start = q->buf + q->off;
+			size_t end = (size_t)(nl - start);
 			json_error_t jerr;
 			json_t *m;
 
-			if (end && q->buf[end - 1] == '\r')
+			if (end && start[end - 1] == '\r')
 				end--;
-			m = end ? json_loadb(q->buf, end, 0, &jerr) : NULL;
+			m = end ? json_loadb(start, end, 0, &jerr) : NULL;
 			if (!m || !json_is_object(m)) {
 				char quote[QMP_QUOTE_MAX + 1];
 
-				qmp_quote(quote, sizeof(quote), q->buf, end);
+				qmp_quote(quote, sizeof(quote), start, end);
 				if (m)
 					errmsg_set(&q->err, -EPROTO,
 						   "not a QMP message: \"%s\"",
@@ -111,24 +166,43 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 				json_decref(m);
 				return -EPROTO;
 			}
-			q->len -= line + 1;
-			memmove(q->buf, nl + 1, q->len);
-			q->scan = 0;
+			/* taken off the front without moving the rest: a
+			 * buffer of many small messages costs linear time */
+			q->off = q->scan = (size_t)(nl + 1 - q->buf);
+			if (q->off == q->len)
+				q->off = q->scan = q->len = 0;
 			*msg = m;
 			return 0;
+		}
+		if (q->off) {
+			q->len -= q->off;
+			memmove(q->buf, q->buf + q->off, q->len);
+			q->off = 0;
 		}
 		q->scan = q->len;
 		if (q->len >= QMP_MSG_MAX)
 			return errmsg_set(&q->err, -EMSGSIZE,
 					  "a message longer than %u bytes",
 					  QMP_MSG_MAX);
+		if (!q->budget)
+			return errmsg_set(&q->err, -ENOBUFS,
+					  "more than %zu MiB in one refresh (a flood of events?)",
+					  QMP_BUDGET_DEFAULT >> 20);
+		if (util_now_ns() >= stop)
+			return errmsg_set(&q->err, -ETIMEDOUT,
+					  "no reply within %u ms",
+					  q->timeout_ms);
 		if (q->cap - q->len < QMP_READ_MIN) {
 			q->cap = q->cap ? q->cap * 2 : 4 * QMP_READ_MIN;
 			q->buf = xrealloc(q->buf, q->cap);
 		}
-		n = recv(q->fd, q->buf + q->len, q->cap - q->len, MSG_DONTWAIT);
+		n = recv(q->fd, q->buf + q->len,
+			 q->cap - q->len < q->budget ? q->cap - q->len :
+						       q->budget,
+			 MSG_DONTWAIT);
 		if (n > 0) {
 			q->len += (size_t)n;
+			q->budget -= (size_t)n;
 			continue;
 		}
 		if (n == 0 || (n < 0 && errno == ECONNRESET))
@@ -146,6 +220,8 @@ static int qmp_next(struct qmp *q, uint64_t deadline, json_t **msg)
 			if (rc == -ETIMEDOUT)
 				errmsg_set(&q->err, rc, "no reply within %u ms",
 					   q->timeout_ms);
+			else if (rc == -EINTR)
+				errmsg_set(&q->err, rc, "interrupted");
 			else
 				errmsg_set(&q->err, rc, "cannot wait: %s",
 					   strerror(-rc));
@@ -229,16 +305,20 @@ static bool qmp_id_is(json_t *m, uint64_t id)
 
 int qmp_recv(struct qmp *q, uint64_t id, uint64_t deadline, json_t **ret)
 {
+	uint64_t stop = qmp_stop_at(deadline);
+
 	for (;;) {
 		json_t *m, *v, *err;
 		int rc;
 
-		rc = qmp_next(q, deadline, &m);
+		rc = qmp_next(q, deadline, stop, &m);
 		if (rc)
 			return rc;
 		if (json_object_get(m, "event")) {
-			q->events++;
 			json_decref(m);
+			rc = qmp_event(q);
+			if (rc)
+				return rc;
 			continue;
 		}
 		v = json_object_get(m, "return");
@@ -314,6 +394,7 @@ static int qmp_dial(struct qmp *q, const char *path)
 
 int qmp_connect(struct qmp *q, const char *path, uint64_t deadline)
 {
+	uint64_t stop = qmp_stop_at(deadline);
 	json_t *m;
 	int rc;
 
@@ -322,10 +403,12 @@ int qmp_connect(struct qmp *q, const char *path, uint64_t deadline)
 	if (rc)
 		goto out_close;
 	/* the greeting comes first; skipping events costs nothing */
-	while (!(rc = qmp_next(q, deadline, &m)) &&
+	while (!(rc = qmp_next(q, deadline, stop, &m)) &&
 	       json_object_get(m, "event")) {
-		q->events++;
 		json_decref(m);
+		rc = qmp_event(q);
+		if (rc)
+			break;
 	}
 	if (rc) {
 		if (rc == -ETIMEDOUT)
@@ -355,6 +438,6 @@ out_close:
 		close(q->fd);
 	q->fd = -1;
 	q->pid = 0;
-	q->len = q->scan = 0;
+	q->len = q->scan = q->off = 0;
 	return rc;
 }

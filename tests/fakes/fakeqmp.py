@@ -3,16 +3,24 @@
 """A fake QEMU monitor for whole-program tests: serves QMP on a unix socket
 (argv[1]) with one vCPU whose cumulative halt_exits reads VALUE (argv[2])
 and, with a third argument "hist", a log2 histogram halt_wait_hist in ns
-whose buckets 1, 2 and 4 grow by 1, 2 and 3 per query-stats. Prints
-"ready PID" once it listens; serves clients one after another until
-killed."""
+whose buckets 1, 2 and 4 grow by 1, 2 and 3 per query-stats. Further
+words: "name=NAME" answers query-name with NAME; "flood" sends events
+without end once capabilities are negotiated and answers nothing more (a
+hostile peer); "count" makes halt_exits grow by VALUE
+per query-stats. Prints "ready PID" once it listens; serves clients one
+after another until killed."""
 import json
 import os
 import socket
 import sys
+import signal
 
 path, value = sys.argv[1], int(sys.argv[2])
-HIST = len(sys.argv) > 3 and sys.argv[3] == "hist"
+WORDS = sys.argv[3:]
+HIST = "hist" in WORDS
+FLOOD = "flood" in WORDS
+COUNT = "count" in WORDS
+NAME = next((w[5:] for w in WORDS if w.startswith("name=")), None)
 SCHEMA = [{"provider": "kvm", "target": "vcpu", "stats": [
     {"name": "halt_exits", "type": "cumulative", "exponent": 0}]}]
 if HIST:
@@ -26,6 +34,8 @@ QOM = "/machine/unattached/device[0]"
 def answer(cmd, args):
     if cmd == "qmp_capabilities":
         return {}
+    if cmd == "query-name":
+        return {"name": NAME} if NAME is not None else {}
     if cmd == "query-stats-schemas":
         return SCHEMA
     if cmd == "query-cpus-fast":
@@ -36,7 +46,8 @@ def answer(cmd, args):
         if args.get("target") != "vcpu":
             return []
         queries += 1
-        stats = [{"name": "halt_exits", "value": value}]
+        stats = [{"name": "halt_exits",
+                  "value": value * queries if COUNT else value}]
         if HIST:
             k = queries
             stats.append({"name": "halt_wait_hist",
@@ -45,20 +56,50 @@ def answer(cmd, args):
     return None
 
 
+# the smallest event: the most messages per byte
+EVENT = b'{"event":"F"}\r\n'
+
+
+def flood(conn):
+    """Events as fast as the socket takes them, from a child process of
+    its own (no lock, no GIL): the reader never finds the socket empty."""
+    pid = os.fork()
+    if pid:
+        return pid
+    batch = EVENT * 65536
+    parent = os.getppid()
+    try:
+        while os.getppid() == parent:
+            conn.sendall(batch)
+    except OSError:
+        pass
+    os._exit(0)
+
+
 def serve(conn):
-    f = conn.makefile("rwb", buffering=0)
-    f.write(b'{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, '
-            b'"major": 7}, "package": "fake"}, "capabilities": []}}\r\n')
-    for line in f:
-        req = json.loads(line)
-        ret = answer(req.get("execute"), req.get("arguments", {}))
-        if ret is None:
-            reply = {"error": {"class": "CommandNotFound", "desc": "no"}}
-        else:
-            reply = {"return": ret}
-        if "id" in req:
-            reply["id"] = req["id"]
-        f.write(json.dumps(reply).encode() + b"\r\n")
+    f = conn.makefile("rb", buffering=0)
+    flooder = None
+    conn.sendall(b'{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, '
+                 b'"major": 7}, "package": "fake"}, "capabilities": []}}\r\n')
+    try:
+        for line in f:
+            req = json.loads(line)
+            ret = answer(req.get("execute"), req.get("arguments", {}))
+            if ret is None:
+                reply = {"error": {"class": "CommandNotFound", "desc": "no"}}
+            else:
+                reply = {"return": ret}
+            if "id" in req:
+                reply["id"] = req["id"]
+            if flooder is not None:
+                continue
+            conn.sendall(json.dumps(reply).encode() + b"\r\n")
+            if FLOOD:
+                flooder = flood(conn)
+    finally:
+        if flooder:
+            os.kill(flooder, signal.SIGKILL)
+            os.waitpid(flooder, 0)
 
 
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -35,5 +35,6 @@ Suite *fs_suite(void);
 Suite *reading_suite(void);
 Suite *errmsg_suite(void);
 Suite *util_suite(void);
+Suite *webconfig_suite(void);
 
 #endif

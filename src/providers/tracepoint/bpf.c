@@ -347,22 +347,28 @@ static void tp_bpf_vcpu_rows(struct tp_priv *tp)
 				->tid = vm->known[i].tid;
 }
 
+/*
+ * Per-thread counts (the per-VM and per-vCPU rows) are read before the
+ * per-CPU slots (the host's totals): both only grow, so a VM's reading is
+ * never above the host's of the same refresh.
+ */
 int tp_bpf_read(struct tp_priv *tp)
 {
-	int rc = bpf_engine_read(tp->be, tp->slot_count), err = 0;
+	int rc = 0, err;
 
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < tp->nslots; i++)
-		if (tp->slot_field[i] >= 0)
-			tp->acc[tp->slot_field[i]] += tp->slot_count[i];
 	tp->ndead_t = tp->ndead_o = 0;
 	if (tp->pid && tp->want_vms)
 		tp_bpf_vcpu_rows(tp);
-	rc = bpf_engine_others(tp->be, tp_bpf_other, tp);
-	if (tp->want_vms &&
-	    (err = bpf_engine_threads(tp->be, tp_bpf_thread, tp)))
-		rc = rc ? rc : err;
+	if (tp->want_vms)
+		rc = bpf_engine_threads(tp->be, tp_bpf_thread, tp);
+	err = bpf_engine_read(tp->be, tp->slot_count);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < tp->nslots; i++)
+		if (tp->slot_field[i] >= 0)
+			tp->acc[tp->slot_field[i]] += tp->slot_count[i];
+	err = bpf_engine_others(tp->be, tp_bpf_other, tp);
+	rc = rc ? rc : err;
 
 	if (tp->ndead_t || tp->ndead_o) {
 		/* a key that stayed would count into retired again */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The exporter's --web-config FILE, in the format of the Prometheus
+ * exporter-toolkit: TLS (tls_server_config: cert_file, key_file) and
+ * basic authentication (basic_auth_users: USER: BCRYPT-HASH). Only that
+ * subset of YAML is read: block mappings indented with spaces, plain or
+ * quoted scalars, comments, blank lines; anything else is refused with the
+ * line and what is wrong, never guessed at. Passwords are checked with
+ * libxcrypt's crypt_r against $2y$/$2b$/$2a$ hashes.
+ */
+#ifndef KVMSTAT_WEBCONFIG_H
+#define KVMSTAT_WEBCONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct errmsg;
+
+/* Longest file accepted. */
+#define WEBCONFIG_MAX (64u * 1024)
+
+/* One user of basic_auth_users. */
+struct webconfig_user {
+	char *name;
+	char *hash;	/* bcrypt */
+	char *verified; /* the last password that matched, or NULL: a
+			 * scrape every few seconds need not pay bcrypt */
+};
+
+struct webconfig {
+	char *cert_file, *key_file; /* both or neither; paths relative to
+				     * the file's directory are resolved */
+	struct webconfig_user *users;
+	size_t nusers;
+};
+
+/*
+ * Parses the text of a web config (len bytes, no NUL needed); dir is
+ * where relative paths point (NULL: leave them). 0, or -EINVAL with the
+ * line number and the problem in msg; *out is then empty.
+ */
+int webconfig_parse(const char *text, size_t len, const char *dir,
+		    struct webconfig *out, struct errmsg *msg);
+/* Reads and parses path: 0, or -errno with one line in msg. */
+int webconfig_load(const char *path, struct webconfig *out, struct errmsg *msg);
+void webconfig_free(struct webconfig *w);
+/* Whether basic authentication is asked for. */
+bool webconfig_auth(const struct webconfig *w);
+/* Whether user and password match a user of w (bcrypt). */
+bool webconfig_check(struct webconfig *w, const char *user,
+		     const char *password);
+
+#endif

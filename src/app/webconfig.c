@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The --web-config reader: a line-at-a-time parser of the few YAML forms
+ * exporter-toolkit web configs use (two levels of block mappings, plain,
+ * single- and double-quoted scalars, comments), strict about everything
+ * else so that a setting it does not understand is an error, not a TLS or
+ * password setting silently dropped; and the bcrypt check of basic auth.
+ */
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "util.h"
+#include "webconfig.h"
+
+#define WC_VALUE_MAX 4096
+
+enum wc_section {
+	WC_NONE,
+	WC_TLS,	  /* tls_server_config */
+	WC_USERS, /* basic_auth_users */
+};
+
+/* The parser's position. */
+struct wc_parse {
+	struct webconfig *w;
+	struct errmsg *msg;
+	const char *dir;
+	unsigned int line;    /* 1-based */
+	enum wc_section sect; /* the mapping lines are added to */
+	int child_indent;     /* its entries' indentation, -1 unknown */
+	bool seen_tls, seen_users;
+};
+
+static int wc_err(struct wc_parse *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int wc_err(struct wc_parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	errmsg_set(p->msg, -EINVAL, "line %u: ", p->line);
+	va_start(ap, fmt);
+	errmsg_vadd(p->msg, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool wc_blank(const char *s, const char *end);
+
+/*
+ * Reads one scalar at s (up to end): quoted ('..', ".." with \-escapes of
+ * " \ / n t) or plain (to a " #" comment, trailing blanks trimmed). Writes
+ * it to out (NUL-terminated) and the rest of the line to *rest. 0 or
+ * -EINVAL.
+ */
+static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
+		     bool key, char *out, size_t outlen, const char **rest)
+{
+	size_t n = 0;
+
+	if (s < end && (*s == '\'' || *s == '"')) {
+		char q = *s++;
+
+		for (;;) {
+			char c;
+
+			if (s >= end)
+				return wc_err(p, "unterminated %s quote",
+					      q == '"' ? "double" : "single");
+			c = *s++;
+			if (c == q) {
+				if (q == '\'' && s < end && *s == '\'') {
+					s++; /* '' is one ' */
+				} else {
+					break;
+				}
+			} else if (q == '"' && c == '\\') {
+				if (s >= end)
+					return wc_err(p, "a \\ ends the line");
+				c = *s++;
+				if (c == 'n')
+					c = '\n';
+				else if (c == 't')
+					c = '\t';
+				else if (c != '"' && c != '\\' && c != '/')
+					return wc_err(p,
+						      "unsupported escape \\%c",
+						      c >= 0x20 && c < 0x7f ?
+							      c :
+							      '?');
+			}
+			if (c == '\0')
+				return wc_err(p, "a NUL byte in a string");
+			if (n + 1 >= outlen)
+				return wc_err(p,
+					      "a value longer than %zu bytes",
+					      outlen - 1);
+			out[n++] = c;
+		}
+		out[n] = '\0';
+		*rest = s;
+		return 0;
+	}
+	if (!key && end - s >= 2 && s[0] == '{' && s[1] == '}' &&
+	    wc_blank(s + 2, end)) {
+		snprintf(out, outlen, "{}"); /* an empty mapping */
+		*rest = s + 2;
+		return 0;
+	}
+	while (s < end) {
+		char c = *s;
+
+		if (key && c == ':' && (s + 1 == end || s[1] == ' '))
+			break;
+		if (c == '#' && n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
+			break;
+		if (c == '\0' || (c < 0x20 && c != '\t'))
+			return wc_err(p, "a control character");
+		if (!n && strchr("[]{}&*!|>%@`,?-", c) && !key &&
+		    !(c == '-' && s + 1 < end && s[1] != ' '))
+			return wc_err(p,
+				      "'%c' starts YAML kvmstat does not read: write the value plainly or quote it",
+				      c);
+		if (n + 1 >= outlen)
+			return wc_err(p, "a value longer than %zu bytes",
+				      outlen - 1);
+		out[n++] = c;
+		s++;
+	}
+	while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
+		n--;
+	out[n] = '\0';
+	*rest = s;
+	return 0;
+}
+
+/* Whether only blanks and a comment are left. */
+static bool wc_blank(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s == end || *s == '#';
+}
+
+/* A path from the file, made relative to its directory. */
+static char *wc_path(const struct wc_parse *p, const char *v)
+{
+	if (v[0] == '/' || !p->dir)
+		return xstrdup(v);
+	return xasprintf("%s/%s", p->dir, v);
+}
+
+/* Takes "key: value" at indentation indent. */
+static int wc_entry(struct wc_parse *p, int indent, const char *key,
+		    const char *val, bool has_val)
+{
+	struct webconfig *w = p->w;
+
+	if (indent == 0) {
+		bool empty = !has_val || !strcmp(val, "{}");
+
+		p->child_indent = -1;
+		if (!strcmp(key, "tls_server_config")) {
+			if (p->seen_tls)
+				return wc_err(p, "tls_server_config twice");
+			p->seen_tls = true;
+			p->sect = WC_TLS;
+		} else if (!strcmp(key, "basic_auth_users")) {
+			if (p->seen_users)
+				return wc_err(p, "basic_auth_users twice");
+			p->seen_users = true;
+			p->sect = WC_USERS;
+		} else {
+			return wc_err(p,
+				      "\"%.64s\" is not supported: kvmstat reads tls_server_config and basic_auth_users",
+				      key);
+		}
+		if (!empty)
+			return wc_err(p,
+				      "%s must be a mapping (its entries on the lines below, indented)",
+				      key);
+		return 0;
+	}
+	if (p->sect == WC_NONE)
+		return wc_err(p, "an indented line outside any section");
+	if (p->child_indent < 0)
+		p->child_indent = indent;
+	if (indent != p->child_indent)
+		return wc_err(p,
+			      "indented %d spaces where the section's entries have %d (nested mappings are not supported)",
+			      indent, p->child_indent);
+	if (!has_val || !*val)
+		return wc_err(p, "\"%.64s\" has no value", key);
+	if (p->sect == WC_TLS) {
+		char **slot;
+
+		if (!strcmp(key, "cert_file"))
+			slot = &w->cert_file;
+		else if (!strcmp(key, "key_file"))
+			slot = &w->key_file;
+		else
+			return wc_err(p,
+				      "tls_server_config: \"%.64s\" is not supported (kvmstat reads cert_file and key_file)",
+				      key);
+		if (*slot)
+			return wc_err(p, "%s twice", key);
+		*slot = wc_path(p, val);
+		return 0;
+	}
+	if (!*key || strchr(key, ':'))
+		return wc_err(p, "a user name must be non-empty, without ':'");
+	for (size_t i = 0; i < w->nusers; i++)
+		if (!strcmp(w->users[i].name, key))
+			return wc_err(p, "user \"%.64s\" twice", key);
+	if (strlen(val) != 60 || val[0] != '$' || val[1] != '2' ||
+	    !strchr("aby", val[2]) || val[3] != '$')
+		return wc_err(p,
+			      "the password of \"%.64s\" is not a bcrypt hash ($2y$..., 60 characters): make one with htpasswd -nBC 10 \"\" or mkpasswd -m bcrypt",
+			      key);
+	w->users = xrealloc(w->users, (w->nusers + 1) * sizeof(*w->users));
+	w->users[w->nusers++] = (struct webconfig_user){ .name = xstrdup(key),
+							 .hash = xstrdup(val) };
+	return 0;
+}
+
+/* One line (without its newline). */
+static int wc_line(struct wc_parse *p, const char *s, const char *end)
+{
+	char key[WC_VALUE_MAX], val[WC_VALUE_MAX];
+	const char *rest;
+	int indent = 0, rc;
+	bool has_val = false;
+
+	if (end > s && end[-1] == '\r')
+		end--;
+	while (s < end && *s == ' ') {
+		s++;
+		indent++;
+	}
+	if (wc_blank(s, end))
+		return 0;
+	if (*s == '\t')
+		return wc_err(p, "a tab in the indentation: indent with spaces");
+	if (!indent && end - s >= 3 && !memcmp(s, "---", 3) &&
+	    wc_blank(s + 3, end))
+		return p->line == 1 ? 0 : wc_err(p, "one YAML document only");
+	if (*s == '-')
+		return wc_err(p, "a list where a mapping is expected");
+	rc = wc_scalar(p, s, end, true, key, sizeof(key), &rest);
+	if (rc)
+		return rc;
+	while (rest < end && *rest == ' ')
+		rest++;
+	if (rest >= end || *rest != ':')
+		return wc_err(p, "\"key: value\" expected");
+	rest++;
+	if (rest < end && *rest != ' ' && *rest != '\t')
+		return wc_err(p, "a blank must follow the ':'");
+	while (rest < end && (*rest == ' ' || *rest == '\t'))
+		rest++;
+	if (!wc_blank(rest, end)) {
+		rc = wc_scalar(p, rest, end, false, val, sizeof(val), &rest);
+		if (rc)
+			return rc;
+		if (!wc_blank(rest, end))
+			return wc_err(p, "text after the value");
+		has_val = true;
+	} else {
+		val[0] = '\0';
+	}
+	if (has_val && (!strcmp(val, "~") || !strcmp(val, "null")) && !indent)
+		has_val = false;
+	return wc_entry(p, indent, key, val, has_val);
+}
+
+void webconfig_free(struct webconfig *w)
+{
+	free(w->cert_file);
+	free(w->key_file);
+	for (size_t i = 0; i < w->nusers; i++) {
+		free(w->users[i].name);
+		free(w->users[i].hash);
+		if (w->users[i].verified) {
+			explicit_bzero(w->users[i].verified,
+				       strlen(w->users[i].verified));
+			free(w->users[i].verified);
+		}
+	}
+	free(w->users);
+	memset(w, 0, sizeof(*w));
+}
+
+int webconfig_parse(const char *text, size_t len, const char *dir,
+		    struct webconfig *out, struct errmsg *msg)
+{
+	struct wc_parse p = {
+		.w = out, .msg = msg, .dir = dir, .child_indent = -1
+	};
+	const char *s = text, *end = text + len;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > WEBCONFIG_MAX)
+		return errmsg_set(msg, -EINVAL, "larger than %u KiB",
+				  WEBCONFIG_MAX / 1024);
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *eol = nl ? nl : end;
+
+		p.line++;
+		rc = wc_line(&p, s, eol);
+		if (rc)
+			goto out_free;
+		s = nl ? nl + 1 : end;
+	}
+	if (!out->cert_file != !out->key_file) {
+		p.line++;
+		rc = errmsg_set(msg, -EINVAL,
+				"tls_server_config needs both cert_file and key_file");
+		goto out_free;
+	}
+	if (p.seen_tls && !out->cert_file) {
+		rc = errmsg_set(msg, -EINVAL,
+				"tls_server_config needs cert_file and key_file");
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	webconfig_free(out);
+	return rc;
+}
+
+int webconfig_load(const char *path, struct webconfig *out, struct errmsg *msg)
+{
+	char *buf = NULL, *dir, *slash;
+	struct stat st;
+	ssize_t n;
+	size_t len = 0;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		return errmsg_set(msg, rc, "cannot open %s: %s", path,
+				  strerror(-rc));
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		rc = errmsg_set(msg, -EINVAL, "%s is not a regular file", path);
+		goto out_close;
+	}
+	buf = xmalloc(WEBCONFIG_MAX + 1);
+	while ((n = read(fd, buf + len, WEBCONFIG_MAX + 1 - len)) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		rc = -errno;
+		errmsg_set(msg, rc, "cannot read %s: %s", path, strerror(-rc));
+		goto out_close;
+	}
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	rc = webconfig_parse(buf, len, slash ? (*dir ? dir : "/") : NULL, out,
+			     msg);
+	free(dir);
+	if (rc) {
+		struct errmsg why = *msg;
+
+		errmsg_set(msg, rc, "%s: %s", path, why.text);
+	}
+out_close:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+bool webconfig_auth(const struct webconfig *w)
+{
+	return w->nusers > 0;
+}
+
+/* Compares without stopping at the first difference. */
+static bool wc_same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return !d;
+}
+
+bool webconfig_check(struct webconfig *w, const char *user, const char *password)
+{
+	struct webconfig_user *u = NULL;
+	struct crypt_data cd; /* 32 KiB: the server thread's stack has room */
+	const char *h;
+	bool ok;
+
+	for (size_t i = 0; i < w->nusers; i++)
+		if (!strcmp(w->users[i].name, user))
+			u = &w->users[i];
+	if (!u)
+		return false;
+	if (u->verified && wc_same(u->verified, password))
+		return true;
+	memset(&cd, 0, sizeof(cd));
+	h = crypt_r(password, u->hash, &cd);
+	ok = h && h[0] == '$' && wc_same(h, u->hash);
+	explicit_bzero(&cd, sizeof(cd));
+	if (ok) {
+		free(u->verified);
+		u->verified = xstrdup(password);
+	}
+	return ok;
+}
