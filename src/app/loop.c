@@ -246,9 +246,10 @@ static void reopen_frontends(struct loop *l)
 int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	      struct frontend **from)
 {
-	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS];
+	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS + LOOP_MAX_PROVIDERS];
 	struct frontend *in[LOOP_MAX_FRONTENDS];
-	size_t nin = 0;
+	struct provider *woke[LOOP_MAX_PROVIDERS];
+	size_t nin = 0, nwake = 0;
 
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
@@ -264,6 +265,17 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 		pfd[1 + nin].events = POLLIN;
 		nin++;
 	}
+	/* providers that want to act between refreshes (a VM came or went) */
+	for (size_t i = 0; i < l->nprovs; i++) {
+		struct provider *p = &l->provs[i];
+		int fd = p->ops->wake_fd ? p->ops->wake_fd(p) : -1;
+
+		if (fd < 0 || !p->ops->wake)
+			continue;
+		woke[nwake] = p;
+		pfd[1 + nin + nwake] = (struct pollfd){ fd, POLLIN, 0 };
+		nwake++;
+	}
 	pfd[0].fd = l->sigfd;
 	pfd[0].events = POLLIN;
 	for (;;) {
@@ -276,12 +288,15 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 			return 0;
 		}
 		timeout = (int)((deadline - now + 999999) / 1000000);
-		n = poll(pfd, 1 + nin, timeout);
+		n = poll(pfd, 1 + nin + nwake, timeout);
 		if (n < 0 && errno != EINTR)
 			return loop_fail(l, -errno, false, "poll: %s",
 					 strerror(errno));
 		if (n <= 0)
 			continue;
+		for (size_t i = 0; i < nwake; i++)
+			if (pfd[1 + nin + i].revents)
+				woke[i]->ops->wake(woke[i]);
 		while ((ev = signals_next(l->sigfd)) != SIGNALS_NONE) {
 			if (ev == SIGNALS_HUP) {
 				reopen_frontends(l);

@@ -155,6 +155,78 @@ int vm_proc_pids(int rootfd, pid_t **pids)
 	return (int)n;
 }
 
+int vm_debugfs_name(const char *name, pid_t *pid)
+{
+	const char *dash = strchr(name, '-');
+	char num[16];
+	long fd;
+
+	if (!dash || dash == name || (size_t)(dash - name) >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, name, (size_t)(dash - name));
+	num[dash - name] = '\0';
+	if (!parse_id(num, pid) || dash[1] < '0' || dash[1] > '9' ||
+	    util_parse_int(dash + 1, 0, INT_MAX, &fd))
+		return -EINVAL;
+	return 0;
+}
+
+pid_t vm_proc_tgid(int rootfd, pid_t tid)
+{
+	char path[32], buf[1024], *s, *nl;
+	pid_t tgid;
+
+	snprintf(path, sizeof(path), "%d/status", (int)tid);
+	if (fs_read_at(rootfd, path, buf, sizeof(buf)) <= 0)
+		return tid;
+	buf[sizeof(buf) - 1] = '\0';
+	s = strstr(buf, "\nTgid:");
+	if (!s)
+		return tid;
+	s += 6;
+	s += strspn(s, " \t");
+	nl = strchr(s, '\n');
+	if (!nl)
+		return tid;
+	*nl = '\0';
+	return parse_id(s, &tgid) ? tgid : tid;
+}
+
+int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids)
+{
+	const struct fs_entry *e;
+	struct fs_dir dir;
+	size_t n = 0, cap = 0, m = 0;
+	pid_t *p = NULL;
+
+	*pids = NULL;
+	if (fs_dir_start(&dir, debugfs_dirfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		pid_t pid;
+
+		if (vm_debugfs_name(e->name, &pid))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			p = xrealloc(p, cap * sizeof(*p));
+		}
+		p[n++] = vm_proc_tgid(rootfd, pid);
+	}
+	fs_dir_close(&dir);
+	if (dir.err || n > INT_MAX) {
+		free(p);
+		return dir.err ? dir.err : -EOVERFLOW;
+	}
+	if (n)
+		qsort(p, n, sizeof(*p), pid_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!m || p[m - 1] != p[i])
+			p[m++] = p[i];
+	*pids = p;
+	return (int)m;
+}
+
 off_t vm_proc_nfds(int rootfd, pid_t pid)
 {
 	char path[32];
