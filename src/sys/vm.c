@@ -29,6 +29,9 @@ static const char link_vm[] = "anon_inode:kvm-vm";
 static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
 static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
 
+/* KVM's debugfs directory on the running system. */
+#define VM_DEBUGFS_KVM "/sys/kernel/debug/kvm"
+
 static int root_open(const char *proc_root)
 {
 	return fs_open_dir(AT_FDCWD, proc_root);
@@ -443,6 +446,30 @@ static int load_vcpus_at(int root, struct vm_info *v)
 }
 
 /*
+ * The processes that may hold a VM: on the running system, those KVM's
+ * debugfs directory names (so no other process's fds are read); under an
+ * injected proc root, or when debugfs cannot be read, every process.
+ */
+static int candidate_pids(int root, pid_t **pids)
+{
+	struct stat a, b;
+	int dbg, n = -1;
+
+	/* root is the system's /proc when it is the same directory */
+	if (!fstat(root, &a) && !stat("/proc/self/..", &b) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		dbg = fs_open_dir(AT_FDCWD, VM_DEBUGFS_KVM);
+		if (dbg >= 0) {
+			n = vm_debugfs_pids(dbg, root, pids);
+			close(dbg);
+		}
+	}
+	if (n < 0)
+		n = vm_proc_pids(root, pids);
+	return n;
+}
+
+/*
  * Pids of every VM under root, sorted; *ndenied counts the processes whose
  * fds could not be read (other users' processes when not root). Caller frees
  * *pids. Returns the count or -errno.
@@ -453,7 +480,7 @@ static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
 	int n, m = 0;
 
 	*ndenied = 0;
-	n = vm_proc_pids(root, &p);
+	n = candidate_pids(root, &p);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
