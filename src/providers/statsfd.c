@@ -10,13 +10,23 @@
  * layout share one parsed schema) and its data block every refresh: one
  * pread per fd.
  *
- * A copied fd keeps the VM's kernel memory alive after its owner exits, so
- * every refresh polls all VMs' pidfds at once (timeout 0) and closes all
- * that was copied from a VM that exited. /proc is walked for new VMs and
- * for stats fds opened or closed at most every STATSFD_RESCAN_NS (2 s), not
- * every refresh: reading every process's fd links is what costs at scale,
- * and even then only processes whose fd count changed are listed again
- * (see scan_pid).
+ * VM processes are found from the "PID-FD" directories KVM's debugfs has
+ * for each VM (listed even under lockdown), so only their fds are read;
+ * every process under /proc only when debugfs cannot be read. The layouts
+ * are read at open from a scratch VM and vCPU of our own, so every field
+ * is there from the first sample (0 until a VM exists).
+ *
+ * Between refreshes the loop polls one epoll fd of ours (wake_fd): each
+ * VM's pidfd, inotify on the debugfs directory and a timer. A VM whose
+ * process exits is read one last time through the copies (they still
+ * read) and they are closed at once, which lets the kernel free the VM;
+ * what it counted stays in the sums. A VM created between refreshes has
+ * its stats fds copied as it appears, and is looked at again every 10 ms
+ * for 2 s for the fds its VMM opens after creating it, so a VM that lives
+ * less than one refresh is counted whole. The full scan (new VMs that
+ * inotify missed, stats fds opened or closed later) runs at most every
+ * STATSFD_RESCAN_NS (2 s), and even then only processes whose fd count
+ * changed are listed again (see scan_pid).
  *
  * Samples: each stat per vCPU (pid, N), per VM (pid, SAMPLE_ALL_VCPUS): the
  * sum over its vCPUs plus its VM-scope stats, which have no vCPU breakdown,
