@@ -935,6 +935,26 @@ static void scan(struct provider *p, uint64_t now)
 	note_vms(d);
 }
 
+/* Without an epoll set (no fd left for one): the VMs whose process
+ * exited, by one poll over every pidfd. */
+static void reap(struct statsfd_priv *d)
+{
+	if (!d->nvms)
+		return;
+	if (d->cappfd < d->nvms) {
+		d->cappfd = d->nvms * 2;
+		d->pfd = xrealloc(d->pfd, d->cappfd * sizeof(*d->pfd));
+	}
+	for (size_t i = 0; i < d->nvms; i++)
+		d->pfd[i] = (struct pollfd){ .fd = d->vms[i].pidfd,
+					     .events = POLLIN };
+	if (poll(d->pfd, d->nvms, 0) <= 0)
+		return;
+	for (size_t i = 0; i < d->nvms; i++)
+		if (d->pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+			vm_finish(&d->vms[i]);
+}
+
 /* Looks at one process now (a VM just created, or a young one again). */
 static void scan_one(struct provider *p, pid_t pid)
 {
@@ -1040,8 +1060,10 @@ static void statsfd_wake(struct provider *p)
 	uint64_t now;
 	int n;
 
-	if (d->epfd < 0)
+	if (d->epfd < 0) {
+		reap(d);
 		return;
+	}
 	while ((n = epoll_wait(d->epfd, ev, ARRAY_SIZE(ev), 0)) > 0) {
 		now = util_now_ns();
 		for (int i = 0; i < n; i++) {
