@@ -77,7 +77,10 @@
 /* Pids a notice names before it says "and N more". */
 #define STATSFD_NOTE_PIDS 8
 /* A VM just created is looked at this often for the stats fds its VMM
- * opens after creating it, for this long. */
+ * opens after creating it, for this long: every millisecond at first (a
+ * VM may live a few), then every 10 ms. */
+#define STATSFD_YOUNG_FAST_NS 1000000ull
+#define STATSFD_YOUNG_FAST_FOR_NS 200000000ull
 #define STATSFD_YOUNG_EVERY_NS 10000000ull
 #define STATSFD_YOUNG_FOR_NS 2000000000ull
 /* epoll tags: a VM's pidfd carries its pid above these */
@@ -730,6 +733,8 @@ static void note_pids(const pid_t *pids, size_t n, char *buf, size_t len)
 			 n - STATSFD_NOTE_PIDS);
 }
 
+static bool young_has(const struct statsfd_priv *d, pid_t pid);
+
 /* One-time notices about VMs found without stats fds or out of reach. */
 static void note_vms(struct statsfd_priv *d)
 {
@@ -742,7 +747,7 @@ static void note_vms(struct statsfd_priv *d)
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct sfd_vm *vm = &d->vms[i];
 
-		if (vm->noted || vm->nf || vm->dead)
+		if (vm->noted || vm->nf || vm->dead || young_has(d, vm->pid))
 			continue;
 		if (denied_errno(vm->err)) {
 			denied[ndenied++] = vm->pid;
@@ -974,15 +979,30 @@ static void scan_one(struct provider *p, pid_t pid)
 }
 
 /* Arms the timer for the young VMs' next look (or disarms it). */
-static void young_arm(struct statsfd_priv *d)
+static void young_arm(struct statsfd_priv *d, uint64_t now)
 {
 	struct itimerspec its = { 0 };
+	uint64_t every = STATSFD_YOUNG_EVERY_NS;
 
 	if (d->tfd < 0)
 		return;
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].until > now &&
+		    d->young[i].until - now >
+			    STATSFD_YOUNG_FOR_NS - STATSFD_YOUNG_FAST_FOR_NS)
+			every = STATSFD_YOUNG_FAST_NS;
 	if (d->nyoung)
-		its.it_value.tv_nsec = (long)STATSFD_YOUNG_EVERY_NS;
+		its.it_value.tv_nsec = (long)every;
 	timerfd_settime(d->tfd, 0, &its, NULL);
+}
+
+/* Whether pid is a VM created moments ago (its stats fds may come). */
+static bool young_has(const struct statsfd_priv *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].pid == pid)
+			return true;
+	return false;
 }
 
 static void young_add(struct statsfd_priv *d, pid_t pid, uint64_t now)
@@ -1090,7 +1110,7 @@ static void statsfd_wake(struct provider *p)
 	if (timer)
 		young_scan(p, util_now_ns());
 	if (timer || d->nyoung)
-		young_arm(d);
+		young_arm(d, util_now_ns());
 }
 
 static int statsfd_wake_fd(struct provider *p)
