@@ -119,6 +119,11 @@ int vm_proc_pids(int rootfd, pid_t **pids);
  */
 int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids);
 
+/* Whether the processes under rootfd are numbered as the kernel numbers
+ * them (the initial pid namespace, whose ns inode is fixed): only then do
+ * debugfs "PID-FD" names give their pids. True when it cannot be told. */
+bool vm_pidns_is_init(int rootfd);
+
 /* Parses a KVM debugfs VM directory name "PID-FD": 0 with *pid, or
  * -EINVAL for any other name. */
 int vm_debugfs_name(const char *name, pid_t *pid);

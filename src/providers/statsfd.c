@@ -159,6 +159,9 @@ struct statsfd_priv {
 	/* KVM's debugfs directory, whose "PID-FD" entries name the VMs
 	 * (-1: not readable, or not of the same tree as proc_root) */
 	int dbgfd;
+	/* its names give pids as the proc root numbers them (not in a pid
+	 * namespace of our own): else they only say that a VM came */
+	bool names_ok;
 	int epfd;  /* pidfds, inotify and the timer: the loop polls it */
 	int inofd; /* inotify on dbgfd's directory, or -1 */
 	int tfd;   /* timerfd for young VMs, or -1 */
@@ -712,8 +715,12 @@ static void vms_sweep(struct statsfd_priv *d)
 			d->vms[n++] = d->vms[i];
 			continue;
 		}
-		if (d->vms[i].nf)
+		if (d->vms[i].nf) {
+			/* this refresh's samples, or the next one's when
+			 * swept between refreshes */
 			d->vanished = true;
+			d->rebase_next = true;
+		}
 		vm_close(&d->vms[i]);
 	}
 	d->nvms = n;
@@ -893,7 +900,7 @@ static size_t scan_pids(struct statsfd_priv *d, pid_t **out)
 		(*out)[0] = d->pid;
 		return 1;
 	}
-	if (d->dbgfd >= 0)
+	if (d->dbgfd >= 0 && d->names_ok)
 		n = vm_debugfs_pids(d->dbgfd, d->rootfd, out);
 	if (n < 0)
 		n = vm_proc_pids(d->rootfd, out);
@@ -1030,6 +1037,12 @@ static void young_scan(struct provider *p, uint64_t now)
 	for (size_t i = 0; i < d->nyoung; i++) {
 		struct sfd_vm *vm;
 
+		if (!d->young[i].pid) {
+			scan(p, now);
+			if (now < d->young[i].until)
+				d->young[n++] = d->young[i];
+			continue;
+		}
 		scan_one(p, d->young[i].pid);
 		vm = vm_find(d, d->young[i].pid);
 		if (now < d->young[i].until && vm && !vm->dead)
@@ -1044,20 +1057,26 @@ static void inotify_drain(struct provider *p, uint64_t now)
 	struct statsfd_priv *d = p->priv;
 	char buf[4096]
 		__attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
 	ssize_t n;
 
 	while ((n = read(d->inofd, buf, sizeof(buf))) > 0) {
-		for (ssize_t off = 0;
-		     off + (ssize_t)sizeof(struct inotify_event) <= n;) {
-			const struct inotify_event *ev = (const void *)(buf +
-									off);
+		for (ssize_t off = 0; off + (ssize_t)sizeof(*ev) <= n;
+		     off += (ssize_t)sizeof(*ev) + ev->len) {
 			pid_t pid;
 
-			off += (ssize_t)sizeof(*ev) + ev->len;
-			if (!ev->len ||
-			    !(ev->mask & (IN_CREATE | IN_MOVED_TO)) ||
-			    vm_debugfs_name(ev->name, &pid))
+			ev = (const void *)(buf + off);
+			if (ev->mask & IN_Q_OVERFLOW)
+				scan(p, now); /* events lost: look at all */
+			if (!ev->len || vm_debugfs_name(ev->name, &pid))
 				continue;
+			if (!d->names_ok) {
+				/* which process it is cannot be told here:
+				 * every one is looked at (young pid 0) */
+				scan(p, now);
+				young_add(d, 0, now);
+				continue;
+			}
 			pid = vm_proc_tgid(d->rootfd, pid);
 			if (pid == d->self || (d->pid && pid != d->pid))
 				continue;
@@ -1401,6 +1420,9 @@ static void watch_open(struct statsfd_priv *d, const struct options *opts)
 	bool fake_dbg = strcmp(dbg, DEBUGFS_KVM_DEFAULT) != 0;
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	/* in a pid namespace of its own, debugfs names pids we cannot see
+	 * by those numbers: /proc is scanned instead */
+	d->names_ok = vm_pidns_is_init(d->rootfd);
 	if (fake_dbg == d->fake_proc)
 		d->dbgfd = fs_open_dir(AT_FDCWD, dbg);
 	if (d->dbgfd < 0)

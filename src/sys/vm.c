@@ -158,6 +158,19 @@ int vm_proc_pids(int rootfd, pid_t **pids)
 	return (int)n;
 }
 
+/* The inode of the initial pid namespace (the kernel's
+ * PROC_PID_INIT_INO). */
+#define VM_PIDNS_INIT_INO 0xEFFFFFFCu
+
+bool vm_pidns_is_init(int rootfd)
+{
+	struct stat st;
+
+	if (fstatat(rootfd, "self/ns/pid", &st, 0))
+		return true;
+	return st.st_ino == VM_PIDNS_INIT_INO;
+}
+
 int vm_debugfs_name(const char *name, pid_t *pid)
 {
 	const char *dash = strchr(name, '-');
@@ -457,7 +470,8 @@ static int candidate_pids(int root, pid_t **pids)
 
 	/* root is the system's /proc when it is the same directory */
 	if (!fstat(root, &a) && !stat("/proc/self/..", &b) &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+	    vm_pidns_is_init(root)) {
 		dbg = fs_open_dir(AT_FDCWD, VM_DEBUGFS_KVM);
 		if (dbg >= 0) {
 			n = vm_debugfs_pids(dbg, root, pids);

@@ -5,7 +5,8 @@
 # of a scratch VM and vCPU of its own. In a pid namespace where no VM is
 # visible, -S -1 lists exactly the fields a real VM's stats fds have, at
 # 0; a CSV log started with no VM has them in its one header, and a VM
-# that starts mid-run is counted exactly under those columns.
+# that starts mid-run is counted exactly under those columns (in a pid
+# namespace too, where VMs are found by a /proc scan).
 source tests/system/lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
 [ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
@@ -35,15 +36,25 @@ awk '$2 != 0 || $3 != 0 { bad = 1 } END { exit bad }' "$TMP/none.out" ||
 	fail "fields with no VM are not 0: $(cat "$TMP/none.out")"
 
 # a CSV log started before the VM: one header with the stats fields,
-# every line as many columns, the VM's exits counted exactly
+# every line as many columns, the VM's exits counted exactly. In a pid
+# namespace of its own, so that no other VM on the host counts (there,
+# debugfs names pids by other numbers: kvmstat scans /proc instead)
 N=5000
-start_kvmstat c -S -l -c -s 0.3 -f '^(halt_exits|mmio_exits|remote_tlb_flush)$'
-wait_lines "$TMP/c.out" 2
-"$GUEST" -s -m 1 -v 1 -n "$N" -k hlt -t 0.2 >"$TMP/b.out" 2>"$TMP/b.err" ||
-	fail "guest failed: $(cat "$TMP/b.err")"
-sleep 0.8
-stop c
-[ "$STATUS" = 0 ] || fail "kvmstat -l -c exited $STATUS: $(cat "$TMP/c.err")"
+export KVMSTAT GUEST TMP N
+unshare -p -f --mount-proc --kill-child=TERM bash -c '
+	"$KVMSTAT" -S -l -c -s 0.3 -f "^(halt_exits|mmio_exits|remote_tlb_flush)$" >"$TMP/c.out" 2>"$TMP/c.err" &
+	k=$!
+	for _ in $(seq 1 100); do
+		[ "$(wc -l <"$TMP/c.out")" -ge 2 ] && break
+		sleep 0.05
+	done
+	"$GUEST" -s -m 1 -v 1 -n "$N" -k hlt -t 0.2 >"$TMP/b.out" 2>"$TMP/b.err" || echo "guest failed" >>"$TMP/b.err"
+	sleep 0.8
+	kill -TERM $k
+	wait $k
+	echo $? >"$TMP/c.status"' || fail "the pid namespace run failed"
+grep -q "guest failed" "$TMP/b.err" && fail "guest failed: $(cat "$TMP/b.err")"
+[ "$(cat "$TMP/c.status")" = 0 ] || fail "kvmstat -l -c exited $(cat "$TMP/c.status"): $(cat "$TMP/c.err")"
 head -n 1 "$TMP/c.out" | grep -q '^timestamp,halt_exits,mmio_exits,remote_tlb_flush$' ||
 	fail "first CSV header lacks the stats fields: $(head -n 2 "$TMP/c.out")"
 [ "$(grep -c '^timestamp' "$TMP/c.out")" = 1 ] || fail "the header repeats: $(cat "$TMP/c.out")"
