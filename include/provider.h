@@ -31,6 +31,11 @@ struct provider_ops {
 	/* Pushes one raw reading per field (pid 0) and breakdowns. */
 	int (*read)(struct provider *p, struct sample_set *out);
 	void (*close)(struct provider *p);
+	/* Optional: an fd the loop polls between refreshes (-1: none), and
+	 * what to do when it is readable (statsfd: a VM was created or its
+	 * process exited). wake() must not block and pushes no samples. */
+	int (*wake_fd)(struct provider *p);
+	void (*wake)(struct provider *p);
 	/* Holds perf events or BPF objects, whose last close is slow: the
 	 * loop hands their last references to a detached process. */
 	bool holds_kernel_fds;

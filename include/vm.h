@@ -109,6 +109,29 @@ int vm_proc_fds(int rootfd, pid_t pid, vm_fd_fn fn, void *ctx);
  * NULL when none). Returns the count or -errno. */
 int vm_proc_pids(int rootfd, pid_t **pids);
 
+/*
+ * The processes holding a KVM VM, from the names of the directories KVM
+ * makes in its debugfs directory (debugfs_dirfd) for each VM, "PID-FD",
+ * without reading any process's fds; they are listed even under kernel
+ * lockdown. PID is the creating thread: mapped to its process through
+ * rootfd/PID/status. Ascending, without repeats, into *pids (the caller
+ * frees it; NULL when none). Returns the count or -errno.
+ */
+int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids);
+
+/* Whether the processes under rootfd are numbered as the kernel numbers
+ * them (the initial pid namespace, whose ns inode is fixed): only then do
+ * debugfs "PID-FD" names give their pids. True when it cannot be told. */
+bool vm_pidns_is_init(int rootfd);
+
+/* Parses a KVM debugfs VM directory name "PID-FD": 0 with *pid, or
+ * -EINVAL for any other name. */
+int vm_debugfs_name(const char *name, pid_t *pid);
+
+/* The process (thread group) of thread tid, from rootfd/TID/status; tid
+ * itself when that cannot be read. */
+pid_t vm_proc_tgid(int rootfd, pid_t tid);
+
 /* How many fds a process has open: the size procfs gives its fd directory
  * (Linux 6.2 and later), or 0 when unknown. */
 off_t vm_proc_nfds(int rootfd, pid_t pid);

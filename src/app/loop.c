@@ -289,10 +289,11 @@ static void reopen_frontends(struct loop *l)
 int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	      struct frontend **from)
 {
-	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS];
+	struct pollfd pfd[1 + LOOP_MAX_FRONTENDS + LOOP_MAX_PROVIDERS];
 	struct frontend *in[LOOP_MAX_FRONTENDS];
+	struct provider *woke[LOOP_MAX_PROVIDERS];
 	sigset_t wait_mask;
-	size_t nin = 0;
+	size_t nin = 0, nwake = 0;
 
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
@@ -307,6 +308,17 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 		pfd[1 + nin].fd = fd;
 		pfd[1 + nin].events = POLLIN;
 		nin++;
+	}
+	/* providers that want to act between refreshes (a VM came or went) */
+	for (size_t i = 0; i < l->nprovs; i++) {
+		struct provider *p = &l->provs[i];
+		int fd = p->ops->wake_fd ? p->ops->wake_fd(p) : -1;
+
+		if (fd < 0 || !p->ops->wake)
+			continue;
+		woke[nwake] = p;
+		pfd[1 + nin + nwake] = (struct pollfd){ fd, POLLIN, 0 };
+		nwake++;
 	}
 	pfd[0].fd = l->sigfd;
 	pfd[0].events = POLLIN;
@@ -326,7 +338,7 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 		/* the signals a front-end handles itself (SIGWINCH) are
 		 * blocked but here: one that came while sampling interrupts
 		 * this wait at once, none is lost in between */
-		n = ppoll(pfd, 1 + nin, &ts, &wait_mask);
+		n = ppoll(pfd, 1 + nin + nwake, &ts, &wait_mask);
 		if (n < 0 && errno != EINTR)
 			return loop_fail(l, -errno, false, "poll: %s",
 					 strerror(errno));
@@ -344,6 +356,9 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 		}
 		if (!n)
 			continue;
+		for (size_t i = 0; i < nwake; i++)
+			if (pfd[1 + nin + i].revents)
+				woke[i]->ops->wake(woke[i]);
 		while ((ev = signals_next(l->sigfd)) != SIGNALS_NONE) {
 			if (ev == SIGNALS_HUP) {
 				reopen_frontends(l);

@@ -101,9 +101,12 @@ struct debugfs_ent {
 };
 
 struct debugfs_priv {
-	char *root;		    /* owned copy of opts->debugfs_root */
-	int rootfd;		    /* listed each refresh; openat base */
-	pid_t pid;		    /* -p, or 0 */
+	char *root; /* owned copy of opts->debugfs_root */
+	int rootfd; /* listed each refresh; openat base */
+	pid_t pid;  /* -p, or 0 */
+	/* of the hidden files, those refused with EACCES (file permissions,
+	 * not lockdown, which refuses with EPERM) */
+	size_t denied;
 	struct debugfs_name *names; /* every counter name reported */
 	size_t nnames, capnames;
 	struct reading *val;	  /* per name: sum in this refresh */
@@ -138,6 +141,41 @@ bool debugfs_hidden_errno(int err)
 	if (err < 0)
 		err = -err;
 	return err == EPERM || err == EACCES;
+}
+
+/* Counts a file refused for its permissions (EACCES), as opposed to one
+ * kernel lockdown hides (EPERM). */
+static void p_denied(struct provider *p, int err)
+{
+	struct debugfs_priv *d = p->priv;
+
+	if (err == -EACCES || err == EACCES)
+		d->denied++;
+}
+
+/*
+ * Says why hidden counters cannot be read: kernel lockdown (EPERM), or
+ * file permissions (EACCES), or both. A failure when all are hidden.
+ */
+static void hidden_msg(struct provider *p, size_t hidden, bool all)
+{
+	struct debugfs_priv *d = p->priv;
+	size_t denied = d->denied < hidden ? d->denied : hidden;
+	size_t locked = hidden - denied;
+	const char *some = all ? "all " : "";
+
+	if (!denied)
+		provider_msg(p, !all,
+			     "kernel lockdown hides %s%zu debugfs counters; use the stats-fd provider",
+			     some, locked);
+	else if (!locked)
+		provider_msg(p, !all,
+			     "permission denied reading %s%zu debugfs counters in %s: run kvmstat as root",
+			     some, denied, d->root);
+	else
+		provider_msg(p, !all,
+			     "kernel lockdown hides %zu debugfs counters (use the stats-fd provider) and %zu are not readable (permission denied in %s: run kvmstat as root)",
+			     locked, denied, d->root);
 }
 
 /* Errors reading a VM's file that mean the VM is going away. */
@@ -499,6 +537,7 @@ static int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm, bool first
 		rc = debugfs_open_counter(vm->dirfd, e->name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			vm->hidden++;
+			p_denied(p, rc);
 			rc = 0;
 			continue;
 		}
@@ -751,6 +790,7 @@ static int debugfs_open_top(struct provider *p, size_t *hidden, size_t *filtered
 		rc = debugfs_open_counter(d->rootfd, e->name, &fd, &type);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
 			(*hidden)++;
+			p_denied(p, rc);
 			continue;
 		}
 		if (rc == -EMFILE)
@@ -856,10 +896,8 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 	if (d->pid ? !d->nnames : !d->ntop && !d->fallback) {
 		rc = -ENOENT;
 		if (hidden) {
-			rc = -EACCES;
-			provider_msg(p, false,
-				     "kernel lockdown hides all %zu debugfs counters; use the stats-fd provider",
-				     hidden);
+			rc = d->denied ? -EACCES : -EPERM;
+			hidden_msg(p, hidden, true);
 		} else if (d->pid) {
 			provider_msg(p, false,
 				     "no debugfs counter of VM %d in %s can be read or matches the field filter",
@@ -876,9 +914,7 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 		goto out_close;
 	}
 	if (hidden)
-		provider_msg(p, true,
-			     "kernel lockdown hides %zu debugfs counters; use the stats-fd provider",
-			     hidden);
+		hidden_msg(p, hidden, false);
 	return 0;
 
 out_fail:

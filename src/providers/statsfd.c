@@ -10,13 +10,23 @@
  * layout share one parsed schema) and its data block every refresh: one
  * pread per fd.
  *
- * A copied fd keeps the VM's kernel memory alive after its owner exits, so
- * every refresh polls all VMs' pidfds at once (timeout 0) and closes all
- * that was copied from a VM that exited. /proc is walked for new VMs and
- * for stats fds opened or closed at most every STATSFD_RESCAN_NS (2 s), not
- * every refresh: reading every process's fd links is what costs at scale,
- * and even then only processes whose fd count changed are listed again
- * (see scan_pid).
+ * VM processes are found from the "PID-FD" directories KVM's debugfs has
+ * for each VM (listed even under lockdown), so only their fds are read;
+ * every process under /proc only when debugfs cannot be read. The layouts
+ * are read at open from a scratch VM and vCPU of our own, so every field
+ * is there from the first sample (0 until a VM exists).
+ *
+ * Between refreshes the loop polls one epoll fd of ours (wake_fd): each
+ * VM's pidfd, inotify on the debugfs directory and a timer. A VM whose
+ * process exits is read one last time through the copies (they still
+ * read) and they are closed at once, which lets the kernel free the VM;
+ * what it counted stays in the sums. A VM created between refreshes has
+ * its stats fds copied as it appears, and is looked at again every 10 ms
+ * for 2 s for the fds its VMM opens after creating it, so a VM that lives
+ * less than one refresh is counted whole. The full scan (new VMs that
+ * inotify missed, stats fds opened or closed later) runs at most every
+ * STATSFD_RESCAN_NS (2 s), and even then only processes whose fd count
+ * changed are listed again (see scan_pid).
  *
  * Samples: each stat per vCPU (pid, N), per VM (pid, SAMPLE_ALL_VCPUS): the
  * sum over its vCPUs plus its VM-scope stats, which have no vCPU breakdown,
@@ -33,8 +43,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -63,6 +76,17 @@
 #define STATSFD_FULL_SCAN_EVERY 5
 /* Pids a notice names before it says "and N more". */
 #define STATSFD_NOTE_PIDS 8
+/* A VM just created is looked at this often for the stats fds its VMM
+ * opens after creating it, for this long: every millisecond at first (a
+ * VM may live a few), then every 10 ms. */
+#define STATSFD_YOUNG_FAST_NS 1000000ull
+#define STATSFD_YOUNG_FAST_FOR_NS 200000000ull
+#define STATSFD_YOUNG_EVERY_NS 10000000ull
+#define STATSFD_YOUNG_FOR_NS 2000000000ull
+/* epoll tags: a VM's pidfd carries its pid above these */
+#define STATSFD_EV_INOTIFY 1ull
+#define STATSFD_EV_TIMER 2ull
+#define STATSFD_EV_PID (1ull << 32)
 
 /* A field this provider pushes. */
 struct sfd_local {
@@ -88,6 +112,8 @@ struct sfd_file {
 	unsigned char *base; /* data block at discovery, subtracted from
 				 * cumulative values; NULL: counted from 0 */
 	bool mark;	     /* seen by the scan running now */
+	unsigned char *last; /* its process exited: the data block read
+				 * last, once the copy was closed */
 };
 
 /* One VM process. */
@@ -98,6 +124,8 @@ struct sfd_vm {
 	bool noted;	    /* what it lacks was told once */
 	bool mark;	    /* seen by the scan running now */
 	bool lost;	    /* fds went away: this refresh REBASEs */
+	bool dead;	    /* its process exited: read for the last time
+			     * (files hold their last data), then dropped */
 	int err;	    /* copying its fds failed: -errno, else 0 */
 	off_t nfds;	    /* its open fds when all its stats fds were
 				 * last held, 0: list them again */
@@ -118,10 +146,31 @@ struct sfd_link {
 	int vcpu; /* -1: the VM's stats */
 };
 
+/* A VM created moments ago, looked at again until its stats fds are
+ * open (its VMM opens them after creating the VM). */
+struct sfd_young {
+	pid_t pid;
+	uint64_t until; /* monotonic ns */
+};
+
 struct statsfd_priv {
 	char *proc_root;
 	int rootfd;
-	pid_t pid; /* -p, or 0 */
+	/* KVM's debugfs directory, whose "PID-FD" entries name the VMs
+	 * (-1: not readable, or not of the same tree as proc_root) */
+	int dbgfd;
+	/* its names give pids as the proc root numbers them (not in a pid
+	 * namespace of our own): else they only say that a VM came */
+	bool names_ok;
+	int epfd;  /* pidfds, inotify and the timer: the loop polls it */
+	int inofd; /* inotify on dbgfd's directory, or -1 */
+	int tfd;   /* timerfd for young VMs, or -1 */
+	struct sfd_young *young;
+	size_t nyoung, capyoung;
+	/* per local index: what exited VMs counted (cumulative fields) */
+	struct reading *retired;
+	bool rebase_next; /* a VM went without its last reading */
+	pid_t pid;	  /* -p, or 0 */
 	pid_t self;
 	bool include_past;
 	unsigned long long self_start; /* our start, ticks after boot */
@@ -253,7 +302,10 @@ static int local_add(struct statsfd_priv *d, int field, enum field_type type)
 		d->val = xrealloc(d->val, d->caplocals * sizeof(*d->val));
 		d->vmval = xrealloc(d->vmval, d->caplocals * sizeof(*d->vmval));
 		d->vcval = xrealloc(d->vcval, d->caplocals * sizeof(*d->vcval));
+		d->retired = xrealloc(d->retired,
+				      d->caplocals * sizeof(*d->retired));
 	}
+	d->retired[d->nlocals] = (struct reading){ 0 };
 	d->locals[d->nlocals] = (struct sfd_local){ field, type };
 	d->local_of[field] = (int)d->nlocals;
 	return (int)d->nlocals++;
@@ -389,6 +441,8 @@ static void file_close(struct sfd_file *f)
 	f->sc = NULL;
 	free(f->base);
 	f->base = NULL;
+	free(f->last);
+	f->last = NULL;
 }
 
 /* Closes everything copied from a VM: its kernel memory can go. */
@@ -402,6 +456,34 @@ static void vm_close(struct sfd_vm *vm)
 	if (vm->pidfd >= 0)
 		close(vm->pidfd);
 	vm->pidfd = -1;
+}
+
+/*
+ * vm's process exited: the copies still read, so each file's data block
+ * is read one last time and the copies closed at once (the kernel can free
+ * the VM). The next refresh counts those last values, then drops the VM.
+ */
+static void vm_finish(struct sfd_vm *vm)
+{
+	for (size_t i = 0; i < vm->nf; i++) {
+		struct sfd_file *f = &vm->f[i];
+		const struct statsfd_schema *s;
+
+		if (f->fd < 0 || !f->sc)
+			continue;
+		s = f->sc->s;
+		f->last = xmalloc(s->data_len ? s->data_len : 1);
+		if (statsfd_data_read(f->fd, s, f->last)) {
+			free(f->last);
+			f->last = NULL;
+		}
+		close(f->fd);
+		f->fd = -1;
+	}
+	if (vm->pidfd >= 0)
+		close(vm->pidfd);
+	vm->pidfd = -1;
+	vm->dead = true;
 }
 
 /*
@@ -586,6 +668,14 @@ static struct sfd_vm *vm_add(struct statsfd_priv *d, pid_t pid)
 	}
 	vm = &d->vms[d->nvms++];
 	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
+	if (pidfd >= 0 && d->epfd >= 0) {
+		struct epoll_event ev = {
+			.events = EPOLLIN,
+			.data.u64 = STATSFD_EV_PID | (uint64_t)pid,
+		};
+
+		epoll_ctl(d->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	}
 	vm->old = d->self_start &&
 		  vm_proc_start_ticks(d->rootfd, pid) < d->self_start;
 	return vm;
@@ -621,12 +711,16 @@ static void vms_sweep(struct statsfd_priv *d)
 	size_t n = 0;
 
 	for (size_t i = 0; i < d->nvms; i++) {
-		if (d->vms[i].mark) {
+		if (d->vms[i].mark || d->vms[i].dead) {
 			d->vms[n++] = d->vms[i];
 			continue;
 		}
-		if (d->vms[i].nf)
+		if (d->vms[i].nf) {
+			/* this refresh's samples, or the next one's when
+			 * swept between refreshes */
 			d->vanished = true;
+			d->rebase_next = true;
+		}
 		vm_close(&d->vms[i]);
 	}
 	d->nvms = n;
@@ -646,6 +740,8 @@ static void note_pids(const pid_t *pids, size_t n, char *buf, size_t len)
 			 n - STATSFD_NOTE_PIDS);
 }
 
+static bool young_has(const struct statsfd_priv *d, pid_t pid);
+
 /* One-time notices about VMs found without stats fds or out of reach. */
 static void note_vms(struct statsfd_priv *d)
 {
@@ -658,7 +754,7 @@ static void note_vms(struct statsfd_priv *d)
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct sfd_vm *vm = &d->vms[i];
 
-		if (vm->noted || vm->nf)
+		if (vm->noted || vm->nf || vm->dead || young_has(d, vm->pid))
 			continue;
 		if (denied_errno(vm->err)) {
 			denied[ndenied++] = vm->pid;
@@ -745,6 +841,8 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 	bool is_vm;
 	int rc;
 
+	if (vm && vm->dead)
+		return;
 	if (!full && nfds) {
 		if (vm && vm->nfds == nfds) {
 			vm->mark = true;
@@ -787,19 +885,25 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 		vm->nfds = nfds;
 }
 
-/* The pids under the proc root but ours, sorted (or just -p's). Caller
- * frees. */
+/*
+ * The pids to look at, sorted, but ours: just -p's; else the VM processes
+ * KVM's debugfs directory names (no other process's fds are read); else,
+ * when it cannot be read, every process under the proc root. Caller frees.
+ */
 static size_t scan_pids(struct statsfd_priv *d, pid_t **out)
 {
 	size_t m = 0;
-	int n;
+	int n = -1;
 
 	if (d->pid) {
 		*out = xmalloc(sizeof(**out));
 		(*out)[0] = d->pid;
 		return 1;
 	}
-	n = vm_proc_pids(d->rootfd, out);
+	if (d->dbgfd >= 0 && d->names_ok)
+		n = vm_debugfs_pids(d->dbgfd, d->rootfd, out);
+	if (n < 0)
+		n = vm_proc_pids(d->rootfd, out);
 	for (int i = 0; i < n; i++)
 		if ((*out)[i] != d->self)
 			(*out)[m++] = (*out)[i];
@@ -843,11 +947,10 @@ static void scan(struct provider *p, uint64_t now)
 	note_vms(d);
 }
 
-/* Closes the VMs whose process exited: one poll over every pidfd. */
+/* Without an epoll set (no fd left for one): the VMs whose process
+ * exited, by one poll over every pidfd. */
 static void reap(struct statsfd_priv *d)
 {
-	bool any = false;
-
 	if (!d->nvms)
 		return;
 	if (d->cappfd < d->nvms) {
@@ -859,18 +962,186 @@ static void reap(struct statsfd_priv *d)
 					     .events = POLLIN };
 	if (poll(d->pfd, d->nvms, 0) <= 0)
 		return;
-	for (size_t i = 0; i < d->nvms; i++) {
-		d->vms[i].mark = !(d->pfd[i].revents &
-				   (POLLIN | POLLHUP | POLLERR | POLLNVAL));
-		any |= !d->vms[i].mark;
+	for (size_t i = 0; i < d->nvms; i++)
+		if (d->pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+			vm_finish(&d->vms[i]);
+}
+
+/* Looks at one process now (a VM just created, or a young one again). */
+static void scan_one(struct provider *p, pid_t pid)
+{
+	struct statsfd_priv *d = p->priv;
+	size_t nold = d->nvms;
+
+	if (pid == d->self || (d->pid && pid != d->pid))
+		return;
+	scan_pid(p, pid, false);
+	if (d->nvms > nold && d->nvms > 1)
+		qsort(d->vms, d->nvms, sizeof(*d->vms), vm_cmp);
+	/* a VM seen for the first time between refreshes: not to be swept
+	 * by a scan already under way */
+	for (size_t i = 0; i < d->nvms; i++)
+		if (d->vms[i].pid == pid)
+			d->vms[i].mark = true;
+}
+
+/* Arms the timer for the young VMs' next look (or disarms it). */
+static void young_arm(struct statsfd_priv *d, uint64_t now)
+{
+	struct itimerspec its = { 0 };
+	uint64_t every = STATSFD_YOUNG_EVERY_NS;
+
+	if (d->tfd < 0)
+		return;
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].until > now &&
+		    d->young[i].until - now >
+			    STATSFD_YOUNG_FOR_NS - STATSFD_YOUNG_FAST_FOR_NS)
+			every = STATSFD_YOUNG_FAST_NS;
+	if (d->nyoung)
+		its.it_value.tv_nsec = (long)every;
+	timerfd_settime(d->tfd, 0, &its, NULL);
+}
+
+/* Whether pid is a VM created moments ago (its stats fds may come). */
+static bool young_has(const struct statsfd_priv *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].pid == pid)
+			return true;
+	return false;
+}
+
+static void young_add(struct statsfd_priv *d, pid_t pid, uint64_t now)
+{
+	for (size_t i = 0; i < d->nyoung; i++) {
+		if (d->young[i].pid == pid) {
+			d->young[i].until = now + STATSFD_YOUNG_FOR_NS;
+			return;
+		}
 	}
-	if (any)
-		vms_sweep(d);
+	if (d->nyoung == d->capyoung) {
+		d->capyoung = d->capyoung ? d->capyoung * 2 : 8;
+		d->young = xrealloc(d->young, d->capyoung * sizeof(*d->young));
+	}
+	d->young[d->nyoung++] = (struct sfd_young){ pid,
+						    now + STATSFD_YOUNG_FOR_NS };
+}
+
+/* Looks at the young VMs again; forgets those old enough or gone. */
+static void young_scan(struct provider *p, uint64_t now)
+{
+	struct statsfd_priv *d = p->priv;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nyoung; i++) {
+		struct sfd_vm *vm;
+
+		if (!d->young[i].pid) {
+			scan(p, now);
+			if (now < d->young[i].until)
+				d->young[n++] = d->young[i];
+			continue;
+		}
+		scan_one(p, d->young[i].pid);
+		vm = vm_find(d, d->young[i].pid);
+		if (now < d->young[i].until && vm && !vm->dead)
+			d->young[n++] = d->young[i];
+	}
+	d->nyoung = n;
+}
+
+/* New entries in KVM's debugfs directory: VMs just created. */
+static void inotify_drain(struct provider *p, uint64_t now)
+{
+	struct statsfd_priv *d = p->priv;
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+
+	while ((n = read(d->inofd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off + (ssize_t)sizeof(*ev) <= n;
+		     off += (ssize_t)sizeof(*ev) + ev->len) {
+			pid_t pid;
+
+			ev = (const void *)(buf + off);
+			if (ev->mask & IN_Q_OVERFLOW)
+				scan(p, now); /* events lost: look at all */
+			if (!ev->len || vm_debugfs_name(ev->name, &pid))
+				continue;
+			if (!d->names_ok) {
+				/* which process it is cannot be told here:
+				 * every one is looked at (young pid 0) */
+				scan(p, now);
+				young_add(d, 0, now);
+				continue;
+			}
+			pid = vm_proc_tgid(d->rootfd, pid);
+			if (pid == d->self || (d->pid && pid != d->pid))
+				continue;
+			scan_one(p, pid);
+			young_add(d, pid, now);
+		}
+	}
+}
+
+/*
+ * Whatever happened since the last look, without blocking: VMs whose
+ * process exited are read a last time and their copies closed, VMs just
+ * created have their stats fds copied, young VMs are looked at again.
+ */
+static void statsfd_wake(struct provider *p)
+{
+	struct statsfd_priv *d = p->priv;
+	struct epoll_event ev[32];
+	bool timer = false;
+	uint64_t now;
+	int n;
+
+	if (d->epfd < 0) {
+		reap(d);
+		return;
+	}
+	while ((n = epoll_wait(d->epfd, ev, ARRAY_SIZE(ev), 0)) > 0) {
+		now = util_now_ns();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64;
+			struct sfd_vm *vm;
+
+			if (tag == STATSFD_EV_INOTIFY) {
+				inotify_drain(p, now);
+			} else if (tag == STATSFD_EV_TIMER) {
+				uint64_t ticks;
+
+				if (read(d->tfd, &ticks, sizeof(ticks)) < 0)
+					ticks = 0;
+				timer = true;
+			} else {
+				vm = vm_find(d, (pid_t)(tag & 0xffffffffu));
+				if (vm && !vm->dead)
+					vm_finish(vm);
+			}
+		}
+		if (n < (int)ARRAY_SIZE(ev))
+			break;
+	}
+	if (timer)
+		young_scan(p, util_now_ns());
+	if (timer || d->nyoung)
+		young_arm(d, util_now_ns());
+}
+
+static int statsfd_wake_fd(struct provider *p)
+{
+	const struct statsfd_priv *d = p->priv;
+
+	return d ? d->epfd : -1;
 }
 
 /* Adds one file's values (read into d->data) to the aggregate agg. */
 static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
-		     struct reading *agg)
+		     const unsigned char *data, struct reading *agg)
 {
 	const struct statsfd_schema *s = f->sc->s;
 
@@ -882,7 +1153,7 @@ static void file_add(struct statsfd_priv *d, const struct sfd_file *f,
 			continue;
 		items = f->sc->items + f->sc->first[i];
 		for (unsigned int k = 0; k < dsc->size; k++) {
-			uint64_t v = statsfd_value(d->data, dsc, k);
+			uint64_t v = statsfd_value(data, dsc, k);
 			int l = items[k];
 
 			if (f->base && d->locals[l].type == FIELD_CUMULATIVE) {
@@ -959,16 +1230,20 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 		readings_clear(d->vcval, d->nlocals);
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
+			const unsigned char *data = f->last;
 
 			if (f->sc->s->data_len > d->capdata) {
 				d->capdata = f->sc->s->data_len;
 				d->data = xrealloc(d->data, d->capdata);
 			}
-			if (statsfd_data_read(f->fd, f->sc->s, d->data)) {
+			if (f->fd >= 0 &&
+			    !statsfd_data_read(f->fd, f->sc->s, d->data))
+				data = d->data;
+			if (!data) {
 				file_bad(f, d->vcval);
 				continue;
 			}
-			file_add(d, f, d->vcval);
+			file_add(d, f, data, d->vcval);
 			if (f->tid != tid)
 				tid = 0; /* several VMs: not one thread */
 		}
@@ -982,6 +1257,33 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, flags);
 	fold(d, d->val, d->vmval);
 	vm->lost = false;
+	if (!vm->dead)
+		return;
+	/* what it counted stays in the pid-0 sums after it is dropped */
+	for (size_t k = 0; k < d->nlocals; k++) {
+		if (d->locals[k].type != FIELD_CUMULATIVE)
+			continue;
+		if (reading_ok(&d->vmval[k]))
+			reading_add(&d->retired[k], d->vmval[k].value,
+				    FIELD_CUMULATIVE);
+		else if (vm->nf)
+			d->rebase_next = true;
+	}
+}
+
+/* Drops the VMs read for the last time. */
+static void vms_bury(struct statsfd_priv *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nvms; i++) {
+		if (!d->vms[i].dead) {
+			d->vms[n++] = d->vms[i];
+			continue;
+		}
+		vm_close(&d->vms[i]);
+	}
+	d->nvms = n;
 }
 
 static int statsfd_read(struct provider *p, struct sample_set *out)
@@ -990,14 +1292,23 @@ static int statsfd_read(struct provider *p, struct sample_set *out)
 	uint64_t now = util_now_ns();
 	unsigned int flags;
 
-	d->vanished = false;
-	reap(d);
+	d->vanished = d->rebase_next;
+	d->rebase_next = false;
+	statsfd_wake(p);
 	if (d->reads && now - d->last_scan >= STATSFD_RESCAN_NS)
 		scan(p, now);
 	flags = d->vanished ? SAMPLE_REBASE : 0;
-	readings_clear(d->val, d->nlocals);
+	/* the sums start from what exited VMs counted, so that a VM
+	 * leaving never takes its counts with it */
+	if (d->nlocals)
+		memcpy(d->val, d->retired, d->nlocals * sizeof(*d->val));
 	for (size_t i = 0; i < d->nvms; i++)
 		vm_read(p, &d->vms[i], out);
+	vms_bury(d);
+	/* fields known from the schema but no VM yet: 0 */
+	for (size_t k = 0; k < d->nlocals; k++)
+		if (d->val[k].state == READING_NONE)
+			reading_add(&d->val[k], 0, d->locals[k].type);
 	push_all(d, out, 0, SAMPLE_ALL_VCPUS, 0, d->val, flags);
 	d->reads++;
 	if (d->pid && !d->nvms && !d->gone_noted) {
@@ -1045,6 +1356,16 @@ static void statsfd_close(struct provider *p)
 	free(d->links);
 	free(d->known);
 	free(d->known_next);
+	free(d->retired);
+	free(d->young);
+	if (d->inofd >= 0)
+		close(d->inofd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->dbgfd >= 0)
+		close(d->dbgfd);
 	if (d->rootfd >= 0)
 		close(d->rootfd);
 	free(d->proc_root);
@@ -1086,6 +1407,115 @@ static int pid_error(struct provider *p)
 }
 
 /*
+ * KVM's debugfs directory, when it is of the same tree as the proc root
+ * (both the system's, or both injected by a test): its "PID-FD" entries
+ * name the VMs to scan, and inotify on it tells of each VM as it is
+ * created. Then the epoll set the loop polls: inotify, the timer for
+ * young VMs and, as they come, each VM's pidfd.
+ */
+static void watch_open(struct statsfd_priv *d, const struct options *opts)
+{
+	const char *dbg = opts->debugfs_root ? opts->debugfs_root :
+					       DEBUGFS_KVM_DEFAULT;
+	bool fake_dbg = strcmp(dbg, DEBUGFS_KVM_DEFAULT) != 0;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	/* in a pid namespace of its own, debugfs names pids we cannot see
+	 * by those numbers: /proc is scanned instead */
+	d->names_ok = vm_pidns_is_init(d->rootfd);
+	if (fake_dbg == d->fake_proc)
+		d->dbgfd = fs_open_dir(AT_FDCWD, dbg);
+	if (d->dbgfd < 0)
+		d->dbgfd = -1;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return;
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ev.data.u64 = STATSFD_EV_TIMER;
+	if (d->tfd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev)) {
+		close(d->tfd);
+		d->tfd = -1;
+	}
+	if (d->dbgfd < 0)
+		return;
+	d->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->inofd < 0)
+		return;
+	ev.data.u64 = STATSFD_EV_INOTIFY;
+	if (inotify_add_watch(d->inofd, dbg, IN_CREATE | IN_MOVED_TO) < 0 ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->inofd, &ev)) {
+		close(d->inofd);
+		d->inofd = -1;
+	}
+}
+
+/* Reads the layout of the stats fd made by ioctl req on fd and binds it. */
+static void scratch_schema(struct provider *p, int fd)
+{
+	struct statsfd_schema *s;
+	struct errmsg err;
+	int sfd = ioctl(fd, KVM_GET_STATS_FD, NULL);
+
+	if (sfd < 0)
+		return;
+	if (!statsfd_schema_read(sfd, &s, &err))
+		schema_get(p, s);
+	close(sfd);
+}
+
+/*
+ * The fields of the kernel's binary stats before any VM runs, so that
+ * the first sample already has every one (the log's columns are fixed
+ * then): a scratch VM and vCPU of our own, made through /dev/kvm, give
+ * the kernel's two layouts. Without /dev/kvm access the fields come with
+ * the first VM, as before.
+ */
+static void schema_at_start(struct provider *p)
+{
+	int kvm, vm, vcpu;
+
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0)
+		return;
+	vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (vm >= 0) {
+		scratch_schema(p, vm);
+		vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
+		if (vcpu >= 0) {
+			scratch_schema(p, vcpu);
+			close(vcpu);
+		}
+		close(vm);
+	}
+	close(kvm);
+}
+
+/*
+ * Without -p: no VM's stats fds could be copied for want of privilege
+ * (processes whose fds are hidden, or VMs whose fds cannot be copied) is
+ * an error, not an empty run.
+ */
+static int privilege_error(struct provider *p)
+{
+	struct statsfd_priv *d = p->priv;
+	size_t denied = d->ndenied;
+
+	if (d->pid)
+		return 0;
+	for (size_t i = 0; i < d->nvms; i++) {
+		if (d->vms[i].nf)
+			return 0;
+		denied += denied_errno(d->vms[i].err);
+	}
+	if (!denied || !geteuid())
+		return 0;
+	provider_msg(p, false,
+		     "cannot copy VMs' stats fds as user %d: run kvmstat as root (%s)",
+		     (int)geteuid(), perm_hint);
+	return -EPERM;
+}
+
+/*
  * Finds the VMs (or the -p VM) and copies their stats fds. Without -p,
  * having no VM is fine: VMs that start later are found by a later scan.
  */
@@ -1104,6 +1534,7 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 	d->pid = opts->pid;
 	d->include_past = opts->include_past;
 	d->self = getpid();
+	d->dbgfd = d->epfd = d->inofd = d->tfd = -1;
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
 		rc = d->rootfd;
@@ -1112,7 +1543,13 @@ static int statsfd_open(struct provider *p, const struct options *opts)
 		goto out_close;
 	}
 	d->self_start = vm_proc_start_ticks(d->rootfd, 0);
+	watch_open(d, opts);
+	if (!d->fake_proc)
+		schema_at_start(p);
 	scan(p, util_now_ns());
+	rc = privilege_error(p);
+	if (rc)
+		goto out_close;
 	if (d->pid) {
 		rc = pid_error(p);
 		if (rc)
@@ -1138,4 +1575,6 @@ const struct provider_ops statsfd_provider_ops = {
 	.open = statsfd_open,
 	.read = statsfd_read,
 	.close = statsfd_close,
+	.wake_fd = statsfd_wake_fd,
+	.wake = statsfd_wake,
 };

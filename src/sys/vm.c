@@ -29,6 +29,9 @@ static const char link_vm[] = "anon_inode:kvm-vm";
 static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
 static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
 
+/* KVM's debugfs directory on the running system. */
+#define VM_DEBUGFS_KVM "/sys/kernel/debug/kvm"
+
 static int root_open(const char *proc_root)
 {
 	return fs_open_dir(AT_FDCWD, proc_root);
@@ -153,6 +156,91 @@ int vm_proc_pids(int rootfd, pid_t **pids)
 		qsort(p, n, sizeof(*p), pid_cmp);
 	*pids = p;
 	return (int)n;
+}
+
+/* The inode of the initial pid namespace (the kernel's
+ * PROC_PID_INIT_INO). */
+#define VM_PIDNS_INIT_INO 0xEFFFFFFCu
+
+bool vm_pidns_is_init(int rootfd)
+{
+	struct stat st;
+
+	if (fstatat(rootfd, "self/ns/pid", &st, 0))
+		return true;
+	return st.st_ino == VM_PIDNS_INIT_INO;
+}
+
+int vm_debugfs_name(const char *name, pid_t *pid)
+{
+	const char *dash = strchr(name, '-');
+	char num[16];
+	long fd;
+
+	if (!dash || dash == name || (size_t)(dash - name) >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, name, (size_t)(dash - name));
+	num[dash - name] = '\0';
+	if (!parse_id(num, pid) || dash[1] < '0' || dash[1] > '9' ||
+	    util_parse_int(dash + 1, 0, INT_MAX, &fd))
+		return -EINVAL;
+	return 0;
+}
+
+pid_t vm_proc_tgid(int rootfd, pid_t tid)
+{
+	char path[32], buf[1024], *s, *nl;
+	pid_t tgid;
+
+	snprintf(path, sizeof(path), "%d/status", (int)tid);
+	if (fs_read_at(rootfd, path, buf, sizeof(buf)) <= 0)
+		return tid;
+	buf[sizeof(buf) - 1] = '\0';
+	s = strstr(buf, "\nTgid:");
+	if (!s)
+		return tid;
+	s += 6;
+	s += strspn(s, " \t");
+	nl = strchr(s, '\n');
+	if (!nl)
+		return tid;
+	*nl = '\0';
+	return parse_id(s, &tgid) ? tgid : tid;
+}
+
+int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids)
+{
+	const struct fs_entry *e;
+	struct fs_dir dir;
+	size_t n = 0, cap = 0, m = 0;
+	pid_t *p = NULL;
+
+	*pids = NULL;
+	if (fs_dir_start(&dir, debugfs_dirfd))
+		return dir.err;
+	while ((e = fs_dir_next(&dir))) {
+		pid_t pid;
+
+		if (vm_debugfs_name(e->name, &pid))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			p = xrealloc(p, cap * sizeof(*p));
+		}
+		p[n++] = vm_proc_tgid(rootfd, pid);
+	}
+	fs_dir_close(&dir);
+	if (dir.err || n > INT_MAX) {
+		free(p);
+		return dir.err ? dir.err : -EOVERFLOW;
+	}
+	if (n)
+		qsort(p, n, sizeof(*p), pid_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!m || p[m - 1] != p[i])
+			p[m++] = p[i];
+	*pids = p;
+	return (int)m;
 }
 
 off_t vm_proc_nfds(int rootfd, pid_t pid)
@@ -371,6 +459,31 @@ static int load_vcpus_at(int root, struct vm_info *v)
 }
 
 /*
+ * The processes that may hold a VM: on the running system, those KVM's
+ * debugfs directory names (so no other process's fds are read); under an
+ * injected proc root, or when debugfs cannot be read, every process.
+ */
+static int candidate_pids(int root, pid_t **pids)
+{
+	struct stat a, b;
+	int dbg, n = -1;
+
+	/* root is the system's /proc when it is the same directory */
+	if (!fstat(root, &a) && !stat("/proc/self/..", &b) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+	    vm_pidns_is_init(root)) {
+		dbg = fs_open_dir(AT_FDCWD, VM_DEBUGFS_KVM);
+		if (dbg >= 0) {
+			n = vm_debugfs_pids(dbg, root, pids);
+			close(dbg);
+		}
+	}
+	if (n < 0)
+		n = vm_proc_pids(root, pids);
+	return n;
+}
+
+/*
  * Pids of every VM under root, sorted; *ndenied counts the processes whose
  * fds could not be read (other users' processes when not root). Caller frees
  * *pids. Returns the count or -errno.
@@ -381,7 +494,7 @@ static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
 	int n, m = 0;
 
 	*ndenied = 0;
-	n = vm_proc_pids(root, &p);
+	n = candidate_pids(root, &p);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {

@@ -827,6 +827,59 @@ START_TEST(test_real_kvm_vm)
 }
 END_TEST
 
+/* KVM's debugfs "PID-FD" names give the VM processes: a thread's id maps
+ * to its process through status, repeats and other entries are dropped. */
+START_TEST(test_debugfs_pids)
+{
+	char dbg[160], path[512];
+	pid_t *pids = NULL, pid = 0;
+	int dfd, pfd, n;
+
+	ck_assert_int_eq(vm_debugfs_name("1234-11", &pid), 0);
+	ck_assert_int_eq(pid, 1234);
+	ck_assert_int_eq(vm_debugfs_name("1234-", &pid), -EINVAL);
+	ck_assert_int_eq(vm_debugfs_name("-11", &pid), -EINVAL);
+	ck_assert_int_eq(vm_debugfs_name("halt_exits", &pid), -EINVAL);
+	ck_assert_int_eq(vm_debugfs_name("12a-3", &pid), -EINVAL);
+	ck_assert_int_eq(vm_debugfs_name("0-3", &pid), -EINVAL);
+	ck_assert_int_eq(vm_debugfs_name("99999999999-3", &pid), -EINVAL);
+
+	fake_root();
+	snprintf(dbg, sizeof(dbg), "%s/dbg", root);
+	mkdirf("%s", dbg);
+	mkdirf("%s/300-12", dbg);
+	mkdirf("%s/300-14", dbg); /* a second VM of the same process */
+	mkdirf("%s/77-9", dbg);
+	mkdirf("%s/451-10", dbg); /* made by thread 451 of process 450 */
+	mkdirf("%s/vcpu0", dbg);
+	snprintf(path, sizeof(path), "%s/halt_exits", dbg);
+	write_file(path, "0\n", 2);
+	mkdirf("%s/451", root);
+	snprintf(path, sizeof(path), "%s/451/status", root);
+	{
+		static const char st[] =
+			"Name:\tq\nUmask:\t0022\nState:\tS\nTgid:\t450\nPid:\t451\n";
+
+		write_file(path, st, sizeof(st) - 1);
+	}
+	dfd = open(dbg, O_RDONLY | O_DIRECTORY);
+	pfd = open(root, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_ge(pfd, 0);
+	n = vm_debugfs_pids(dfd, pfd, &pids);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(pids[0], 77);
+	ck_assert_int_eq(pids[1], 300);
+	ck_assert_int_eq(pids[2], 450);
+	free(pids);
+	ck_assert_int_eq(vm_proc_tgid(pfd, 451), 450);
+	ck_assert_int_eq(vm_proc_tgid(pfd, 12345), 12345);
+	close(dfd);
+	close(pfd);
+	fake_root_rm();
+}
+END_TEST
+
 Suite *vm_suite(void)
 {
 	Suite *s = suite_create("vm");
@@ -845,6 +898,7 @@ Suite *vm_suite(void)
 	tcase_add_test(fake, test_many_fds_and_processes);
 	tcase_add_test(fake, test_fd_kind);
 	tcase_add_test(fake, test_proc_scan);
+	tcase_add_test(fake, test_debugfs_pids);
 	tcase_add_unchecked_fixture(fake, top_create, top_remove);
 	tcase_set_timeout(fake, 30);
 	suite_add_tcase(s, fake);
