@@ -136,7 +136,10 @@ static int open_providers(struct loop *l, bool all_fields)
 						     p->msg.text :
 						     strerror(-rc);
 
-			if (!all_fields && opens_unfiltered(l, ops)) {
+			/* refused for want of privilege is a failure, even
+			 * where other fields (outside -f) could be read */
+			if (!all_fields && rc != -EACCES && rc != -EPERM &&
+			    opens_unfiltered(l, ops)) {
 				l->no_match = true;
 				continue;
 			}

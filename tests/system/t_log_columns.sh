@@ -81,6 +81,8 @@ vmquit eps
 
 # a real guest whose stats fds appear after kvmstat started
 if [ -c /dev/kvm ] && [ -x "$GUEST" ]; then
+	# the real /proc, so that the kernel's fields are known at start
+	unset KVMSTAT_PROC_ROOT
 	start_kvmstat real -S -f '^(halt_exits|mmio_exits)$' -l -c -s 0.2
 	sleep 0.5
 	"$GUEST" -s -n 200 -k hlt -t 1 >"$TMP/g.out" 2>"$TMP/g.err" ||
