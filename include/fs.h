@@ -23,7 +23,9 @@ int fs_open_dir(int at, const char *path);
  * files (procfs, sysfs, debugfs, tracefs) hand over all they hold in one
  * read, as regular files do, so a read that fills the buffer means the
  * file holds more than the caller takes for valid: -EFBIG. Each returns
- * the bytes read or -errno (-EINVAL when len is below 2).
+ * the bytes read or -errno (-EINVAL when len is below 2). Only regular
+ * files are read: a FIFO, socket or device under an injected root is
+ * -EINVAL at once, never waited on (the same for the whole-file reader).
  */
 /* The file path relative to at. */
 ssize_t fs_read_at(int at, const char *path, char *buf, size_t len);

@@ -62,6 +62,29 @@ ssize_t fs_pread_fd(int fd, char *buf, size_t len)
 	return fs_read_done(n, buf, len);
 }
 
+/*
+ * Opens a file to read under at: never waits in open() (a FIFO planted in
+ * an injected root would block it) and refuses anything but a regular
+ * file (-EISDIR for a directory, else -EINVAL). Kernel files under /proc, /sys and tracefs are
+ * regular files. Returns the fd or -errno.
+ */
+static int fs_open_file(int at, const char *path)
+{
+	struct stat st;
+	int fd = openat(at, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	else
+		return fd;
+	close(fd);
+	return rc;
+}
+
 ssize_t fs_read_at(int at, const char *path, char *buf, size_t len)
 {
 	ssize_t n;
@@ -69,9 +92,9 @@ ssize_t fs_read_at(int at, const char *path, char *buf, size_t len)
 
 	if (len < 2)
 		return -EINVAL;
-	fd = openat(at, path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_file(at, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = fs_read_fd(fd, buf, len);
 	close(fd);
 	return n;
@@ -123,9 +146,9 @@ int fs_read_all_at(int at, const char *path, size_t max, char **out,
 	int fd, rc;
 
 	*out = NULL;
-	fd = openat(at, path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_file(at, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = fs_read_all_fd(fd, max, out, lenp);
 	close(fd);
 	return rc;

@@ -271,7 +271,8 @@ static int debugfs_open_counter(int dirfd, const char *name, int *fdp,
 	ssize_t n;
 	int fd, rc;
 
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO in the tree is refused below, not waited on */
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
