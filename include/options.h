@@ -51,6 +51,7 @@ struct options {
 	bool delay_given;
 	bool skip_zero; /* -z */
 	bool no_bpf;	/* --no-bpf */
+	bool latency;	/* --latency: exit latency per reason */
 	bool help, version;
 	/* Roots, injectable for tests (options or KVMSTAT_* environment). */
 	const char *debugfs_root; /* the kvm directory of debugfs */

@@ -25,6 +25,7 @@ enum long_only {
 	OPT_PER_VCPU,
 	OPT_JSON,
 	OPT_LISTEN,
+	OPT_LATENCY,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "latency", no_argument, NULL, OPT_LATENCY },
 	{ "debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT },
 	{ "tracefs-root", required_argument, NULL, OPT_TRACEFS_ROOT },
 	{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
@@ -114,6 +116,12 @@ void options_usage(FILE *out)
 	      "      --no-bpf               count tracepoints with perf events (one per\n"
 	      "                             event and CPU, exit reasons as filtered events,\n"
 	      "                             kvm_stat's way) instead of BPF programs\n"
+	      "      --latency              also time exits per reason in the kernel (BPF):\n"
+	      "                             kvm_exit to kvm_entry, and time in the VMM\n"
+	      "                             from kvm_userspace_exit to re-entry; count,\n"
+	      "                             share, min/avg/max, p50/p90/p99 after -1's\n"
+	      "                             rows, in --json, and as histograms in\n"
+	      "                             --listen's metrics (the monitor: key l)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -256,6 +264,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 			return 0;
 		case OPT_NO_BPF:
 			o->no_bpf = true;
+			break;
+		case OPT_LATENCY:
+			o->latency = true;
 			break;
 		case OPT_DEBUGFS_ROOT:
 			o->debugfs_root = optarg;
