@@ -213,6 +213,10 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	if (!l->exits)
 		ec.exit_id = -1;
 	l->mark = lat_pick_mark(&ec.mark);
+	if (!ec.uexit_raw && ec.uexit_id < 0) {
+		ec.mark = LAT_MARK_NONE; /* no userspace exits to end */
+		l->mark = "kvm_entry";
+	}
 	ff = lat_format(cfg, "kvm_fpu");
 	fpu = ff ? lat_raw_name(cfg, ff, "kvm_fpu", &native) : NULL;
 	tp_format_free(ff);
@@ -227,10 +231,10 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 		goto out_fail;
 	}
 	l->eng = lat_engine_open(&ec, &err, &what);
-	if (!l->eng && ec.mark == LAT_MARK_FENTRY && fpu) {
+	if (!l->eng && ec.mark == LAT_MARK_FENTRY) {
 		/* fentry refused (lockdown forbids it here): kvm_fpu */
-		ec.mark = LAT_MARK_FPU;
-		l->mark = "kvm_fpu(load)";
+		ec.mark = fpu ? LAT_MARK_FPU : LAT_MARK_NONE;
+		l->mark = fpu ? "kvm_fpu(load)" : "kvm_entry";
 		l->eng = lat_engine_open(&ec, &err, &what);
 	}
 	if (!l->eng) {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Exit latency's mechanism where kvm_exit and kvm_entry never fire (issue
+# 14): a fake tracefs names the real tracepoint task:task_rename kvm_exit,
+# with the real kvm_exit format laid over it (exit_reason is the renamer's
+# oom_score_adj, isa the first bytes of its old name), and
+# oom:oom_score_adj_update kvm_entry. tests/fakes/tpgap renames itself
+# (an exit), busy-waits a known gap, then writes its oom_score_adj (the
+# entry): 500 exits of reason 12 (VMX HLT) 20 µs long, then 300 of 30
+# (IO_INSTRUCTION) 200 µs long. kvmstat --latency must count exactly 500
+# and 300 for that process, under the kernel's names, with their p50 in
+# the log2 buckets that hold the gaps: [16.4, 32.8) µs and [131, 262) µs.
+source tests/system/lib.sh
+need_tracepoints
+X=/sys/kernel/tracing/events/kvm/kvm_exit/format
+E=/sys/kernel/tracing/events/kvm/kvm_entry/format
+R=/sys/kernel/tracing/events/task/task_rename/id
+O=/sys/kernel/tracing/events/oom/oom_score_adj_update/id
+for f in $X $E $R $O; do [ -r $f ] || skip "no $f"; done
+T=$TMP/tracefs/events/kvm
+mkdir -p "$T/kvm_exit" "$T/kvm_entry"
+cat $R >"$T/kvm_exit/id"
+cat $O >"$T/kvm_entry/id"
+awk -v id="$(cat $R)" '
+	/^ID:/ { print "ID: " id; next }
+	/ exit_reason;/ { print "\tfield:short exit_reason;\toffset:44;\tsize:2;\tsigned:1;"; next }
+	/ isa;/ { print "\tfield:u32 isa;\toffset:12;\tsize:4;\tsigned:0;"; next }
+	{ print }' $X >"$T/kvm_exit/format"
+sed "s/^ID:.*/ID: $(cat $O)/" $E >"$T/kvm_entry/format"
+cc -O2 -o "$TMP/tpgap" tests/fakes/tpgap.c || fail "cannot build tpgap"
+
+mkfifo "$TMP/go"
+"$TMP/tpgap" 12:20:500 30:200:300 <"$TMP/go" >"$TMP/tp.out" &
+tp=$!
+PIDS+=("$tp")
+exec 3>"$TMP/go"
+wait_lines "$TMP/tp.out" 1
+KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --json -1 -s 2.5 --latency -f '^kvm_exit$'
+sleep 0.8
+echo go >&3
+wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
+grep -q '^done' "$TMP/tp.out" || fail "tpgap: $(cat "$TMP/tp.out")"
+exec 3>&-
+jq -e '.latency.exits_timed' "$TMP/k.out" >/dev/null || fail "exits not timed: $(jq -c .latency "$TMP/k.out")"
+for want in HLT:500:32768 IO_INSTRUCTION:300:262144; do
+	IFS=: read -r reason n p50 <<<"$want"
+	h=$(jq -c --argjson p "$tp" --arg r "$reason" '.latency.histograms[] |
+		select(.kind == "exit" and .pid == $p and .tid == 0 and .reason == $r)' "$TMP/k.out")
+	[ -n "$h" ] || fail "no exit-latency histogram of $reason: $(jq -c .latency "$TMP/k.out")"
+	[ "$(jq .count <<<"$h")" = "$n" ] || fail "$reason: count, want $n: $h"
+	[ "$(jq .p50_ns <<<"$h")" = "$p50" ] || fail "$reason: p50 bound, want $p50 ns: $h"
+	[ "$(jq '[.buckets[].count] | add' <<<"$h")" = "$n" ] || fail "$reason: buckets do not sum to $n: $h"
+	echo "ok: $reason: $(jq -c '{count, min_ns, p50_ns, p90_ns, max_ns}' <<<"$h")"
+done
+others=$(jq --argjson p "$tp" '[.latency.histograms[] | select(.pid == $p and .tid == 0)] | length' "$TMP/k.out")
+[ "$others" = 2 ] || fail "reasons other than HLT and IO_INSTRUCTION: $(jq -c .latency "$TMP/k.out")"
