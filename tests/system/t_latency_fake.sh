@@ -12,39 +12,17 @@
 # the log2 buckets that hold the gaps: [16.4, 32.8) µs and [131, 262) µs.
 source tests/system/lib.sh
 need_tracepoints
-X=/sys/kernel/tracing/events/kvm/kvm_exit/format
-E=/sys/kernel/tracing/events/kvm/kvm_entry/format
-R=/sys/kernel/tracing/events/task/task_rename/id
-O=/sys/kernel/tracing/events/oom/oom_score_adj_update/id
-for f in $X $E $R $O; do [ -r $f ] || skip "no $f"; done
-T=$TMP/tracefs/events/kvm
-mkdir -p "$T/kvm_exit" "$T/kvm_entry"
-cat $R >"$T/kvm_exit/id"
-cat $O >"$T/kvm_entry/id"
-awk -v id="$(cat $R)" '
-	/^ID:/ { print "ID: " id; next }
-	/ exit_reason;/ { print "\tfield:short exit_reason;\toffset:44;\tsize:2;\tsigned:1;"; next }
-	/ isa;/ { print "\tfield:u32 isa;\toffset:12;\tsize:4;\tsigned:0;"; next }
-	{ print }' $X >"$T/kvm_exit/format"
-sed "s/^ID:.*/ID: $(cat $O)/" $E >"$T/kvm_entry/format"
-cc -O2 -o "$TMP/tpgap" tests/fakes/tpgap.c || fail "cannot build tpgap"
-
-mkfifo "$TMP/go"
-"$TMP/tpgap" 12:20:500 30:200:300 <"$TMP/go" >"$TMP/tp.out" &
-tp=$!
-PIDS+=("$tp")
-exec 3>"$TMP/go"
-wait_lines "$TMP/tp.out" 1
+source tests/system/latency_lib.sh
+latency_tracefs "$TMP/tracefs"
+start_tpgap 12:20:500 30:200:300
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --json -1 -s 2.5 --latency -f '^kvm_exit$'
 sleep 0.8
-echo go >&3
+go_tpgap
 wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
-grep -q '^done' "$TMP/tp.out" || fail "tpgap: $(cat "$TMP/tp.out")"
-exec 3>&-
 jq -e '.latency.exits_timed' "$TMP/k.out" >/dev/null || fail "exits not timed: $(jq -c .latency "$TMP/k.out")"
 for want in HLT:500:32768 IO_INSTRUCTION:300:262144; do
 	IFS=: read -r reason n p50 <<<"$want"
-	h=$(jq -c --argjson p "$tp" --arg r "$reason" '.latency.histograms[] |
+	h=$(jq -c --argjson p "$TP" --arg r "$reason" '.latency.histograms[] |
 		select(.kind == "exit" and .pid == $p and .tid == 0 and .reason == $r)' "$TMP/k.out")
 	[ -n "$h" ] || fail "no exit-latency histogram of $reason: $(jq -c .latency "$TMP/k.out")"
 	[ "$(jq .count <<<"$h")" = "$n" ] || fail "$reason: count, want $n: $h"
@@ -52,5 +30,5 @@ for want in HLT:500:32768 IO_INSTRUCTION:300:262144; do
 	[ "$(jq '[.buckets[].count] | add' <<<"$h")" = "$n" ] || fail "$reason: buckets do not sum to $n: $h"
 	echo "ok: $reason: $(jq -c '{count, min_ns, p50_ns, p90_ns, max_ns}' <<<"$h")"
 done
-others=$(jq --argjson p "$tp" '[.latency.histograms[] | select(.pid == $p and .tid == 0)] | length' "$TMP/k.out")
+others=$(jq --argjson p "$TP" '[.latency.histograms[] | select(.pid == $p and .tid == 0)] | length' "$TMP/k.out")
 [ "$others" = 2 ] || fail "reasons other than HLT and IO_INSTRUCTION: $(jq -c .latency "$TMP/k.out")"
