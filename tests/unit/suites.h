@@ -34,5 +34,6 @@ Suite *fs_suite(void);
 Suite *reading_suite(void);
 Suite *errmsg_suite(void);
 Suite *util_suite(void);
+Suite *latency_suite(void);
 
 #endif
