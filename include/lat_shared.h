@@ -37,12 +37,14 @@ struct lat_val {
 	__u64 b[LAT_NBUCKETS];
 };
 
-/* An exit in flight: when and why the thread left. */
+/* A thread's exits in flight, one per kind: when (0: none) and why it
+ * left. An exit to user space is in both: kvm_exit starts the exit,
+ * kvm_userspace_exit the time in the VMM. */
 struct lat_start {
-	__u64 ts;
-	__u16 kind;
-	__u16 cls;
-	__u32 reason;
+	__u64 ts[LAT_NKINDS];
+	__u32 reason[LAT_NKINDS];
+	__u16 cls[LAT_NKINDS];
+	__u32 pad;
 };
 
 #endif

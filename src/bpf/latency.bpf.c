@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Exit latency, in the kernel: when a vCPU thread leaves the guest (an
- * exit: kvm_exit; or a return to the VMM: kvm_userspace_exit) the time
- * and reason are kept per thread; when the same thread enters the guest
- * again (kvm_entry, or where that never fires the start of KVM_RUN,
- * kvm_arch_vcpu_ioctl_run) the gap goes into a log2 histogram of
+ * Exit latency, in the kernel: when a vCPU thread leaves the guest
+ * (kvm_exit) and when it returns to the VMM (kvm_userspace_exit), the
+ * time and reason are kept per thread and kind; when the same thread
+ * enters the guest again (kvm_entry ends both; the start of KVM_RUN,
+ * fentry kvm_arch_vcpu_ioctl_run or kvm_fpu(load), ends the time in the
+ * VMM where kvm_entry never fires) the gap goes into a log2 histogram of
  * nanoseconds per (process, thread, kind, reason), with count, total,
  * min and max. Nothing per exit leaves the kernel: the reader walks the
  * histograms. A separate object from the counting programs, loaded only
@@ -62,18 +63,23 @@ static __always_inline int lat_mine(__u64 *id)
 
 static __always_inline void lat_begin(__u32 kind, __u32 cls, __u64 reason)
 {
-	struct lat_start s = {};
+	struct lat_start *s, z = {};
 	__u64 id;
 	__u32 tid;
 
-	if (!lat_mine(&id))
+	if (!lat_mine(&id) || kind >= LAT_NKINDS)
 		return;
 	tid = (__u32)id;
-	s.ts = bpf_ktime_get_ns();
-	s.kind = kind;
-	s.cls = cls;
-	s.reason = (__u32)reason;
-	bpf_map_update_elem(&lat_starts, &tid, &s, BPF_ANY);
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (!s) {
+		bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&lat_starts, &tid);
+		if (!s)
+			return;
+	}
+	s->ts[kind] = bpf_ktime_get_ns();
+	s->cls[kind] = cls;
+	s->reason[kind] = (__u32)reason;
 }
 
 static __always_inline __u32 lat_bucket(__u64 d)
@@ -109,38 +115,19 @@ static __always_inline __u32 lat_bucket(__u64 d)
 	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
 }
 
-/* The thread enters the guest again: closes its exit in flight (of kind
- * only_kind, or any kind when only_kind is LAT_NKINDS). */
-static __always_inline void lat_end(__u32 only_kind)
+/* Adds d ns to the histogram of key k. */
+static __always_inline void lat_add(struct lat_key *k, __u64 d)
 {
-	struct lat_key k = {};
-	struct lat_start *s;
-	struct lat_val *v;
-	__u64 id, now, d;
-	__u32 tid, zero = 0, b;
+	struct lat_val *v = bpf_map_lookup_elem(&lat_hists, k);
+	__u32 zero = 0, b;
 
-	if (!lat_mine(&id))
-		return;
-	tid = (__u32)id;
-	s = bpf_map_lookup_elem(&lat_starts, &tid);
-	if (!s || (only_kind != LAT_NKINDS && s->kind != only_kind))
-		return;
-	now = bpf_ktime_get_ns();
-	d = now > s->ts ? now - s->ts : 0;
-	k.tgid = id >> 32;
-	k.tid = tid;
-	k.kind = s->kind;
-	k.cls = s->cls;
-	k.reason = s->reason;
-	bpf_map_delete_elem(&lat_starts, &tid);
-	v = bpf_map_lookup_elem(&lat_hists, &k);
 	if (!v) {
 		struct lat_val *z = bpf_map_lookup_elem(&lat_zero, &zero);
 
 		if (!z)
 			return;
-		bpf_map_update_elem(&lat_hists, &k, z, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&lat_hists, &k);
+		bpf_map_update_elem(&lat_hists, k, z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&lat_hists, k);
 		if (!v)
 			return;
 	}
@@ -155,6 +142,44 @@ static __always_inline void lat_end(__u32 only_kind)
 		v->b[b] += 1;
 	/* last: a reader that sees the count sees the rest */
 	__sync_fetch_and_add(&v->count, 1);
+}
+
+/* Closes the thread's exit of kind in flight, if any, at now. */
+static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
+				      __u64 now)
+{
+	struct lat_key k = {};
+	__u64 t = s->ts[kind];
+
+	if (!t)
+		return;
+	s->ts[kind] = 0;
+	k.tgid = id >> 32;
+	k.tid = (__u32)id;
+	k.kind = kind;
+	k.cls = s->cls[kind];
+	k.reason = s->reason[kind];
+	lat_add(&k, now > t ? now - t : 0);
+}
+
+/* The thread enters the guest again: closes its exits in flight (only the
+ * time in the VMM when all is false). */
+static __always_inline void lat_end(int all)
+{
+	struct lat_start *s;
+	__u64 id, now;
+	__u32 tid;
+
+	if (!lat_mine(&id))
+		return;
+	tid = (__u32)id;
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (!s)
+		return;
+	now = bpf_ktime_get_ns();
+	lat_close(s, id, LAT_VMM, now);
+	if (all)
+		lat_close(s, id, LAT_EXIT, now);
 }
 
 static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
@@ -195,11 +220,12 @@ int lat_uexit_rec(void *rec)
 	return 0;
 }
 
-/* kvm_entry: the thread runs the guest again, whatever it left for. */
+/* kvm_entry: the thread runs the guest again: ends its exit (kvm_exit
+ * on), and its time in the VMM where no earlier mark ended it. */
 SEC("raw_tp")
 int lat_entry_raw(void *ctx)
 {
-	lat_end(LAT_NKINDS);
+	lat_end(1);
 	return 0;
 }
 
@@ -208,7 +234,7 @@ int lat_entry_raw(void *ctx)
 SEC("fentry/kvm_arch_vcpu_ioctl_run")
 int BPF_PROG(lat_run_fentry)
 {
-	lat_end(LAT_VMM);
+	lat_end(0);
 	return 0;
 }
 
@@ -218,6 +244,6 @@ SEC("raw_tp")
 int lat_fpu_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	if (ctx->args[0])
-		lat_end(LAT_VMM);
+		lat_end(0);
 	return 0;
 }
