@@ -458,6 +458,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	case UI_CLEAR:
 		o->pid = 0;
 		o->guest = NULL;
+		if (l->lat_on)
+			loop_latency(l, true);
 		/* fall through */
 	case UI_SET_FILTER:
 		free(l->fields);
