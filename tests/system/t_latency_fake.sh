@@ -32,3 +32,13 @@ for want in HLT:500:32768 IO_INSTRUCTION:300:262144; do
 done
 others=$(jq --argjson p "$TP" '[.latency.histograms[] | select(.pid == $p and .tid == 0)] | length' "$TMP/k.out")
 [ "$others" = 2 ] || fail "reasons other than HLT and IO_INSTRUCTION: $(jq -c .latency "$TMP/k.out")"
+# without CAP_BPF and CAP_SYS_ADMIN: one line saying why, status 1
+if command -v setpriv >/dev/null; then
+	KVMSTAT_TRACEFS_ROOT=$TMP/tracefs setpriv --bounding-set=-bpf,-sys_admin \
+		--inh-caps=-bpf,-sys_admin -- "$KVMSTAT" -t -1 -s 0.1 --latency >"$TMP/nc.out" 2>"$TMP/nc.err"
+	rc=$?
+	[ $rc = 1 ] || fail "without CAP_BPF: status $rc, want 1: $(cat "$TMP/nc.err")"
+	[ "$(wc -l <"$TMP/nc.err")" = 1 ] && grep -q '^kvmstat: --latency: cannot load its BPF programs.*needs root' "$TMP/nc.err" ||
+		fail "without CAP_BPF: $(cat "$TMP/nc.err")"
+	echo "ok: without CAP_BPF: $(cat "$TMP/nc.err")"
+fi
