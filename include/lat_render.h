@@ -17,7 +17,7 @@
 #include "strbuf.h"
 
 /* Both kinds' tables for the rows of scope pid (0: the whole selection),
- * each under a title line; width: the terminal's, or 0 for batch. */
+ * each under a title line (exit latency only where it is timed). */
 void lat_render_text(struct strbuf *b, const struct lat_snap *s, pid_t pid);
 /* {"mark": ..., "histograms": [{kind, reason, pid, tid, vcpu, count,
  * total_ns, min_ns, max_ns, p50_ns, ..., buckets: [{lo_ns, hi_ns,
