@@ -99,6 +99,7 @@ $(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 	$(LLVM_STRIP) -g $@
 
 $(BPF_OBJ): src/bpf/kvmstat.bpf.c
+$(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h
 $(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
 
 $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
@@ -107,6 +108,7 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	mv $@.tmp $@
 
 $(BUILD)/src/sys/bpf_engine.o: $(BPF_SKEL)
+$(BUILD)/src/sys/lat_engine.o: $(BUILD)/include/latency.skel.h
 
 $(BUILD)/arch/common.o: override CPPFLAGS += \
 	-DKVMSTAT_ARCH_HOST=arch_$(notdir $(ARCHDIR))_desc

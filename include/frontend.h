@@ -30,6 +30,7 @@ enum ui_action {
 	UI_SET_CHILDREN, /* req.on: show child events */
 	UI_SET_VMS,	 /* req.on: per-VM breakdowns wanted */
 	UI_CLEAR,	 /* default filter, every VM */
+	UI_SET_LATENCY,	 /* req.on: time exits (the latency view) */
 };
 
 /* An action with its value, filled by frontend_ops.input. */

@@ -50,6 +50,9 @@ struct loop {
 	bool no_match;	       /* a provider -f left without a field */
 	struct errmsg msg;     /* why the last action failed */
 	bool usage;	       /* ... and it is a usage error */
+	struct latency *lat;   /* exit latency, when asked for */
+	bool lat_on;	       /* asked for (--latency, the monitor) */
+	struct errmsg lat_msg; /* why it could not start */
 };
 
 /*

@@ -60,6 +60,7 @@ struct options {
 	bool delay_given;
 	bool skip_zero; /* -z */
 	bool no_bpf;	/* --no-bpf */
+	bool latency;	/* --latency: exit latency per reason */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

@@ -33,6 +33,7 @@
 #include "sample.h"
 
 struct stats;
+struct lat_snap;
 
 /* One bucket of a histogram in one scope. */
 struct snap_bucket {
@@ -113,6 +114,9 @@ struct snapshot {
 	uint64_t interval_ns;		/* since the refresh before */
 	struct timespec wall;		/* wall clock of the refresh */
 	struct snap_store *store;	/* what snapshot_free frees */
+	/* exit latency (--latency, the monitor's 'l'), or NULL when off;
+	 * the loop's, not freed by snapshot_free */
+	const struct lat_snap *latency;
 };
 
 /* What to build. Zeroed, it is the whole selection, every field, no

@@ -175,6 +175,9 @@ int tp_event_index(const struct tp_priv *tp, const char *name);
 
 /* bpf.c: 0, or -errno with the reason in the provider's message */
 int tp_bpf_open(struct tp_priv *tp);
+/* The real tracepoint whose id is id, under events (a tracefs events
+ * directory); caller frees; NULL when none (latency.c uses it too). */
+char *tp_name_by_id(const char *events, int id);
 int tp_bpf_read(struct tp_priv *tp);
 void tp_bpf_close(struct tp_priv *tp);
 

@@ -18,6 +18,7 @@
 
 #include "errmsg.h"
 #include "handoff.h"
+#include "latency.h"
 #include "loop.h"
 #include "signals.h"
 #include "util.h"
@@ -255,8 +256,40 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 	snapshot_build(&l->stats, &req, snap);
 }
 
+/* Starts or stops exit latency (--latency, the monitor's 'l'); a
+ * failure stays in l->lat_msg. */
+static int loop_latency(struct loop *l, bool on)
+{
+	const struct options *o = l->opts;
+	struct latency_cfg cfg = { .tracefs_root = o->tracefs_root,
+				   .proc_root = o->proc_root,
+				   .debugfs_root = o->debugfs_root,
+				   .pid = o->pid };
+
+	latency_close(l->lat);
+	l->lat = NULL;
+	errmsg_clear(&l->lat_msg);
+	l->lat_on = on;
+	return on ? latency_open(&l->lat, &cfg, &l->lat_msg) : 0;
+}
+
+/* The latency the front-ends get this render, or NULL when off. */
+static struct lat_snap *loop_lat_snap(struct loop *l)
+{
+	struct lat_snap *s;
+
+	if (!l->lat_on)
+		return NULL;
+	if (l->lat)
+		return latency_read(l->lat);
+	s = xcalloc(1, sizeof(*s));
+	snprintf(s->error, sizeof(s->error), "%s", l->lat_msg.text);
+	return s;
+}
+
 int loop_render(struct loop *l, bool at_once_only)
 {
+	struct lat_snap *lat = loop_lat_snap(l);
 	int first = 0;
 
 	for (size_t i = 0; i < l->nfes; i++) {
@@ -267,6 +300,7 @@ int loop_render(struct loop *l, bool at_once_only)
 		if (!l->fe_open[i] || (at_once_only && !fe->view->at_once))
 			continue;
 		take_snapshot(l, fe, &snap);
+		snap.latency = lat;
 		rc = fe->ops->render(fe, &snap);
 		snapshot_free(&snap);
 		if (rc && !first) {
@@ -274,6 +308,7 @@ int loop_render(struct loop *l, bool at_once_only)
 			loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
 		}
 	}
+	lat_snap_free(lat);
 	return first;
 }
 
@@ -548,6 +583,11 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		break;
 	case UI_RESET:
 		stats_reset(&l->stats);
+		if (l->lat)
+			latency_reset(l->lat);
+		break;
+	case UI_SET_LATENCY:
+		loop_latency(l, req->on);
 		break;
 	case UI_SET_DELAY:
 		o->delay = req->delay;
@@ -556,6 +596,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		pid_changed = o->pid != 0;
 		o->pid = 0;
 		o->guest = NULL;
+		if (l->lat_on)
+			loop_latency(l, true);
 		/* fall through */
 	case UI_SET_FILTER:
 		free(l->fields);
@@ -574,6 +616,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		o->pid = req->pid;
 		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
 		o->guest = l->guest[0] ? l->guest : NULL;
+		if (l->lat_on)
+			loop_latency(l, true);
 		return reopen_providers(l);
 	case UI_SET_CHILDREN:
 		l->children = req->on;
@@ -789,6 +833,11 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 	rc = open_frontends(l, false);
 	if (!rc)
 		rc = open_providers(l, false);
+	if (!rc && opts->latency) {
+		rc = loop_latency(l, true);
+		if (rc)
+			loop_fail(l, rc, false, "%s", l->lat_msg.text);
+	}
 	if (rc)
 		return rc;
 	if (!l->need.owns_terminal)
@@ -823,6 +872,8 @@ void loop_close(struct loop *l)
 		report_notices(l);
 		say_skipped(l);
 	}
+	latency_close(l->lat);
+	l->lat = NULL;
 	close_providers_fast(l);
 	guests_free(&l->guests);
 	free(l->fields);

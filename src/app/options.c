@@ -24,6 +24,7 @@ enum long_only {
 	OPT_LISTEN,
 	OPT_UNITS,
 	OPT_WEB_CONFIG,
+	OPT_LATENCY,
 };
 
 static const struct option long_options[] = {
@@ -51,6 +52,7 @@ static const struct option long_options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "units", no_argument, NULL, OPT_UNITS },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
+	{ "latency", no_argument, NULL, OPT_LATENCY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -149,6 +151,12 @@ void options_usage(FILE *out)
 	      "      --no-bpf               count tracepoints with perf events (one per\n"
 	      "                             event and CPU, exit reasons as filtered events,\n"
 	      "                             kvm_stat's way) instead of BPF programs\n"
+	      "      --latency              also time exits per reason in the kernel (BPF):\n"
+	      "                             kvm_exit to kvm_entry, and time in the VMM\n"
+	      "                             from kvm_userspace_exit to re-entry; count,\n"
+	      "                             share, min/avg/max, p50/p90/p99 after -1's\n"
+	      "                             rows, in --json, and as histograms in\n"
+	      "                             --listen's metrics (the monitor: key l)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -413,6 +421,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 			break;
 		case OPT_UNITS:
 			o->units = true;
+			break;
+		case OPT_LATENCY:
+			o->latency = true;
 			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,

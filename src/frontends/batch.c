@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "frontend.h"
+#include "lat_render.h"
 #include "options.h"
 #include "ui_text.h"
 #include "util.h"
@@ -26,6 +27,10 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 
 	strbuf_init(&b);
 	ui_text_batch(&b, snap, fe->priv != NULL);
+	if (snap->latency) {
+		strbuf_add(&b, "\n");
+		lat_render_text(&b, snap->latency, 0);
+	}
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;

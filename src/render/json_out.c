@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "json_out.h"
+#include "lat_render.h"
 #include "util.h"
 
 static const char *const jo_types[] = {
@@ -289,6 +290,10 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 		     const char *providers, bool pretty)
 {
 	json_t *root = json_out_snapshot(snap, providers);
+
+	if (snap->latency)
+		json_object_set_new(root, "latency",
+				    lat_render_json(snap->latency));
 	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
 	 * set in main) never lets happen */
 	char *text = json_dumps(root, pretty ? JSON_INDENT(2) : JSON_COMPACT);

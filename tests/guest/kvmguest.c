@@ -91,6 +91,10 @@ static struct options {
 	bool stats_fds;
 	bool wait_signal;
 	const char *name; /* -N: the guest name QEMU's -name would give */
+	/* -u: µs each vCPU spends in user space after each exit before it
+	 * runs the guest again, by vCPU index (the last repeats) */
+	uint64_t user_us[MAX_VCPUS];
+	unsigned int nuser_us;
 } opts = {
 	.vms = 1,
 	.vcpus = 1,
@@ -375,6 +379,24 @@ static void report_bad_exit(struct vcpu *vcpu)
 		  detail, vcpu->exits);
 }
 
+/* -u: busy in user space for us µs, as a VMM handling an exit would be. */
+static void spend_user(unsigned int index)
+{
+	struct timespec now;
+	uint64_t us, end;
+
+	if (!opts.nuser_us)
+		return;
+	us = opts.user_us[index < opts.nuser_us ? index : opts.nuser_us - 1];
+	if (!us)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = ts_ns(&now) + us * 1000;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (ts_ns(&now) < end);
+}
+
 /* Runs until N exits of the chosen kind (or until stopped with -n 0). */
 static int vcpu_loop(struct vcpu *vcpu)
 {
@@ -404,6 +426,8 @@ static int vcpu_loop(struct vcpu *vcpu)
 			if (err)
 				return err;
 			vcpu->exits++;
+			if (!opts.exits || vcpu->exits < opts.exits)
+				spend_user(vcpu->index);
 			continue;
 		}
 		switch (run->exit_reason) {
@@ -984,6 +1008,9 @@ static void usage(FILE *f)
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
 		"  -w, --wait-signal    start the vCPUs only on SIGUSR1\n"
+		"  -u, --user-us US[,US]...  after each exit, spend US microseconds in\n"
+		"                       user space before running the guest again\n"
+		"                       (by vCPU index; the last one repeats)\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
 		"  -h, --help           show this help\n"
@@ -1020,6 +1047,7 @@ static int parse_options(int argc, char **argv)
 		{ "stats-fds", no_argument, NULL, 's' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "name", required_argument, NULL, 'N' },
+		{ "user-us", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1028,7 +1056,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swN:h", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swN:u:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1054,6 +1082,19 @@ static int parse_options(int argc, char **argv)
 				return -EINVAL;
 			}
 			opts.exits = v;
+			break;
+		case 'u':
+			opts.nuser_us = 0;
+			for (char *s = optarg, *tok; (tok = strsep(&s, ","));) {
+				if (opts.nuser_us == MAX_VCPUS ||
+				    parse_u64(tok, 10000000, &v)) {
+					error_msg("invalid -u '%s' (microseconds "
+						  "per vCPU, comma-separated)",
+						  optarg);
+					return -EINVAL;
+				}
+				opts.user_us[opts.nuser_us++] = v;
+			}
 			break;
 		case 'k':
 			for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)

@@ -36,5 +36,6 @@ Suite *reading_suite(void);
 Suite *errmsg_suite(void);
 Suite *util_suite(void);
 Suite *webconfig_suite(void);
+Suite *latency_suite(void);
 
 #endif

@@ -24,6 +24,8 @@ static const char *const want_help[] = {
 	"   f     filter fields by regular expression (empty: the default)",
 	"   g     filter by guest name or pid",
 	"   h     this help",
+	"   l     exit latency per reason (count, time%, min/avg/max, p50/p90/p99),",
+	"         in the kernel and in the VMM; BPF, on while shown",
 	"   o     toggle sorting (CurAvg/s or Total)",
 	"   p     filter by pid or guest name",
 	"   q     quit",

@@ -24,6 +24,7 @@
 #include "frontend.h"
 #include "hist.h"
 #include "options.h"
+#include "tui_lat.h"
 #include "ui_text.h"
 #include "units.h"
 #include "util.h"
@@ -70,6 +71,7 @@ struct tui_priv {
 	char *hist_summary; /* its percentiles over the interval */
 	int sort;	    /* column sorted by */
 	bool help;	    /* help screen shown */
+	bool latency;	    /* 'l': the latency view over the others */
 	bool children;	    /* 'x' */
 	bool picking;	    /* events view: arrows moved a selection */
 	bool ascii;	    /* the terminal's locale is not UTF-8 */
@@ -855,6 +857,16 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	struct tui_priv *tp = fe->priv;
 
 	tui_set_header(tp, fe);
+	if (tp->latency && !tp->help) {
+		char title[64];
+
+		if (tp->pid)
+			snprintf(title, sizeof(title), "pid %d", tp->pid);
+		else
+			snprintf(title, sizeof(title), "summary");
+		tui_lat_draw(snap->latency, title);
+		return 0;
+	}
 	tui_free_rows(tp);
 	if (tp->view == VIEW_EVENTS)
 		tui_model_events(tp, snap);
@@ -1170,6 +1182,19 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 	return UI_REFRESH;
 }
 
+/* 'l': the latency view (exit latency turned on), or back from it. */
+static enum ui_action tui_key_latency(struct frontend *fe,
+				      const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->latency = !tp->latency;
+	fe->req.on = tp->latency;
+	return UI_SET_LATENCY;
+}
+
 /* Escape: from a histogram to the summary, from vCPUs to the VMs. */
 static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 				   int ch)
@@ -1178,6 +1203,8 @@ static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 
 	(void)k;
 	(void)ch;
+	if (tp->latency)
+		return tui_key_latency(fe, k, ch);
 	if (tp->view == VIEW_HIST) {
 		tp->view = VIEW_EVENTS;
 		tp->sel = tp->top = 0;
@@ -1224,6 +1251,12 @@ static const struct tui_key tui_keys[] = {
 	  tui_key_prompt,
 	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
+	{ { 'l' },
+	  "l",
+	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
+	  "in the kernel and in the VMM; BPF, on while shown",
+	  tui_key_latency,
+	  0 },
 	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)", tui_key_order, 0 },
 	{ { 'p' },
 	  "p",

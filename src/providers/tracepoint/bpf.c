@@ -52,7 +52,7 @@ static long tp_id_at(int dirfd, const char *path)
 
 /* The kernel's tracepoint whose id is id, searched in every system of the
  * real tracefs; caller frees; NULL when none. */
-static char *tp_name_by_id(const char *events, int id)
+char *tp_name_by_id(const char *events, int id)
 {
 	const struct fs_entry *sys, *ev;
 	struct fs_dir sd, ed;

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The exit-latency engine: loads src/bpf/latency.bpf.c (its own bpftool
+ * skeleton, separate from the counting engine's, so a run that does not
+ * ask for latency loads nothing of it) with libbpf, attaches the start
+ * and end marks the caller names, and walks the per-thread histograms.
+ */
+#ifndef KVMSTAT_LAT_ENGINE_H
+#define KVMSTAT_LAT_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lat_shared.h"
+
+/* What marks a thread's return to the guest after a userspace exit,
+ * besides kvm_entry where that fires. */
+enum lat_mark {
+	LAT_MARK_NONE = 0,
+	LAT_MARK_FENTRY, /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
+	LAT_MARK_FPU,	 /* kvm_fpu(load), a raw tracepoint */
+};
+
+/* Where a value sits in a trace record. */
+struct lat_rec_field {
+	uint32_t off;
+	uint32_t size; /* 1, 2, 4 or 8; 0: absent */
+};
+
+struct lat_engine_cfg {
+	uint32_t tgid; /* only this process; 0: all */
+	/* kvm_exit: tracepoint id (its record program), or -1 */
+	int exit_id;
+	struct lat_rec_field exit_reason, exit_isa;
+	int64_t exit_guard; /* cls = (isa field == exit_guard) */
+	/* kvm_userspace_exit: a raw tracepoint by name, or (uexit_raw
+	 * NULL) its record by id, or neither (uexit_id -1) */
+	const char *uexit_raw;
+	int uexit_id;
+	struct lat_rec_field uexit_reason;
+	const char *entry_raw; /* kvm_entry's raw tracepoint, or NULL */
+	enum lat_mark mark;
+	const char *fpu_raw; /* kvm_fpu's raw tracepoint, for LAT_MARK_FPU */
+};
+
+struct lat_engine;
+
+/* Opens, loads and attaches; NULL with *err = -errno and *what naming
+ * the step that failed. */
+struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
+				   const char **what);
+/* Calls fn for every histogram; 0 or -errno. */
+int lat_engine_walk(struct lat_engine *e,
+		    void (*fn)(void *ctx, const struct lat_key *k,
+			       const struct lat_val *v),
+		    void *ctx);
+/* Empties every histogram (a reset). */
+void lat_engine_clear(struct lat_engine *e);
+/* Whether fentry on kvm_arch_vcpu_ioctl_run can be used here. */
+bool lat_engine_has_fentry(void);
+void lat_engine_free(struct lat_engine *e);
+
+#endif

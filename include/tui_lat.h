@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The monitor's latency view ('l'): the exit-latency tables of
+ * lat_render.h drawn on the curses screen, with a header and a key line.
+ */
+#ifndef KVMSTAT_TUI_LAT_H
+#define KVMSTAT_TUI_LAT_H
+
+#include "latency.h"
+
+/* Draws s (NULL: not read yet) for the selection title (e.g. "pid 123",
+ * or "summary") over the whole screen. */
+void tui_lat_draw(const struct lat_snap *s, const char *title);
+
+#endif

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Exit latency, in the kernel: when a vCPU thread leaves the guest
+ * (kvm_exit) and when it returns to the VMM (kvm_userspace_exit), the
+ * time and reason are kept per thread and kind; when the same thread
+ * enters the guest again (kvm_entry ends both; the start of KVM_RUN,
+ * fentry kvm_arch_vcpu_ioctl_run or kvm_fpu(load), ends the time in the
+ * VMM where kvm_entry never fires) the gap goes into a log2 histogram of
+ * nanoseconds per (process, thread, kind, reason), with count, total,
+ * min and max. Nothing per exit leaves the kernel: the reader walks the
+ * histograms. A separate object from the counting programs, loaded only
+ * when latency is asked for.
+ */
+/* in this order: the helpers' declarations use the kernel's types */
+#include <linux/types.h>
+
+#include <linux/bpf.h>
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "lat_shared.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 lat_tgid = 0;	/* only this process; 0: all */
+const volatile __u32 lat_exit_off = 0;	/* kvm_exit's reason in its record */
+const volatile __u32 lat_exit_size = 4; /* 1, 2, 4 or 8 */
+const volatile __u32 lat_isa_off = 0;	/* its guard field (isa) */
+const volatile __u32 lat_isa_size = 0;	/* 0: none */
+const volatile __s64 lat_isa_guard = 0;
+const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
+const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
+
+/* Exits in flight, by thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct lat_start);
+} lat_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct lat_key);
+	__type(value, struct lat_val);
+} lat_hists SEC(".maps");
+
+/* A zeroed value to insert (too big for the stack with the rest). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lat_val);
+} lat_zero SEC(".maps");
+
+static __always_inline int lat_mine(__u64 *id)
+{
+	*id = bpf_get_current_pid_tgid();
+	return !lat_tgid || (__u32)(*id >> 32) == lat_tgid;
+}
+
+static __always_inline void lat_begin(__u32 kind, __u32 cls, __u64 reason)
+{
+	struct lat_start *s, z = {};
+	__u64 id;
+	__u32 tid;
+
+	if (!lat_mine(&id) || kind >= LAT_NKINDS)
+		return;
+	tid = (__u32)id;
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (!s) {
+		bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&lat_starts, &tid);
+		if (!s)
+			return;
+	}
+	s->ts[kind] = bpf_ktime_get_ns();
+	s->cls[kind] = cls;
+	s->reason[kind] = (__u32)reason;
+}
+
+static __always_inline __u32 lat_bucket(__u64 d)
+{
+	__u32 i = 0;
+
+	/* the bit length of d: 0 for 0, i for [2^(i-1), 2^i) */
+	if (d >> 32) {
+		d >>= 32;
+		i += 32;
+	}
+	if (d >> 16) {
+		d >>= 16;
+		i += 16;
+	}
+	if (d >> 8) {
+		d >>= 8;
+		i += 8;
+	}
+	if (d >> 4) {
+		d >>= 4;
+		i += 4;
+	}
+	if (d >> 2) {
+		d >>= 2;
+		i += 2;
+	}
+	if (d >> 1) {
+		d >>= 1;
+		i += 1;
+	}
+	i += (__u32)d;
+	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
+}
+
+/* Adds d ns to the histogram of key k. */
+static __always_inline void lat_add(struct lat_key *k, __u64 d)
+{
+	struct lat_val *v = bpf_map_lookup_elem(&lat_hists, k);
+	__u32 zero = 0, b;
+
+	if (!v) {
+		struct lat_val *z = bpf_map_lookup_elem(&lat_zero, &zero);
+
+		if (!z)
+			return;
+		bpf_map_update_elem(&lat_hists, k, z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&lat_hists, k);
+		if (!v)
+			return;
+	}
+	/* only this thread writes this key, and it runs on one CPU */
+	if (!v->count || d < v->min)
+		v->min = d;
+	if (d > v->max)
+		v->max = d;
+	v->total += d;
+	b = lat_bucket(d);
+	if (b < LAT_NBUCKETS)
+		v->b[b] += 1;
+	/* last: a reader that sees the count sees the rest */
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+/* Closes the thread's exit of kind in flight, if any, at now. */
+static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
+				      __u64 now)
+{
+	struct lat_key k = {};
+	__u64 t = s->ts[kind];
+
+	if (!t)
+		return;
+	s->ts[kind] = 0;
+	k.tgid = id >> 32;
+	k.tid = (__u32)id;
+	k.kind = kind;
+	k.cls = s->cls[kind];
+	k.reason = s->reason[kind];
+	lat_add(&k, now > t ? now - t : 0);
+}
+
+/* The thread enters the guest again: closes its exits in flight (only the
+ * time in the VMM when all is false). */
+static __always_inline void lat_end(int all)
+{
+	struct lat_start *s;
+	__u64 id, now;
+	__u32 tid;
+
+	if (!lat_mine(&id))
+		return;
+	tid = (__u32)id;
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (!s)
+		return;
+	now = bpf_ktime_get_ns();
+	lat_close(s, id, LAT_VMM, now);
+	if (all)
+		lat_close(s, id, LAT_EXIT, now);
+}
+
+static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)rec + off);
+	return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
+}
+
+/* kvm_exit: its reason is only in the trace record. */
+SEC("tracepoint")
+int lat_exit_rec(void *rec)
+{
+	__u32 cls = 0;
+
+	if (lat_isa_size)
+		cls = lat_field(rec, lat_isa_off, lat_isa_size) ==
+		      (__u64)lat_isa_guard;
+	lat_begin(LAT_EXIT, cls, lat_field(rec, lat_exit_off, lat_exit_size));
+	return 0;
+}
+
+/* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
+SEC("raw_tp")
+int lat_uexit_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	lat_begin(LAT_VMM, 0, (__u32)ctx->args[0]);
+	return 0;
+}
+
+/* kvm_userspace_exit read from its record (a tracepoint standing in for
+ * it, in tests). */
+SEC("tracepoint")
+int lat_uexit_rec(void *rec)
+{
+	lat_begin(LAT_VMM, 0, lat_field(rec, lat_uexit_off, lat_uexit_size));
+	return 0;
+}
+
+/* kvm_entry: the thread runs the guest again: ends its exit (kvm_exit
+ * on), and its time in the VMM where no earlier mark ended it. */
+SEC("raw_tp")
+int lat_entry_raw(void *ctx)
+{
+	lat_end(1);
+	return 0;
+}
+
+/* The start of KVM_RUN: the VMM hands the vCPU back. Closes only a
+ * return to the VMM; an exit handled in the kernel ends at kvm_entry. */
+SEC("fentry/kvm_arch_vcpu_ioctl_run")
+int BPF_PROG(lat_run_fentry)
+{
+	lat_end(0);
+	return 0;
+}
+
+/* kvm_fpu(load): the guest's FPU state is loaded on the way into the
+ * guest, once per KVM_RUN here (the alternative re-entry mark). */
+SEC("raw_tp")
+int lat_fpu_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (ctx->args[0])
+		lat_end(0);
+	return 0;
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The monitor's latency view: per exit reason, count, share of the time
+ * out of the guest, min, avg, max and p50/p90/p99 (perf kvm stat's
+ * columns plus percentiles), for exits handled in the kernel and for time
+ * spent in the VMM, since latency was turned on (or 'r').
+ */
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lat_render.h"
+#include "strbuf.h"
+#include "tui_lat.h"
+
+void tui_lat_draw(const struct lat_snap *s, const char *title)
+{
+	struct strbuf b;
+	int rows, cols, y = 0;
+	char hdr[256];
+	const char *p;
+
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	snprintf(hdr, sizeof(hdr), "kvm statistics - exit latency, %s", title);
+	attron(A_BOLD);
+	mvaddnstr(y++, 0, hdr, cols);
+	attroff(A_BOLD);
+	strbuf_init(&b);
+	if (!s)
+		strbuf_add(&b, "starting...\n");
+	else if (s->error[0])
+		strbuf_addf(&b, "latency is off: %s\n", s->error);
+	else
+		lat_render_text(&b, s, 0);
+	p = b.s;
+	while (p && *p && y < rows - 1) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		y++;
+		mvaddnstr(y, 0, p, len < cols ? len : cols);
+		p = nl ? nl + 1 : NULL;
+	}
+	strbuf_free(&b);
+	attron(A_REVERSE);
+	mvaddnstr(rows - 1, 0, " l or Esc back  r reset  h help  q quit ", cols);
+	attroff(A_REVERSE);
+	refresh();
+}

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The exit-latency collector (include/latency.h): finds kvm_exit,
+ * kvm_entry, kvm_userspace_exit and the re-entry mark under the run's
+ * tracefs (in a test tree, the real tracepoints their ids name), takes the
+ * reasons' offsets and names from their format files, loads the latency
+ * engine, and turns its per-thread histograms into rows for the whole
+ * selection, each VM and each vCPU thread.
+ *
+ * Re-entry after a userspace exit, where kvm_entry does not fire (this
+ * host's nested KVM): fentry on kvm_arch_vcpu_ioctl_run, the start of
+ * every KVM_RUN, found in the kernel's BTF; kvm_fpu(load), also once per
+ * KVM_RUN, where there is no BTF. Both cost only when latency is on (see
+ * README, "Exit latency", for what each costs the guest).
+ * KVMSTAT_LATENCY_MARK=fentry|fpu|none picks one (make bench compares).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "bpf_engine.h"
+#include "fs.h"
+#include "lat_engine.h"
+#include "latency.h"
+#include "tpformat.h"
+#include "tracepoint_int.h"
+#include "util.h"
+#include "vm.h"
+
+static int lat_vcpu(struct latency *l, pid_t pid, pid_t tid);
+
+static const char *const lat_real_roots[] = {
+	"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"
+};
+
+struct latency {
+	struct lat_engine *eng;
+	struct latency_cfg cfg;
+	struct tp_format *exit_fmt, *uexit_fmt;
+	const char *exit_field; /* the reason's field in exit_fmt */
+	int64_t guard;		/* the guard value of its tables */
+	const char *uexit_strip;
+	const char *mark;
+	bool exits;
+	/* vCPU threads of the VMs seen, kept after they exit (their last
+	 * histograms are read after that) */
+	struct vm_info *vms;
+	size_t nvms;
+	unsigned long reads;	  /* latency_read calls */
+	unsigned long *loaded_at; /* per VM: the read of its last load */
+};
+
+/* The events directory of the kernel's tracefs, or NULL. */
+static const char *lat_real_events(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(lat_real_roots); i++)
+		if (!access(lat_real_roots[i], R_OK))
+			return lat_real_roots[i];
+	return NULL;
+}
+
+/* The format of kvm event name under the run's tracefs, or NULL. */
+static struct tp_format *lat_format(const struct latency_cfg *cfg,
+				    const char *name)
+{
+	struct tp_format *f = NULL;
+	char path[PATH_MAX];
+	const char *ev = lat_real_events();
+
+	if (cfg->tracefs_root)
+		snprintf(path, sizeof(path), "%s/events/kvm/%s/format",
+			 cfg->tracefs_root, name);
+	else if (ev)
+		snprintf(path, sizeof(path), "%s/kvm/%s/format", ev, name);
+	else
+		return NULL;
+	if (tp_format_load(path, &f))
+		return NULL;
+	return f;
+}
+
+/* The name event name attaches by as a raw tracepoint (in a test tree,
+ * the real one with its id; *native false unless it is kvm's own).
+ * Caller frees; NULL when none. */
+static char *lat_raw_name(const struct latency_cfg *cfg,
+			  const struct tp_format *f, const char *name,
+			  bool *native)
+{
+	const char *ev = lat_real_events();
+	struct tp_format *real;
+	char *found;
+
+	*native = true;
+	if (!cfg->tracefs_root)
+		return xstrdup(name);
+	if (!ev || !f)
+		return NULL;
+	real = lat_format(&(struct latency_cfg){ 0 }, name);
+	if (real && real->id == f->id) {
+		tp_format_free(real);
+		return xstrdup(name);
+	}
+	tp_format_free(real);
+	*native = false;
+	found = tp_name_by_id(ev, f->id);
+	return found;
+}
+
+static bool lat_field_at(const struct tp_format *f, const char *name,
+			 struct lat_rec_field *out)
+{
+	const struct tp_field *x = f ? tp_format_field(f, name) : NULL;
+
+	if (!x || !x->size || x->size > 8 || (x->size & (x->size - 1)))
+		return false;
+	out->off = x->offset;
+	out->size = x->size;
+	return true;
+}
+
+/* kvm_exit: its reason field and the guard that picks a table. */
+static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
+{
+	static const char *const fields[] = { "exit_reason", "esr_ec",
+					      "exit_code" };
+	struct tp_format *f = lat_format(&l->cfg, "kvm_exit");
+
+	if (!f)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (lat_field_at(f, fields[i], &ec->exit_reason)) {
+			l->exit_field = fields[i];
+			break;
+		}
+	if (!l->exit_field) {
+		tp_format_free(f);
+		return;
+	}
+	for (size_t i = 0; i < f->ntabs; i++) {
+		const struct tp_symtab *t = &f->tabs[i];
+
+		if (!strcmp(t->field, l->exit_field) && t->guard_field &&
+		    lat_field_at(f, t->guard_field, &ec->exit_isa)) {
+			ec->exit_guard = t->guard_value;
+			l->guard = t->guard_value;
+			break;
+		}
+	}
+	l->exit_fmt = f;
+	ec->exit_id = f->id;
+}
+
+static const char *lat_pick_mark(enum lat_mark *m)
+{
+	const char *env = getenv("KVMSTAT_LATENCY_MARK");
+
+	if (env && !strcmp(env, "none")) {
+		*m = LAT_MARK_NONE;
+		return "kvm_entry";
+	}
+	if (env && !strcmp(env, "fpu")) {
+		*m = LAT_MARK_FPU;
+		return "kvm_fpu(load)";
+	}
+	if (lat_engine_has_fentry()) {
+		*m = LAT_MARK_FENTRY;
+		return "KVM_RUN (fentry kvm_arch_vcpu_ioctl_run)";
+	}
+	*m = LAT_MARK_FPU;
+	return "kvm_fpu(load)";
+}
+
+int latency_open(struct latency **out, const struct latency_cfg *cfg,
+		 struct errmsg *msg)
+{
+	struct latency *l = xcalloc(1, sizeof(*l));
+	struct lat_engine_cfg ec = { .tgid = (uint32_t)cfg->pid,
+				     .exit_id = -1,
+				     .uexit_id = -1 };
+	char *uexit = NULL, *entry = NULL, *fpu = NULL;
+	struct tp_format *ef, *ff;
+	const char *what = NULL;
+	bool native;
+	int err;
+
+	*out = NULL;
+	l->cfg = *cfg;
+	lat_setup_exit(l, &ec);
+	l->uexit_fmt = lat_format(cfg, "kvm_userspace_exit");
+	if (l->uexit_fmt) {
+		uexit = lat_raw_name(cfg, l->uexit_fmt, "kvm_userspace_exit",
+				     &native);
+		if (uexit && !native) {
+			if (lat_field_at(l->uexit_fmt, "reason",
+					 &ec.uexit_reason))
+				ec.uexit_id = l->uexit_fmt->id;
+			free(uexit);
+			uexit = NULL;
+		}
+		ec.uexit_raw = uexit;
+		l->uexit_strip = "KVM_EXIT_";
+	}
+	ef = lat_format(cfg, "kvm_entry");
+	entry = ef ? lat_raw_name(cfg, ef, "kvm_entry", &native) : NULL;
+	tp_format_free(ef);
+	ec.entry_raw = entry;
+	l->exits = ec.exit_id >= 0 && entry;
+	if (!l->exits)
+		ec.exit_id = -1;
+	l->mark = lat_pick_mark(&ec.mark);
+	if (!ec.uexit_raw && ec.uexit_id < 0) {
+		ec.mark = LAT_MARK_NONE; /* no userspace exits to end */
+		l->mark = "kvm_entry";
+	}
+	ff = lat_format(cfg, "kvm_fpu");
+	fpu = ff ? lat_raw_name(cfg, ff, "kvm_fpu", &native) : NULL;
+	tp_format_free(ff);
+	ec.fpu_raw = fpu;
+	if (!l->exits && !ec.uexit_raw && ec.uexit_id < 0) {
+		err = errmsg_set(msg, -ENOENT,
+				 "--latency: no kvm_exit/kvm_entry or "
+				 "kvm_userspace_exit tracepoint under %s; "
+				 "load the kvm module and mount tracefs",
+				 cfg->tracefs_root ? cfg->tracefs_root :
+						     "/sys/kernel/tracing");
+		goto out_fail;
+	}
+	l->eng = lat_engine_open(&ec, &err, &what);
+	if (!l->eng && ec.mark == LAT_MARK_FENTRY) {
+		/* fentry refused (lockdown forbids it here): kvm_fpu */
+		ec.mark = fpu ? LAT_MARK_FPU : LAT_MARK_NONE;
+		l->mark = fpu ? "kvm_fpu(load)" : "kvm_entry";
+		l->eng = lat_engine_open(&ec, &err, &what);
+	}
+	if (!l->eng) {
+		const char *log = bpf_engine_last_log();
+
+		errmsg_set(msg, err,
+			   "--latency: cannot load its BPF programs (%s: %s%s%s); "
+			   "it needs root (CAP_BPF and CAP_PERFMON)",
+			   what ? what : "load", strerror(-err),
+			   *log ? "; " : "", log);
+		goto out_fail;
+	}
+	free(uexit);
+	free(entry);
+	free(fpu);
+	if (cfg->pid) /* its threads now, should it end before a read */
+		lat_vcpu(l, cfg->pid, 0);
+	*out = l;
+	return 0;
+
+out_fail:
+	free(uexit);
+	free(entry);
+	free(fpu);
+	latency_close(l);
+	return err;
+}
+
+const char *lat_kind_name(enum lat_kind k)
+{
+	return k == LAT_EXIT ? "exit" : "vmm";
+}
+
+void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi)
+{
+	*lo = i ? 1ull << (i - 1) : 0;
+	*hi = i + 1 >= LAT_NBUCKETS ? UINT64_MAX : 1ull << i;
+}
+
+int lat_row_quantile(const struct lat_row *r, unsigned int permille)
+{
+	uint64_t total = 0, rank, run = 0;
+
+	for (size_t i = 0; i < LAT_NBUCKETS; i++)
+		total += r->b[i];
+	if (!total)
+		return -1;
+	rank = (total * permille + 999) / 1000;
+	if (!rank)
+		rank = 1;
+	for (size_t i = 0; i < LAT_NBUCKETS; i++) {
+		run += r->b[i];
+		if (run >= rank)
+			return (int)i;
+	}
+	return LAT_NBUCKETS - 1;
+}
+
+/* The reason's name: the kernel's table for it, else its number. */
+static void lat_reason_name(const struct latency *l, const struct lat_key *k,
+			    char *buf, size_t len)
+{
+	const struct tp_symtab *t = NULL;
+	const char *name = NULL, *strip = NULL;
+
+	if (k->kind == LAT_EXIT && l->exit_fmt)
+		t = tp_format_symtab_for(l->exit_fmt, l->exit_field,
+					 k->cls ? l->guard : l->guard + 1);
+	else if (k->kind == LAT_VMM && l->uexit_fmt) {
+		t = tp_format_symtab(l->uexit_fmt, "reason");
+		strip = l->uexit_strip;
+	}
+	if (t)
+		name = tp_symtab_name(t, k->reason);
+	if (!name) {
+		snprintf(buf, len, "%u", k->reason);
+		return;
+	}
+	if (strip && !strncmp(name, strip, strlen(strip)))
+		name += strlen(strip);
+	snprintf(buf, len, "%s", name);
+	for (char *p = buf; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+}
+
+struct lat_read {
+	struct latency *l;
+	struct lat_snap *s;
+	size_t cap;
+};
+
+/* Loads the vCPU threads of VM i, keeping the old ones if it is gone. */
+static void lat_vm_load(struct latency *l, size_t i)
+{
+	struct vm_info v = { .pid = l->vms[i].pid };
+
+	l->loaded_at[i] = l->reads;
+	vm_load_vcpus(l->cfg.proc_root, &v);
+	if (!v.nvcpus)
+		vm_load_vcpus_debugfs(l->cfg.debugfs_root, &v);
+	if (!v.nvcpus)
+		return;
+	vm_info_clear(&l->vms[i]);
+	l->vms[i] = v;
+}
+
+/* The vCPU index of thread tid of process pid, or -1. */
+static int lat_vcpu(struct latency *l, pid_t pid, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < l->nvms && l->vms[i].pid != pid; i++)
+		;
+	if (i == l->nvms) {
+		l->vms = xrealloc(l->vms, (l->nvms + 1) * sizeof(*l->vms));
+		l->loaded_at = xrealloc(l->loaded_at,
+					(l->nvms + 1) * sizeof(*l->loaded_at));
+		memset(&l->vms[i], 0, sizeof(l->vms[i]));
+		l->vms[i].pid = pid;
+		l->nvms++;
+		lat_vm_load(l, i);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t j = 0; j < l->vms[i].nvcpus; j++)
+			if (l->vms[i].vcpus[j].tid == tid)
+				return l->vms[i].vcpus[j].index;
+		/* a thread it did not have: once per read, load again */
+		if (pass || l->loaded_at[i] == l->reads)
+			break;
+		lat_vm_load(l, i);
+	}
+	return -1;
+}
+
+static void lat_merge(struct lat_read *rd, const struct lat_key *k,
+		      const struct lat_val *v, pid_t pid, pid_t tid)
+{
+	uint64_t key = (uint64_t)k->cls << 32 | k->reason;
+	struct lat_snap *s = rd->s;
+	struct lat_row *r = NULL;
+
+	for (size_t i = 0; i < s->n && !r; i++)
+		if (s->rows[i].kind == (enum lat_kind)k->kind &&
+		    s->rows[i].key == key && s->rows[i].pid == pid &&
+		    s->rows[i].tid == tid)
+			r = &s->rows[i];
+	if (!r) {
+		if (s->n == rd->cap) {
+			rd->cap = rd->cap ? rd->cap * 2 : 32;
+			s->rows = xrealloc(s->rows, rd->cap * sizeof(*s->rows));
+		}
+		r = &s->rows[s->n++];
+		memset(r, 0, sizeof(*r));
+		r->kind = (enum lat_kind)k->kind;
+		r->key = key;
+		r->pid = pid;
+		r->tid = tid;
+		r->vcpu = tid ? lat_vcpu(rd->l, pid, tid) : -1;
+		r->min = UINT64_MAX;
+		lat_reason_name(rd->l, k, r->reason, sizeof(r->reason));
+	}
+	r->count += v->count;
+	r->total += v->total;
+	if (v->min < r->min)
+		r->min = v->min;
+	if (v->max > r->max)
+		r->max = v->max;
+	for (size_t i = 0; i < LAT_NBUCKETS; i++)
+		r->b[i] += v->b[i];
+}
+
+static void lat_add(void *ctx, const struct lat_key *k, const struct lat_val *v)
+{
+	struct lat_read *rd = ctx;
+
+	if (k->kind >= LAT_NKINDS)
+		return;
+	lat_merge(rd, k, v, 0, 0);
+	lat_merge(rd, k, v, (pid_t)k->tgid, 0);
+	lat_merge(rd, k, v, (pid_t)k->tgid, (pid_t)k->tid);
+}
+
+static int lat_row_cmp(const void *a, const void *b)
+{
+	const struct lat_row *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->reason, y->reason);
+}
+
+struct lat_snap *latency_read(struct latency *l)
+{
+	struct lat_read rd = { .l = l };
+
+	rd.s = xcalloc(1, sizeof(*rd.s));
+	rd.s->mark = l->mark;
+	rd.s->exits = l->exits;
+	l->reads++;
+	lat_engine_walk(l->eng, lat_add, &rd);
+	if (rd.s->n)
+		qsort(rd.s->rows, rd.s->n, sizeof(*rd.s->rows), lat_row_cmp);
+	return rd.s;
+}
+
+void latency_reset(struct latency *l)
+{
+	lat_engine_clear(l->eng);
+}
+
+void latency_close(struct latency *l)
+{
+	if (!l)
+		return;
+	lat_engine_free(l->eng);
+	tp_format_free(l->exit_fmt);
+	tp_format_free(l->uexit_fmt);
+	vm_list_free(l->vms, l->nvms);
+	free(l->loaded_at);
+	free(l);
+}
+
+void lat_snap_free(struct lat_snap *s)
+{
+	if (!s)
+		return;
+	free(s->rows);
+	free(s);
+}

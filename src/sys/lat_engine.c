@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The user side of the exit-latency engine (see include/lat_engine.h):
+ * opens the skeleton of src/bpf/latency.bpf.c, turns on only the programs
+ * the caller's marks need, fixes their read-only configuration, loads,
+ * attaches, and walks the histogram hash. libbpf's messages go where the
+ * counting engine keeps them (bpf_engine_last_log).
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lat_engine.h"
+#include "latency.skel.h"
+#include "util.h"
+
+#define LAT_MAX_LINKS 6
+
+struct lat_engine {
+	struct latency_bpf *skel;
+	struct bpf_link *links[LAT_MAX_LINKS];
+	size_t nlinks;
+};
+
+bool lat_engine_has_fentry(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "kvm_arch_vcpu_ioctl_run",
+				    BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+/* A program on a tracepoint's record: its perf event, on one CPU, runs
+ * it for the hits of every CPU. */
+static struct bpf_link *lat_attach_record(struct bpf_program *prog, int id)
+{
+	struct perf_event_attr pa;
+	struct bpf_link *l;
+	int fd;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = (uint64_t)id;
+	pa.sample_period = 1;
+	pa.wakeup_events = 1;
+	fd = (int)syscall(__NR_perf_event_open, &pa, -1, 0, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	l = bpf_program__attach_perf_event(prog, fd);
+	if (!l)
+		close(fd);
+	return l;
+}
+
+struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
+				   const char **what)
+{
+	struct lat_engine *e = xcalloc(1, sizeof(*e));
+	struct bpf_program *prog;
+	struct {
+		struct bpf_program *prog;
+		const char *raw; /* raw tracepoint, or NULL */
+		int id;		 /* record program's tracepoint */
+		const char *what;
+	} att[LAT_MAX_LINKS];
+	size_t n = 0;
+
+	*what = "the latency programs";
+	e->skel = latency_bpf__open();
+	if (!e->skel) {
+		*err = errno ? -errno : -EINVAL;
+		goto out_free;
+	}
+	bpf_object__for_each_program(prog, e->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	e->skel->rodata->lat_tgid = cfg->tgid;
+	if (cfg->exit_id >= 0) {
+		e->skel->rodata->lat_exit_off = cfg->exit_reason.off;
+		e->skel->rodata->lat_exit_size = cfg->exit_reason.size;
+		e->skel->rodata->lat_isa_off = cfg->exit_isa.off;
+		e->skel->rodata->lat_isa_size = cfg->exit_isa.size;
+		e->skel->rodata->lat_isa_guard = cfg->exit_guard;
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_exit_rec, NULL,
+					     cfg->exit_id, "kvm_exit" };
+	}
+	if (cfg->uexit_raw) {
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_uexit_raw,
+					     cfg->uexit_raw, -1,
+					     "kvm_userspace_exit" };
+	} else if (cfg->uexit_id >= 0) {
+		e->skel->rodata->lat_uexit_off = cfg->uexit_reason.off;
+		e->skel->rodata->lat_uexit_size = cfg->uexit_reason.size;
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_uexit_rec, NULL,
+					     cfg->uexit_id,
+					     "kvm_userspace_exit" };
+	}
+	if (cfg->entry_raw)
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_entry_raw,
+					     cfg->entry_raw, -1, "kvm_entry" };
+	if (cfg->mark == LAT_MARK_FENTRY)
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_run_fentry,
+					     NULL, -1,
+					     "fentry kvm_arch_vcpu_ioctl_run" };
+	else if (cfg->mark == LAT_MARK_FPU && cfg->fpu_raw)
+		att[n++] = (typeof(att[0])){ e->skel->progs.lat_fpu_raw,
+					     cfg->fpu_raw, -1, "kvm_fpu" };
+	for (size_t i = 0; i < n; i++)
+		bpf_program__set_autoload(att[i].prog, true);
+	*err = latency_bpf__load(e->skel);
+	if (*err)
+		goto out_destroy;
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_link *l;
+
+		*what = att[i].what;
+		if (att[i].raw)
+			l = bpf_program__attach_raw_tracepoint(att[i].prog,
+							       att[i].raw);
+		else if (att[i].id >= 0)
+			l = lat_attach_record(att[i].prog, att[i].id);
+		else
+			l = bpf_program__attach(att[i].prog);
+		if (!l) {
+			*err = errno ? -errno : -EINVAL;
+			goto out_destroy;
+		}
+		e->links[e->nlinks++] = l;
+	}
+	*what = NULL;
+	return e;
+
+out_destroy:
+	lat_engine_free(e);
+	return NULL;
+out_free:
+	free(e);
+	return NULL;
+}
+
+int lat_engine_walk(struct lat_engine *e,
+		    void (*fn)(void *ctx, const struct lat_key *k,
+			       const struct lat_val *v),
+		    void *ctx)
+{
+	int fd = bpf_map__fd(e->skel->maps.lat_hists);
+	struct lat_key k, next;
+	struct lat_val v;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &v) && v.count)
+			fn(ctx, &k, &v);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+void lat_engine_clear(struct lat_engine *e)
+{
+	int fd = bpf_map__fd(e->skel->maps.lat_hists);
+	struct lat_key k;
+
+	while (!bpf_map_get_next_key(fd, NULL, &k))
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+}
+
+void lat_engine_free(struct lat_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nlinks; i++)
+		bpf_link__destroy(e->links[i]);
+	latency_bpf__destroy(e->skel);
+	free(e);
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Time in the VMM, on a real guest (issue 14): a 2-vCPU test guest makes N
+# port I/O exits per vCPU and spends 50 µs (vCPU 0) and 500 µs (vCPU 1)
+# in user space after each one before it runs the guest again (-u).
+# kvmstat --latency --json -1 must time each vCPU's IO exits into the log2
+# bucket that holds its spin: p50 below 65.5 µs (the bucket [32.8 µs,
+# 65.5 µs)) and below 524 µs ([262 µs, 524 µs)), min at least the spin,
+# and count every exit that was followed by a return to the guest: N - 1
+# (the guest stops after its last exit, which so never ends), while
+# kvm_userspace_exit(IO) counts all N.
+source tests/system/lib.sh
+need_kvm
+N=300
+start_guest g -v 2 -n $N -k pio -u 50,500 -t 1
+vm=${g_VMS%% *}
+start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
+sleep 0.5
+go_guest g
+wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
+wait_guest g
+grep -c "^done $vm [01] $N " "$TMP/g.out" | grep -qx 2 || fail "guest: $(cat "$TMP/g.out")"
+io=$(jq '.fields.kvm_userspace_exit.total' "$TMP/k.out")
+[ "$io" = $((2 * N)) ] || fail "kvm_userspace_exit $io, want $((2 * N)): $(jq -c .fields "$TMP/k.out")"
+for v in 0 1; do
+	h=$(jq -c --argjson v $v '.latency.histograms[] |
+		select(.kind == "vmm" and .reason == "IO" and .vcpu == $v)' "$TMP/k.out")
+	[ -n "$h" ] || fail "no VMM-time histogram of vCPU $v: $(jq -c .latency "$TMP/k.out")"
+	spin=$((v ? 500000 : 50000)) want=$((v ? 524288 : 65536))
+	[ "$(jq .count <<<"$h")" = $((N - 1)) ] || fail "vCPU $v: count, want $((N - 1)): $h"
+	[ "$(jq .p50_ns <<<"$h")" = $want ] || fail "vCPU $v: p50 bound, want $want ns: $h"
+	[ "$(jq .min_ns <<<"$h")" -ge $spin ] || fail "vCPU $v: min below the $spin ns spin: $h"
+	echo "ok: vCPU $v ($((spin / 1000)) µs in user space): $(jq -c '{count, min_ns, p50_ns, p90_ns, max_ns}' <<<"$h")"
+done
+# the VM's row sums its vCPUs
+vmrow=$(jq -c --argjson p "$vm" '.latency.histograms[] |
+	select(.kind == "vmm" and .reason == "IO" and .pid == $p and .tid == 0)' "$TMP/k.out")
+[ "$(jq .count <<<"$vmrow")" = $((2 * N - 2)) ] || fail "VM row: $vmrow"
+echo "ok: the VM's row counts $((2 * N - 2))"
