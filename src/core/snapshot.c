@@ -154,7 +154,7 @@ static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 	b->match = xcalloc(b->nf + 1, sizeof(*b->match));
 	b->split = xcalloc(b->nf + 1, sizeof(*b->split));
 	for (size_t i = 0; i < b->nf; i++)
-		b->match[i] = filter_keeps(f, v[i].name, children);
+		b->match[i] = filter_keeps_field(f, (int)i, v[i].name, children);
 	/* a kept child brings in its parent, as in kvm_stat */
 	for (size_t i = 0; i < b->nf; i++)
 		if (b->match[i] && v[i].parent >= 0 &&
@@ -556,6 +556,17 @@ static int sb_view_cmp(const void *a, const void *c)
 			     ((const struct snap_row *)c)->name);
 }
 
+/* The same order without a name suffix: the names' places in the field
+ * table, which keeps them as the fields come (a refresh sorts no names). */
+static int sb_view_order_cmp(const void *a, const void *c, void *arg)
+{
+	const struct field_info *v = arg;
+	int x = v[((const struct snap_row *)a)->field].order;
+	int y = v[((const struct snap_row *)c)->field].order;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Appends the rows of g the filter keeps to the view; suffix names them
  * NAME/vcpuN. */
 static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
@@ -602,8 +613,11 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 			 vm->children[i].vcpu);
 		sb_view_rows(b, &vm->children[i], suffix, &n);
 	}
-	if (n > 1)
+	if (n > 1 && vm && vm->nchildren)
 		qsort(b->st->view, n, sizeof(*b->st->view), sb_view_cmp);
+	else if (n > 1)
+		qsort_r(b->st->view, n, sizeof(*b->st->view), sb_view_order_cmp,
+			(void *)b->st->fields);
 	b->out->rows = b->st->view;
 	b->out->nrows = n;
 }
