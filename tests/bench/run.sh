@@ -117,7 +117,7 @@ spread() {	# quartiles and range of a list, as percentages
 		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
 }
 if [ -z "${BENCH_RATE_CMD:-}" ]; then
-	hold=$(awk -v r="$ROUNDS" -v n="${#cases[@]}" -v b="$BLOCK" 'BEGIN { printf "%d", r * n * (2 * b + 2) + b + 10 }')
+	hold=$(awk -v r="$ROUNDS" -v n="${#cases[@]}" -v b="$BLOCK" 'BEGIN { printf "%d", r * n * (2 * b + 6) + b + 30 }')
 	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t "$hold" -P 100 >"$TICKS" &
 	guest=$!
 	PIDS+=("$guest")
