@@ -26,6 +26,9 @@ struct bpf_engine_cfg {
 	uint32_t tgid;		 /* count only this process; 0: all */
 	bool per_thread;	 /* also count per (tgid, tid, slot) */
 	uint32_t thread_entries; /* keys of that breakdown at most */
+	/* one program per plain event even where the kernel has raw
+	 * tracepoint attach cookies (the older kernels' way; for tests) */
+	bool no_cookie;
 };
 
 struct bpf_engine;

@@ -20,9 +20,14 @@ struct errmsg;
 /* kvm_stat's default in batch and log modes: every field, children too. */
 #define FILTER_ALL ""
 
+struct filter_cache;
+
 struct field_filter {
 	char *pattern; /* as given, owned; NULL: never set */
 	void *code;    /* the compiled pcre2_code, while pattern is set */
+	/* verdicts by field id, made once per pattern (owned; a cache, so
+	 * it changes behind a const filter) */
+	struct filter_cache *cache;
 };
 
 /* 0, or -EINVAL with a readable reason in msg when the pattern is bad (f
@@ -35,6 +40,14 @@ bool filter_match(const struct field_filter *f, const char *name);
 /* The same, or with children a child event NAME(...) whose NAME matches
  * (the monitor's 'x'). */
 bool filter_keeps(const struct field_filter *f, const char *name, bool children);
+/*
+ * filter_keeps() of the field whose id is id and name is name, the
+ * verdict kept per id so that the regex runs once per field and pattern,
+ * not once per refresh (field names never change; the name is checked,
+ * so ids of another field table only cost a match).
+ */
+bool filter_keeps_field(const struct field_filter *f, int id, const char *name,
+			bool children);
 /*
  * Whether some child event name(...) could match, so that a provider
  * counts the event name as a parent the filter brings in ("-f

@@ -64,6 +64,9 @@ struct field_info {
 	uint64_t bucket_lo; /* raw range of a bucket: [lo, hi) */
 	uint64_t bucket_hi; /* UINT64_MAX for the open last bucket */
 	unsigned int flags; /* enum field_flags */
+	/* place of the name among the table's in util_name_cmp() order,
+	 * kept by field_table_intern(): views sort by it, not by name */
+	int order;
 };
 
 /* Interned field names; ids are dense and stable for the whole run. */

@@ -155,6 +155,19 @@ KS_PLAIN64(1)
 KS_PLAIN64(2)
 KS_PLAIN64(3)
 
+/* Every plain event at once where the kernel gives raw tracepoints
+ * attach cookies (6.10+): one program, attached once per event with the
+ * event's slot as the cookie, loaded once instead of once per event. */
+SEC("raw_tp")
+int ks_plain_cookie(void *ctx)
+{
+	__u64 id;
+
+	if (ks_mine(&id))
+		ks_count(id, (__u32)bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
 /* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
 SEC("raw_tp")
 int ks_uexit(struct bpf_raw_tracepoint_args *ctx)

@@ -16,6 +16,27 @@
 #include "filter.h"
 #include "util.h"
 
+/* One field's verdicts: known[c] says verdict[c] (c: children) is set. */
+struct filter_verdict {
+	char *copy; /* the name it was made for, owned */
+	bool known[2], verdict[2];
+};
+
+struct filter_cache {
+	struct filter_verdict *v; /* by field id */
+	size_t n;
+};
+
+static void filter_cache_free(struct filter_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].copy);
+	free(c->v);
+	free(c);
+}
+
 int filter_set(struct field_filter *f, const char *pattern, struct errmsg *msg)
 {
 	PCRE2_UCHAR why[128];
@@ -37,6 +58,7 @@ int filter_set(struct field_filter *f, const char *pattern, struct errmsg *msg)
 	filter_free(f);
 	f->code = code;
 	f->pattern = xstrdup(pattern);
+	f->cache = xcalloc(1, sizeof(*f->cache));
 	return 0;
 }
 
@@ -46,6 +68,8 @@ void filter_free(struct field_filter *f)
 	f->code = NULL;
 	free(f->pattern);
 	f->pattern = NULL;
+	filter_cache_free(f->cache);
+	f->cache = NULL;
 }
 
 /* pcre2_match() of the first len bytes of name with opts: its result. */
@@ -87,6 +111,35 @@ bool filter_keeps(const struct field_filter *f, const char *name, bool children)
 	if (!children || !paren)
 		return false;
 	return filter_match_start(f, name, (size_t)(paren - name));
+}
+
+bool filter_keeps_field(const struct field_filter *f, int id, const char *name,
+			bool children)
+{
+	struct filter_cache *c = f ? f->cache : NULL;
+	struct filter_verdict *v;
+
+	if (!f || !f->pattern)
+		return true;
+	if (!c || id < 0)
+		return filter_keeps(f, name, children);
+	if ((size_t)id >= c->n) {
+		size_t n = (size_t)id + 64;
+
+		c->v = xrealloc(c->v, n * sizeof(*c->v));
+		memset(c->v + c->n, 0, (n - c->n) * sizeof(*c->v));
+		c->n = n;
+	}
+	v = &c->v[id];
+	if (!v->copy || strcmp(v->copy, name)) {
+		free(v->copy);
+		*v = (struct filter_verdict){ .copy = xstrdup(name) };
+	}
+	if (!v->known[children]) {
+		v->verdict[children] = filter_keeps(f, name, children);
+		v->known[children] = true;
+	}
+	return v->verdict[children];
 }
 
 /* "name(" matched or could be extended into a match (a partial match). */

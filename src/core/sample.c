@@ -62,6 +62,13 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 	f->type = type;
 	f->provider = provider;
 	f->bucket = -1;
+	/* the names after it move down one place */
+	for (size_t i = 0; i < t->n; i++) {
+		if (util_name_cmp(t->v[i].name, name) < 0)
+			f->order++;
+		else
+			t->v[i].order++;
+	}
 	hashtab_add(&t->index, h, t->n);
 	return (int)t->n++;
 }

@@ -156,7 +156,7 @@ static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 	b->match = xcalloc(b->nf + 1, sizeof(*b->match));
 	b->split = xcalloc(b->nf + 1, sizeof(*b->split));
 	for (size_t i = 0; i < b->nf; i++)
-		b->match[i] = filter_keeps(f, v[i].name, children);
+		b->match[i] = filter_keeps_field(f, (int)i, v[i].name, children);
 	/* a kept child brings in its parent, as in kvm_stat */
 	for (size_t i = 0; i < b->nf; i++)
 		if (b->match[i] && v[i].parent >= 0 &&
@@ -593,6 +593,36 @@ static int sb_view_cmp(const void *a, const void *c)
 			     ((const struct snap_row *)c)->name);
 }
 
+/* The same order for the rows of one scope (one per field at most): the
+ * names' places in the field table, which keeps them as the fields come,
+ * so a refresh sorts no names; placed by place, in linear time. */
+static void sb_view_by_order(struct snap_builder *b, struct snap_row *rows,
+			     size_t n)
+{
+	const struct field_info *v = b->st->fields;
+	struct snap_row *by = xmalloc((b->nf + 1) * sizeof(*by));
+	bool *at = xcalloc(b->nf + 1, sizeof(*at));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int o = v[rows[i].field].order;
+
+		if (o < 0 || (size_t)o >= b->nf || at[o])
+			goto out_sort; /* not one row per field: by name */
+		by[o] = rows[i];
+		at[o] = true;
+	}
+	for (size_t o = 0; o < b->nf; o++)
+		if (at[o])
+			rows[k++] = by[o];
+	goto out_free;
+out_sort:
+	qsort(rows, n, sizeof(*rows), sb_view_cmp);
+out_free:
+	free(by);
+	free(at);
+}
+
 /* Appends the rows of g the filter keeps to the view; suffix names them
  * NAME/vcpuN. */
 static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
@@ -639,8 +669,10 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 			 vm->children[i].vcpu);
 		sb_view_rows(b, &vm->children[i], suffix, &n);
 	}
-	if (n > 1)
+	if (n > 1 && vm && vm->nchildren)
 		qsort(b->st->view, n, sizeof(*b->st->view), sb_view_cmp);
+	else if (n > 1)
+		sb_view_by_order(b, b->st->view, n);
 	b->out->rows = b->st->view;
 	b->out->nrows = n;
 }

@@ -33,6 +33,9 @@ struct bpf_hook {
 	int tp_id;     /* record program: tracepoint id */
 	int perf_fd;   /* its perf event until the link holds it, or -1 */
 	struct bpf_link *link;
+	bool cookie; /* attach with attach_cookie (one shared program) */
+	uint64_t attach_cookie; /* the slot, for ks_plain_cookie */
+	int link_fd;		/* a link made here (with a cookie), or -1 */
 };
 
 struct bpf_engine {
@@ -43,6 +46,7 @@ struct bpf_engine {
 	size_t nhooks;
 	size_t nrec;
 	bool loaded;
+	bool cookies;	 /* plain events share ks_plain_cookie */
 	bool no_batch;	 /* kernel without BPF_MAP_LOOKUP_BATCH */
 	uint32_t stride; /* slots per CPU: nslots + 1, to 64 bytes */
 	const volatile uint64_t *counts; /* ks_counts mapped, or NULL */
@@ -108,6 +112,11 @@ struct bpf_engine *bpf_engine_new(const struct bpf_engine_cfg *cfg, int *err)
 	}
 	bpf_object__for_each_program(prog, e->skel->obj)
 		bpf_program__set_autoload(prog, false);
+	/* raw tracepoint attach cookies: kernels 6.10+ (probed once) */
+	e->cookies = !cfg->no_cookie &&
+		     libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+					     BPF_FUNC_get_attach_cookie,
+					     NULL) == 1;
 	e->skel->rodata->ks_tgid = cfg->tgid;
 	e->skel->rodata->ks_per_thread = cfg->per_thread;
 	e->skel->rodata->ks_other_slot = cfg->nslots;
@@ -150,6 +159,7 @@ static struct bpf_hook *bpf_engine_hook(struct bpf_engine *e,
 	memset(h, 0, sizeof(*h));
 	h->prog = prog;
 	h->perf_fd = -1;
+	h->link_fd = -1;
 	bpf_program__set_autoload(prog, true);
 	return h;
 }
@@ -159,8 +169,17 @@ int bpf_engine_plain(struct bpf_engine *e, uint32_t slot, const char *tp_name)
 	struct bpf_program *prog;
 	char name[32];
 
+	struct bpf_hook *h;
+
 	if (slot >= KS_NPLAIN || slot >= e->cfg.nslots)
 		return -ENOSPC;
+	if (e->cookies) {
+		h = bpf_engine_hook(e, e->skel->progs.ks_plain_cookie);
+		h->tp_name = xstrdup(tp_name);
+		h->cookie = true;
+		h->attach_cookie = slot;
+		return 0;
+	}
 	snprintf(name, sizeof(name), "ks_plain_%u%u%u%u", slot / 64,
 		 slot / 16 % 4, slot / 4 % 4, slot % 4);
 	prog = bpf_object__find_program_by_name(e->skel->obj, name);
@@ -249,6 +268,34 @@ out_done:
 	return 0;
 }
 
+/*
+ * BPF_RAW_TRACEPOINT_OPEN with an attach cookie, which libbpf 1.1 cannot
+ * pass: the attr as the kernel's uapi <linux/bpf.h> lays it out since
+ * 6.10 (name, prog_fd, 32 bits of padding, cookie). The link's fd, or
+ * -errno.
+ */
+static int bpf_engine_raw_tp_open(int prog_fd, const char *name, uint64_t cookie)
+{
+	union {
+		struct {
+			uint64_t name;
+			uint32_t prog_fd;
+			uint32_t pad;
+			uint64_t cookie;
+		} raw_tp;
+		char size[128]; /* the rest is zero, as the kernel wants */
+	} attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.raw_tp.name = (uint64_t)(uintptr_t)name;
+	attr.raw_tp.prog_fd = (uint32_t)prog_fd;
+	attr.raw_tp.cookie = cookie;
+	fd = syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr,
+		     sizeof(attr.raw_tp));
+	return fd < 0 ? -errno : (int)fd;
+}
+
 /* A record program's perf event: on one CPU, the program runs for the
  * tracepoint's hits on every CPU. */
 static int bpf_engine_perf_open(int tp_id)
@@ -278,7 +325,15 @@ int bpf_engine_attach(struct bpf_engine *e, const char **what)
 		int rc;
 
 		*what = h->tp_name ? h->tp_name : "a tracepoint record";
-		if (h->tp_name) {
+		if (h->cookie) {
+			h->link_fd = bpf_engine_raw_tp_open(bpf_program__fd(
+								    h->prog),
+							    h->tp_name,
+							    h->attach_cookie);
+			if (h->link_fd < 0)
+				return h->link_fd;
+			continue;
+		} else if (h->tp_name) {
 			h->link = bpf_program__attach_raw_tracepoint(h->prog,
 								     h->tp_name);
 		} else {
@@ -506,12 +561,15 @@ size_t bpf_engine_fds(const struct bpf_engine *e)
 {
 	size_t n = 0;
 	struct bpf_map *map;
+	struct bpf_program *prog;
 
 	if (!e->loaded)
 		return 0;
 	bpf_object__for_each_map(map, e->skel->obj) n += bpf_map__fd(map) >= 0;
+	bpf_object__for_each_program(prog, e->skel->obj)
+		n += bpf_program__fd(prog) >= 0;
 	for (size_t i = 0; i < e->nhooks; i++)
-		n += 1 + (e->hooks[i].link != NULL);
+		n += e->hooks[i].link != NULL || e->hooks[i].link_fd >= 0;
 	return n;
 }
 
@@ -521,6 +579,8 @@ void bpf_engine_free(struct bpf_engine *e)
 		return;
 	for (size_t i = 0; i < e->nhooks; i++) {
 		bpf_link__destroy(e->hooks[i].link);
+		if (e->hooks[i].link_fd >= 0)
+			close(e->hooks[i].link_fd);
 		free(e->hooks[i].tp_name);
 	}
 	free(e->hooks);

@@ -10,9 +10,10 @@
 # unmonitored rate with every field and children; <= 30 us per refresh;
 # >= 20x less CPU than kvm_stat. Issue 14: the exit rate with --latency
 # on, beside the same run without it.
-# BENCH_ROUNDS sets the rounds of the exit-rate part (5); BENCH_RATE_CMD
-# replaces the guest by a command printing a rate (to try this script
-# where no guest can run); KVM_STAT_CMD is how to run kvm_stat (default:
+# BENCH_ROUNDS sets the rounds of the exit-rate part (7), BENCH_BLOCK its
+# block length in seconds (1); BENCH_RATE_CMD replaces the guest by a
+# command printing "EXITS CPUNSEC" so far (to try this script where no
+# guest can run); KVM_STAT_CMD is how to run kvm_stat (default:
 # kvm_stat in PATH; skipped when there is none).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -98,30 +99,13 @@ else
 	echo "skipped: needs root and /dev/kvm"
 fi
 
-ROUNDS=${BENCH_ROUNDS:-5}
-
-echo "== guest exit rate (one vCPU, port I/O exits per CPU second of its thread; $ROUNDS rounds of 2 s)"
+ROUNDS=${BENCH_ROUNDS:-7}
+BLOCK=${BENCH_BLOCK:-1}
+echo "== guest exit rate (one busy vCPU all through, port I/O exits per CPU second of its thread; $ROUNDS rounds of blocks A B A B ..., ${BLOCK} s each)"
 if [ -z "${BENCH_RATE_CMD:-}" ] && { ! [ -c /dev/kvm ] || [ "$(id -u)" != 0 ]; }; then
 	echo "skipped: needs root and /dev/kvm"; exit 0
 fi
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
-rate() {	# exits per CPU second of one busy vCPU (its thread's CPU time,
-	# KVM's included: robust to other load on the host)
-	if [ -n "${BENCH_RATE_CMD:-}" ]; then eval "$BENCH_RATE_CMD"; return; fi
-	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 2 |
-		awk '$1 == "done" { printf "%.0f\n", $4 / ($6 / 1e9) }'
-}
-watched() {	# command: rate while it runs
-	local BENCH_WATCHED=1	# for BENCH_RATE_CMD
-	# shellcheck disable=SC2086
-	$1 >/dev/null 2>"$TMP/err" &
-	local k=$!
-	PIDS+=("$k")
-	sleep 0.7
-	rate
-	kill -TERM "$k"; wait "$k" 2>/dev/null
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 cases=("minimal counter, every kvm tracepoint (floor)"
        "kvmstat -t -l -f . (every field, children)"
        "kvmstat -t -l (default fields)"
@@ -143,29 +127,67 @@ if command -v perf >/dev/null; then
 	cases+=("perf stat -e 'kvm:*' -a")
 	cmds+=("perf stat -e kvm:* -a")
 fi
-# Each watched run sits between two unmonitored ones and is compared with
-# their mean, so drift on this noisy machine hits both sides alike; the
-# figure is the median of those ratios over the rounds.
+# One guest runs all through and says every 100 ms how many exits its
+# vCPU made in how much CPU time of its thread (KVM's included). Blocks
+# alternate: unmonitored (A), then one watcher running (B, after 0.5 s to
+# settle, so its start is not counted), then A again; each B is compared
+# with the mean of the A blocks on both sides, so drift on this noisy
+# machine hits both alike, and no guest or process start is measured.
+TICKS="$TMP/ticks"
+last_tick() {	# "EXITS CPUNSEC" of the newest tick line
+	if [ -n "${BENCH_RATE_CMD:-}" ]; then eval "$BENCH_RATE_CMD"; return; fi
+	awk '$1 == "tick" { e = $4; c = $6 } END { print e, c }' "$TICKS"
+}
+block() {	# rate over the next $BLOCK s
+	local a b
+	a=$(last_tick)
+	sleep "$BLOCK"
+	b=$(last_tick)
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		if (y[2] > x[2]) printf "%.0f\n", (y[1] - x[1]) / ((y[2] - x[2]) / 1e9) }'
+}
+watched() {	# command: rate while it runs
+	local BENCH_WATCHED=1	# for BENCH_RATE_CMD
+	# shellcheck disable=SC2086
+	$1 >/dev/null 2>"$TMP/err" &
+	local k=$!
+	PIDS+=("$k")
+	sleep 0.5
+	block
+	kill -TERM "$k"; wait "$k" 2>/dev/null
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+spread() {	# quartiles and range of a list, as percentages
+	sort -g | awk '{ v[NR] = 100 * $1 } END { if (NR) printf "IQR %.1f-%.1f%%, range %.1f-%.1f%%",
+		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
+}
+if [ -z "${BENCH_RATE_CMD:-}" ]; then
+	hold=$(awk -v r="$ROUNDS" -v n="${#cases[@]}" -v b="$BLOCK" 'BEGIN { printf "%d", r * n * (2 * b + 6) + b + 30 }')
+	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t "$hold" -P 100 >"$TICKS" &
+	guest=$!
+	PIDS+=("$guest")
+	for _ in $(seq 50); do grep -q '^tick' "$TICKS" && break; sleep 0.1; done
+fi
+before=$(block)
+echo "$before" >>"$TMP/rate.ref"
 for round in $(seq "$ROUNDS"); do
-	before=$(rate)
-	echo "$before" >>"$TMP/rate.ref"
 	for i in "${!cases[@]}"; do
 		r=$(watched "${cmds[$i]}")
-		after=$(rate)
+		after=$(block)
 		echo "$after" >>"$TMP/rate.ref"
 		awk -v r="$r" -v a="$before" -v b="$after" \
-			'BEGIN { if (a + b > 0) printf "%.4f\n", 2 * r / (a + b) }' >>"$TMP/ratio.$i"
+			'BEGIN { if (a + b > 0 && r > 0) printf "%.4f\n", 2 * r / (a + b) }' >>"$TMP/ratio.$i"
 		echo "$r" >>"$TMP/rate.$i"
 		before=$after
 	done
 done
+[ -n "${guest:-}" ] && { kill -TERM "$guest"; wait "$guest" 2>/dev/null; }
 printf '%-46s %10s exits/cpu-s\n' "unmonitored" "$(median <"$TMP/rate.ref")"
 for i in "${!cases[@]}"; do
-	printf '%-46s %10s exits/cpu-s  %s of unmonitored (median of %d ratios; range %s)\n' \
+	printf '%-46s %10s exits/cpu-s  %s of unmonitored (median of %d; %s)\n' \
 		"${cases[$i]}" "$(median <"$TMP/rate.$i")" \
 		"$(median <"$TMP/ratio.$i" | awk '{ printf "%.1f%%", 100 * $1 }')" \
-		"$(wc -l <"$TMP/ratio.$i")" \
-		"$(sort -g "$TMP/ratio.$i" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f-%.1f%%", 100 * lo, 100 * hi }')"
+		"$(wc -l <"$TMP/ratio.$i")" "$(spread <"$TMP/ratio.$i")"
 done
 
 [ -n "${BENCH_RATE_CMD:-}" ] && exit 0

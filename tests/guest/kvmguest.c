@@ -95,6 +95,7 @@ static struct options {
 	 * runs the guest again, by vCPU index (the last repeats) */
 	uint64_t user_us[MAX_VCPUS];
 	unsigned int nuser_us;
+	uint64_t progress_ns; /* "tick" lines this often; 0: none */
 } opts = {
 	.vms = 1,
 	.vcpus = 1,
@@ -404,11 +405,28 @@ static int vcpu_loop(struct vcpu *vcpu)
 	struct kvm_run *run = vcpu->run;
 	struct vm *vm = vcpu->vm;
 	struct timespec t0, t1, c0, c1;
+	uint64_t next_tick = 0;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	if (opts.progress_ns)
+		next_tick = ts_ns(&t0) + opts.progress_ns;
 	for (;;) {
+		/* every 1024 exits, a look at the clock (as cheap in every
+		 * block a bench compares) */
+		if (next_tick && !(vcpu->exits & 1023)) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (ts_ns(&t1) >= next_tick) {
+				clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+				emit("tick %d %u %" PRIu64 " %" PRIu64
+				     " %" PRIu64,
+				     vm->pid, vcpu->index, vcpu->exits,
+				     ts_ns(&t1) - ts_ns(&t0),
+				     ts_ns(&c1) - ts_ns(&c0));
+				next_tick = ts_ns(&t1) + opts.progress_ns;
+			}
+		}
 		if (opts.exits ? vcpu->exits >= opts.exits :
 				 atomic_load_explicit(&vm->stop,
 						      memory_order_relaxed))
@@ -1011,12 +1029,14 @@ static void usage(FILE *f)
 		"  -u, --user-us US[,US]...  after each exit, spend US microseconds in\n"
 		"                       user space before running the guest again\n"
 		"                       (by vCPU index; the last one repeats)\n"
+		"  -P, --progress MS    every MS milliseconds, a \"tick\" line per vCPU\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
-		"\"ready\", \"done PID INDEX EXITS NSEC CPUNSEC\", \"exit\".\n");
+		"\"ready\", \"done PID INDEX EXITS NSEC CPUNSEC\", \"exit\"; with -P,\n"
+		"\"tick PID INDEX EXITS NSEC CPUNSEC\" (so far) while the vCPUs run.\n");
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *val)
@@ -1046,6 +1066,7 @@ static int parse_options(int argc, char **argv)
 		{ "hold", required_argument, NULL, 't' },
 		{ "stats-fds", no_argument, NULL, 's' },
 		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "progress", required_argument, NULL, 'P' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "user-us", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1056,7 +1077,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swN:u:h", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1123,6 +1144,14 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'w':
 			opts.wait_signal = true;
+			break;
+		case 'P':
+			if (parse_u64(optarg, 60000, &v) || !v) {
+				error_msg("invalid progress period '%s' (1-60000 ms)",
+					  optarg);
+				return -EINVAL;
+			}
+			opts.progress_ns = v * 1000000;
 			break;
 		case 'N':
 			opts.name = optarg;

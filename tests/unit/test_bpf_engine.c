@@ -89,12 +89,17 @@ static int rename_id(const char **why)
 	return -1;
 }
 
+/* Which way plain events are attached: 0 one program with attach
+ * cookies where the kernel has them, 1 one program per event. */
+static int plain_way;
+
 static struct bpf_engine *engine(uint32_t nslots)
 {
 	struct bpf_engine_cfg cfg = { .nslots = nslots,
 				      .tgid = (uint32_t)getpid(),
 				      .per_thread = true,
-				      .thread_entries = 1024 };
+				      .thread_entries = 1024,
+				      .no_cookie = plain_way == 1 };
 	struct bpf_engine *e;
 	int err = 0;
 
@@ -115,22 +120,42 @@ static void load_attach(struct bpf_engine *e)
 START_TEST(test_plain_exact_per_thread)
 {
 	struct bpf_engine *e;
-	uint64_t counts[3];
+	uint64_t counts[4];
 	struct found f;
 	const char *why;
 
+	plain_way = _i;
 	if (rename_id(&why) < 0) {
 		test_skip("test_plain_exact_per_thread", "%s", why);
 		return;
 	}
-	e = engine(3);
+	e = engine(4);
 	ck_assert_int_eq(bpf_engine_plain(e, 1, "task_rename"), 0);
 	ck_assert_int_eq(bpf_engine_plain(e, KS_NPLAIN, "task_rename"), -ENOSPC);
 	load_attach(e);
 	/* per event, not per CPU: the 4 maps, the read-only data, 1
 	 * program and its link */
 	ck_assert_uint_le(bpf_engine_fds(e), 7);
+	bpf_engine_free(e);
 
+	/* two events on one tracepoint each count every hit, in its slot
+	 * (with cookies: one program, told apart by the cookie) */
+	e = engine(4);
+	ck_assert_int_eq(bpf_engine_plain(e, 1, "task_rename"), 0);
+	ck_assert_int_eq(bpf_engine_plain(e, 3, "task_rename"), 0);
+	load_attach(e);
+	ck_assert_uint_eq(bpf_engine_fds(e), 8 + (plain_way == 1));
+	renames(1000);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[0], 0);
+	ck_assert_uint_eq(counts[1], 1000);
+	ck_assert_uint_eq(counts[2], 0);
+	ck_assert_uint_eq(counts[3], 1000);
+	bpf_engine_free(e);
+
+	e = engine(4);
+	ck_assert_int_eq(bpf_engine_plain(e, 1, "task_rename"), 0);
+	load_attach(e);
 	renames(1000);
 	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
 	ck_assert_uint_eq(counts[0], 0);
@@ -217,7 +242,7 @@ Suite *bpf_engine_suite(void)
 	Suite *s = suite_create("bpf_engine");
 	TCase *tc = tcase_create("rename");
 
-	tcase_add_test(tc, test_plain_exact_per_thread);
+	tcase_add_loop_test(tc, test_plain_exact_per_thread, 0, 2);
 	tcase_add_test(tc, test_record_reasons);
 	suite_add_tcase(s, tc);
 	return s;

@@ -102,6 +102,33 @@ START_TEST(test_keeps_children)
 }
 END_TEST
 
+/* The verdicts kept per field id follow a new pattern, the children
+ * switch and a different name under the same id. */
+START_TEST(test_keeps_field_cached)
+{
+	struct field_filter f = { 0 };
+	struct errmsg err;
+
+	ck_assert(filter_keeps_field(NULL, 3, "anything", false));
+	ck_assert(filter_keeps_field(&f, 3, "anything", false));
+	ck_assert_int_eq(filter_set(&f, "kvm_exit$", &err), 0);
+	ck_assert(filter_keeps_field(&f, 0, "kvm_exit", false));
+	ck_assert(!filter_keeps_field(&f, 1, "kvm_exit(HLT)", false));
+	ck_assert(filter_keeps_field(&f, 1, "kvm_exit(HLT)", true));
+	ck_assert(!filter_keeps_field(&f, 1, "kvm_exit(HLT)", false));
+	ck_assert(!filter_keeps_field(&f, 200, "kvm_pio", false));
+	/* another table's field 0 */
+	ck_assert(!filter_keeps_field(&f, 0, "kvm_entry", false));
+	ck_assert(filter_keeps_field(&f, 0, "kvm_exit", false));
+	ck_assert_int_eq(filter_set(&f, "kvm_pio", &err), 0);
+	ck_assert(!filter_keeps_field(&f, 0, "kvm_exit", false));
+	ck_assert(filter_keeps_field(&f, 200, "kvm_pio", false));
+	ck_assert(!filter_keeps_field(&f, 1, "kvm_exit(HLT)", true));
+	filter_free(&f);
+	ck_assert(filter_keeps_field(&f, 0, "kvm_exit", false));
+}
+END_TEST
+
 /* Which events a provider counts as parents of children -f may keep. */
 START_TEST(test_may_keep_children)
 {
@@ -135,6 +162,7 @@ Suite *filter_suite(void)
 			    sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, test_bad_pattern);
 	tcase_add_test(tc, test_keeps_children);
+	tcase_add_test(tc, test_keeps_field_cached);
 	tcase_add_test(tc, test_may_keep_children);
 	suite_add_tcase(s, tc);
 	return s;

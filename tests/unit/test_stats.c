@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
+#include "filter.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "suites.h"
@@ -41,6 +43,61 @@ START_TEST(test_delta_and_total)
 	stats_update(&s, 3000000000ull);
 	ck_assert_uint_eq(s.sum[f].total, 250);
 	ck_assert_int_eq(s.sum[f].delta, 0);
+	stats_free(&s);
+}
+END_TEST
+
+/* Field names interned in any order keep their places in name order,
+ * which the snapshot's view follows (numbers by value, "(07)" before
+ * "(7)" as strcmp says), with and without a filter. */
+START_TEST(test_field_order_and_view)
+{
+	static const char *const in[] = { "kvm_pio",	"kvm_exit(12)",
+					  "exits",	"kvm_exit(7)",
+					  "kvm_exit",	"kvm_exit(07)",
+					  "halt_exits", "a" };
+	static const char *const want[] = { "a",
+					    "exits",
+					    "halt_exits",
+					    "kvm_exit",
+					    "kvm_exit(07)",
+					    "kvm_exit(7)",
+					    "kvm_exit(12)",
+					    "kvm_pio" };
+	const size_t n = sizeof(in) / sizeof(in[0]);
+	struct field_filter flt = { 0 };
+	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS };
+	struct snapshot snap;
+	struct errmsg err;
+	struct stats s;
+
+	stats_init(&s, false);
+	for (size_t i = 0; i < n; i++) {
+		int f = fid(&s, in[i], -1, FIELD_CUMULATIVE);
+
+		push(&s, f, 0, -1, i, 0);
+	}
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(want[s.fields.v[i].order], in[i]);
+	stats_update(&s, 1000000000ull);
+	for (int round = 0; round < 2; round++) {
+		snapshot_build(&s, &req, &snap);
+		ck_assert_uint_eq(snap.nrows, n);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_str_eq(snap.rows[i].name, want[i]);
+		snapshot_free(&snap);
+	}
+	ck_assert_int_eq(filter_set(&flt, "kvm_exit\\(", &err), 0);
+	req.filter = &flt;
+	for (int round = 0; round < 2; round++) {
+		snapshot_build(&s, &req, &snap);
+		ck_assert_uint_eq(snap.nrows, 3);
+		ck_assert_str_eq(snap.rows[0].name, "kvm_exit(07)");
+		ck_assert_str_eq(snap.rows[1].name, "kvm_exit(7)");
+		ck_assert_str_eq(snap.rows[2].name, "kvm_exit(12)");
+		snapshot_free(&snap);
+	}
+	filter_free(&flt);
 	stats_free(&s);
 }
 END_TEST
@@ -231,6 +288,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_gauge);
 	tcase_add_test(tc, test_new_series_counts_whole_value);
 	tcase_add_test(tc, test_stale_and_reset_key);
+	tcase_add_test(tc, test_field_order_and_view);
 	suite_add_tcase(s, tc);
 	return s;
 }
