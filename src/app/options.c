@@ -59,8 +59,10 @@ static const struct option long_options[] = {
 /*
  * kvm_stat 6.12's long options: an abbreviation that names one of these
  * alone ("--p" for --pid, "--tr" for --tracepoints) means it here too,
- * even where an option kvm_stat lacks starts the same way (--per-vcpu);
- * one that is ambiguous there ("--deb", "--l") is ambiguous here.
+ * even where an option kvm_stat lacks starts the same way (--per-vcpu).
+ * Where one candidate starts every other ("--deb": debugfs and
+ * debugfs-include-past; "--l": log and log-to-file) it is the one meant,
+ * which kvm_stat's argparse refuses as ambiguous; "--s" stays ambiguous.
  */
 static const char *const kvm_stat_long[] = {
 	"once",	       "batch",
@@ -163,7 +165,8 @@ void options_usage(FILE *out)
 	      "      --version              show the version\n"
 	      "\n"
 	      "Long options may be abbreviated where unambiguous; the ones kvm_stat has\n"
-	      "resolve as in kvm_stat (--p is --pid, --tr is --tracepoints).\n"
+	      "resolve as in kvm_stat (--p is --pid, --tr is --tracepoints), and the\n"
+	      "shorter of two where one starts the other (--deb is --debugfs, --l --log).\n"
 	      "\n"
 	      "Environment, for tests: KVMSTAT_DEBUGFS_ROOT (default /sys/kernel/debug/kvm),\n"
 	      "KVMSTAT_TRACEFS_ROOT (default /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
@@ -198,11 +201,17 @@ static char *kvm_stat_spelling(const char *arg)
 	if (!n || long_exact(name, n))
 		return NULL;
 	for (size_t i = 0; kvm_stat_long[i]; i++) {
-		if (strncmp(kvm_stat_long[i], name, n))
+		const char *l = kvm_stat_long[i];
+
+		if (strncmp(l, name, n))
 			continue;
-		if (hit)
+		/* of two that both match, one the start of the other
+		 * ("debugfs", "debugfs-include-past"), the shorter is
+		 * meant: --deb is --debugfs, --l --log */
+		if (!hit || !strncmp(hit, l, strlen(l)))
+			hit = l;
+		else if (strncmp(l, hit, strlen(hit)))
 			return NULL; /* ambiguous for kvm_stat too */
-		hit = kvm_stat_long[i];
 	}
 	return hit ? xasprintf("--%s%s", hit, eq ? eq : "") : NULL;
 }
