@@ -68,6 +68,12 @@ int bpf_engine_others(struct bpf_engine *e,
 		      void (*fn)(void *ctx, const struct ks_other_key *k,
 				 uint64_t count),
 		      void *ctx);
+/*
+ * The perf event a program on a tracepoint's record is attached to: on
+ * one CPU, the program runs for the tracepoint's hits on every CPU. The
+ * fd (caller closes) or -1 with errno. Shared with the latency engine.
+ */
+int bpf_engine_perf_open(int tp_id);
 /* Removes keys of processes that exited; missing keys are no error. */
 int bpf_engine_forget_threads(struct bpf_engine *e,
 			      const struct ks_thread_key *keys, size_t n);

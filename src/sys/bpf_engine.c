@@ -296,9 +296,7 @@ static int bpf_engine_raw_tp_open(int prog_fd, const char *name, uint64_t cookie
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* A record program's perf event: on one CPU, the program runs for the
- * tracepoint's hits on every CPU. */
-static int bpf_engine_perf_open(int tp_id)
+int bpf_engine_perf_open(int tp_id)
 {
 	struct perf_event_attr pa;
 

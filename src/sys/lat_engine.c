@@ -7,16 +7,15 @@
  * counting engine keeps them (bpf_engine_last_log).
  */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_engine.h"
 #include "lat_engine.h"
 #include "latency.skel.h"
 #include "util.h"
@@ -42,22 +41,13 @@ bool lat_engine_has_fentry(void)
 	return ok;
 }
 
-/* A program on a tracepoint's record: its perf event, on one CPU, runs
- * it for the hits of every CPU. */
+/* A program on a tracepoint's record, on the perf event the counting
+ * engine opens for its own record programs. */
 static struct bpf_link *lat_attach_record(struct bpf_program *prog, int id)
 {
-	struct perf_event_attr pa;
 	struct bpf_link *l;
-	int fd;
+	int fd = bpf_engine_perf_open(id);
 
-	memset(&pa, 0, sizeof(pa));
-	pa.type = PERF_TYPE_TRACEPOINT;
-	pa.size = sizeof(pa);
-	pa.config = (uint64_t)id;
-	pa.sample_period = 1;
-	pa.wakeup_events = 1;
-	fd = (int)syscall(__NR_perf_event_open, &pa, -1, 0, -1,
-			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	l = bpf_program__attach_perf_event(prog, fd);
