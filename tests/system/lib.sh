@@ -4,6 +4,16 @@
 
 KVMSTAT=${KVMSTAT:-./kvmstat}
 GUEST=${GUEST:-tests/guest/kvmguest}
+# the kernel's kvm_stat 6.12, to compare with: KVM_STAT_PEER, else the
+# shared/ folder beside the checkout (tests run from its top)
+if [ -z "${KVM_STAT_PEER:-}" ]; then
+	for KVM_STAT_PEER in ../shared/peers/kvm_stat/kvm_stat \
+		/work/shared/peers/kvm_stat/kvm_stat; do
+		[ -r "$KVM_STAT_PEER" ] && break
+	done
+	# absolute: some tests run it from elsewhere
+	KVM_STAT_PEER=$(realpath -q "$KVM_STAT_PEER" || echo "$KVM_STAT_PEER")
+fi
 TMP=$(mktemp -d /tmp/kvmstat-test.XXXXXX)
 PIDS=()
 # a tmux server of this test's own: tests (or two suites) never share one

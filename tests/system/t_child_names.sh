@@ -26,7 +26,7 @@ for e in kvm_exit kvm_userspace_exit; do
 done
 mkdir -p "$TMP/proc"
 UAPI=/usr/include/linux/kvm.h
-PEER=${KVMSTAT_PEER:-/work/shared/peers/kvm_stat/kvm_stat}
+PEER=$KVM_STAT_PEER
 
 # children NAME OUT: the reasons of NAME's children in kvmstat -1 output OUT
 children() {

@@ -33,7 +33,7 @@ zrun file -L "$TMP/z.csv" -c
 unset KVMSTAT_DEBUGFS_ROOT
 
 # the peer's header for the same tracepoint fields
-peer=/work/shared/peers/kvm_stat/kvm_stat
+peer=$KVM_STAT_PEER
 if [ "$(id -u)" = 0 ] && [ -r "$peer" ] && command -v python3 >/dev/null &&
 	command -v unshare >/dev/null && [ -d /sys/kernel/tracing/events/kvm ]; then
 	sed 's/^flags.*/& svm/' /proc/cpuinfo >"$TMP/cpuinfo"

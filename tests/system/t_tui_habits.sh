@@ -14,7 +14,7 @@ source tests/system/lib.sh
 need_kvm
 command -v tmux >/dev/null || skip "tmux not installed"
 source tests/system/tui_lib.sh
-PEER=${KVM_STAT_PEER:-/work/shared/peers/kvm_stat/kvm_stat}
+PEER=$KVM_STAT_PEER
 
 # named_guest NAME ARGS...: a kvmguest -N NAME in the background, ready;
 # sets VM (its VM process)
