@@ -35,7 +35,7 @@ others=$(jq --argjson p "$TP" '[.latency.histograms[] | select(.pid == $p and .t
 # without CAP_BPF and CAP_SYS_ADMIN: one line saying why, status 1
 if command -v setpriv >/dev/null; then
 	KVMSTAT_TRACEFS_ROOT=$TMP/tracefs setpriv --bounding-set=-bpf,-sys_admin \
-		--inh-caps=-bpf,-sys_admin -- "$KVMSTAT" -t -1 -s 0.1 --latency >"$TMP/nc.out" 2>"$TMP/nc.err"
+		--inh-caps=-bpf,-sys_admin -- "$KVMSTAT" -t -1 -s 0.1 --latency -f '^kvm_exit$' >"$TMP/nc.out" 2>"$TMP/nc.err"
 	rc=$?
 	[ $rc = 1 ] || fail "without CAP_BPF: status $rc, want 1: $(cat "$TMP/nc.err")"
 	[ "$(wc -l <"$TMP/nc.err")" = 1 ] && grep -q '^kvmstat: --latency: cannot load its BPF programs.*needs root' "$TMP/nc.err" ||
