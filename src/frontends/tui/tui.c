@@ -566,6 +566,8 @@ static void tui_sort_rows(struct tui_priv *tp)
 	sort_tp = tp;
 	if (tp->view == VIEW_HIST)
 		return; /* buckets stay in order */
+	if (!tp->nrows)
+		return; /* nothing yet (qsort takes no NULL base) */
 	if (tp->view != VIEW_EVENTS) {
 		qsort(tp->rows, tp->nrows, sizeof(*tp->rows), tui_row_cmp);
 		return;
