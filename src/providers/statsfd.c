@@ -112,8 +112,9 @@ struct sfd_file {
 	unsigned char *base; /* data block at discovery, subtracted from
 				 * cumulative values; NULL: counted from 0 */
 	bool mark;	     /* seen by the scan running now */
-	unsigned char *last; /* its process exited: the data block read
-				 * last, once the copy was closed */
+	unsigned char *last; /* its process closed it or exited: the data
+				 * block read last, once the copy was closed
+				 * (fd -1) */
 };
 
 /* One VM process. */
@@ -123,7 +124,6 @@ struct sfd_vm {
 	bool old;	    /* its process started before kvmstat */
 	bool noted;	    /* what it lacks was told once */
 	bool mark;	    /* seen by the scan running now */
-	bool lost;	    /* fds went away: this refresh REBASEs */
 	bool dead;	    /* its process exited: read for the last time
 			     * (files hold their last data), then dropped */
 	int err;	    /* copying its fds failed: -errno, else 0 */
@@ -196,7 +196,7 @@ struct statsfd_priv {
 	unsigned int scans;  /* scans so far */
 	uint64_t last_scan;  /* monotonic ns */
 	unsigned long reads; /* completed refreshes */
-	bool vanished;	     /* a VM or fd went this refresh */
+	bool vanished;	     /* a VM went without its last reading */
 	bool fake_proc;	     /* proc_root is not /proc (tests) */
 	bool emfile_noted, denied_noted, gone_noted;
 	size_t ndenied;	    /* processes whose fds are hidden */
@@ -459,27 +459,36 @@ static void vm_close(struct sfd_vm *vm)
 }
 
 /*
- * vm's process exited: the copies still read, so each file's data block
- * is read one last time and the copies closed at once (the kernel can free
- * the VM). The next refresh counts those last values, then drops the VM.
+ * The VM process closed its stats fd, or exited: the copy still reads (it
+ * holds the kernel's VM), so the data block is read one last time and the
+ * copy closed at once. The file keeps counting its last values.
+ */
+static void file_retire(struct sfd_file *f)
+{
+	const struct statsfd_schema *s;
+
+	if (f->fd < 0 || !f->sc)
+		return;
+	s = f->sc->s;
+	free(f->last);
+	f->last = xmalloc(s->data_len ? s->data_len : 1);
+	if (statsfd_data_read(f->fd, s, f->last)) {
+		free(f->last);
+		f->last = NULL;
+	}
+	close(f->fd);
+	f->fd = -1;
+}
+
+/*
+ * vm's process exited, or holds no VM any more: each file is read one
+ * last time and its copy closed (the kernel can free the VM). The next
+ * refresh counts those last values, then drops the VM.
  */
 static void vm_finish(struct sfd_vm *vm)
 {
-	for (size_t i = 0; i < vm->nf; i++) {
-		struct sfd_file *f = &vm->f[i];
-		const struct statsfd_schema *s;
-
-		if (f->fd < 0 || !f->sc)
-			continue;
-		s = f->sc->s;
-		f->last = xmalloc(s->data_len ? s->data_len : 1);
-		if (statsfd_data_read(f->fd, s, f->last)) {
-			free(f->last);
-			f->last = NULL;
-		}
-		close(f->fd);
-		f->fd = -1;
-	}
+	for (size_t i = 0; i < vm->nf; i++)
+		file_retire(&vm->f[i]);
 	if (vm->pidfd >= 0)
 		close(vm->pidfd);
 	vm->pidfd = -1;
@@ -600,15 +609,27 @@ static void vm_tids(struct statsfd_priv *d, struct sfd_vm *vm)
 	vm_info_clear(&info);
 }
 
+/* A file of vm for vcpu whose copy was retired (its VMM closed the fd),
+ * or NULL. */
+static struct sfd_file *vm_retired(struct sfd_vm *vm, int vcpu)
+{
+	for (size_t j = 0; j < vm->nf; j++)
+		if (vm->f[j].vcpu == vcpu && vm->f[j].fd < 0)
+			return &vm->f[j];
+	return NULL;
+}
+
 /*
  * Brings vm's files in line with the n stats links just found: new ones
- * are copied, those gone are closed (their VM's samples then REBASE).
- * Whether every link is now held.
+ * are copied; one the VMM closed is read a last time and keeps those
+ * values (a VMM tearing down closes its vCPUs' stats fds before it exits)
+ * until the same vCPU's stats come back under another fd, which then
+ * count on from where the kernel is. Whether every link is now held.
  */
 static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 {
 	struct statsfd_priv *d = p->priv;
-	size_t kept = 0;
+	size_t live = 0, kept = 0;
 	bool added = false;
 
 	for (size_t i = 0; i < vm->nf; i++)
@@ -616,7 +637,7 @@ static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 	vm->err = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct sfd_link *lk = &d->links[i];
-		struct sfd_file *f = NULL;
+		struct sfd_file *f = NULL, nf;
 
 		for (size_t j = 0; j < vm->nf && !f; j++)
 			if (vm->f[j].srcfd == lk->srcfd &&
@@ -626,30 +647,44 @@ static bool vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 			f->mark = true;
 			continue;
 		}
-		if (vm->nf == vm->capf) {
-			vm->capf = vm->capf ? vm->capf * 2 : 8;
-			vm->f = xrealloc(vm->f, vm->capf * sizeof(*vm->f));
+		if (file_open(p, vm, lk, &nf))
+			continue;
+		f = vm_retired(vm, lk->vcpu);
+		if (f) {
+			/* the same stats, counted from where they were */
+			free(nf.base);
+			nf.base = f->base;
+			f->base = NULL;
+			file_close(f);
+		} else {
+			if (vm->nf == vm->capf) {
+				vm->capf = vm->capf ? vm->capf * 2 : 8;
+				vm->f = xrealloc(vm->f,
+						 vm->capf * sizeof(*vm->f));
+			}
+			f = &vm->f[vm->nf++];
 		}
-		if (!file_open(p, vm, lk, &vm->f[vm->nf])) {
-			vm->nf++;
-			added = true;
-		}
+		*f = nf;
+		added = true;
 	}
 	for (size_t i = 0; i < vm->nf; i++) {
-		if (vm->f[i].mark) {
-			vm->f[kept++] = vm->f[i];
+		if (!vm->f[i].mark)
+			file_retire(&vm->f[i]);
+		if (vm->f[i].fd < 0 && !vm->f[i].last) {
+			/* not even a last reading: its counts go */
+			file_close(&vm->f[i]);
+			d->vanished = d->rebase_next = true;
 			continue;
 		}
-		file_close(&vm->f[i]);
-		vm->lost = true;
-		d->vanished = true;
+		live += vm->f[i].fd >= 0;
+		vm->f[kept++] = vm->f[i];
 	}
 	vm->nf = kept;
 	if (added) {
 		qsort(vm->f, vm->nf, sizeof(*vm->f), file_cmp);
 		vm_tids(d, vm);
 	}
-	return vm->nf == n;
+	return live == n;
 }
 
 /* Starts tracking VM process pid; NULL when it went meanwhile. */
@@ -705,7 +740,8 @@ static int vm_cmp(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Closes and forgets the VMs that are not marked. */
+/* The VMs the scan did not find: read a last time (dropped after the
+ * next refresh), or forgotten when nothing was copied. */
 static void vms_sweep(struct statsfd_priv *d)
 {
 	size_t n = 0;
@@ -716,10 +752,11 @@ static void vms_sweep(struct statsfd_priv *d)
 			continue;
 		}
 		if (d->vms[i].nf) {
-			/* this refresh's samples, or the next one's when
-			 * swept between refreshes */
-			d->vanished = true;
-			d->rebase_next = true;
+			/* gone, or holds no VM: read once more, then
+			 * dropped after the next refresh counted it */
+			vm_finish(&d->vms[i]);
+			d->vms[n++] = d->vms[i];
+			continue;
 		}
 		vm_close(&d->vms[i]);
 	}
@@ -754,7 +791,8 @@ static void note_vms(struct statsfd_priv *d)
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct sfd_vm *vm = &d->vms[i];
 
-		if (vm->noted || vm->nf || vm->dead || young_has(d, vm->pid))
+		if (vm->noted || vm->nf || vm->dead || young_has(d, vm->pid) ||
+		    young_has(d, 0))
 			continue;
 		if (denied_errno(vm->err)) {
 			denied[ndenied++] = vm->pid;
@@ -835,7 +873,9 @@ static void known_keep(struct statsfd_priv *d, pid_t pid, off_t nfds)
 static void scan_pid(struct provider *p, pid_t pid, bool full)
 {
 	struct statsfd_priv *d = p->priv;
-	off_t nfds = vm_proc_nfds(d->rootfd, pid);
+	/* procfs gives a fd directory's size as its count of fds; another
+	 * file system's (a test's proc root) does not */
+	off_t nfds = d->fake_proc ? 0 : vm_proc_nfds(d->rootfd, pid);
 	struct sfd_vm *vm = vm_find(d, pid);
 	size_t n;
 	bool is_vm;
@@ -843,6 +883,12 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 
 	if (vm && vm->dead)
 		return;
+	/* A young VM's VMM is still opening fds, and may close one between
+	 * two looks (QEMU and the test guest close a setup pipe after the
+	 * last stats fd): its count could come back to what it was with a
+	 * stats fd more. Its links are read every time. */
+	if (vm && (young_has(d, pid) || young_has(d, 0)))
+		full = true;
 	if (!full && nfds) {
 		if (vm && vm->nfds == nfds) {
 			vm->mark = true;
@@ -1218,7 +1264,6 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 		    struct sample_set *out)
 {
 	struct statsfd_priv *d = p->priv;
-	unsigned int flags = vm->lost ? SAMPLE_REBASE : 0;
 	bool breakdown = want_vms(p);
 
 	readings_clear(d->vmval, d->nlocals);
@@ -1254,9 +1299,8 @@ static void vm_read(struct provider *p, struct sfd_vm *vm,
 	}
 	/* always: which VMs this provider served is how the stats layer
 	 * lets debugfs or QMP fill in the others */
-	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, flags);
+	push_all(d, out, vm->pid, SAMPLE_ALL_VCPUS, 0, d->vmval, 0);
 	fold(d, d->val, d->vmval);
-	vm->lost = false;
 	if (!vm->dead)
 		return;
 	/* what it counted stays in the pid-0 sums after it is dropped */

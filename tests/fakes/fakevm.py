@@ -25,6 +25,11 @@ stdout once the stats file holds the new value:
                        tracefs reads as the exit reason)
   thread               starts one more vCPU thread (no stats file), shown
                        in ROOT at once; answered "vcpu N TID" before "ok"
+  close VCPU           closes that stats fd (its link leaves ROOT) as a
+                       VMM tearing down does; the vCPU keeps its stats,
+                       which "add" still changes (a hidden duplicate)
+  reopen VCPU          opens its stats again under a new fd number (as
+                       another KVM_GET_STATS_FD would: the same values)
   quit                 (or end of input) leaves ROOT and exits
 Prints "pid PID", "vcpu N TID" for each vCPU, then "ready"."""
 import os
@@ -189,7 +194,17 @@ def main():
                 print("ok", flush=True)
                 continue
             f = vm if w[1] == "vm" else vcpus[int(w[1])]
-            if w[0] == "add":
+            link = os.path.join(final, "fd", str(f.fd))
+            if w[0] == "close":
+                f.kind = os.readlink(link)
+                f.hidden = os.dup(f.fd)
+                os.unlink(link)
+                os.close(f.fd)
+                f.fd = f.hidden
+            elif w[0] == "reopen":
+                f.fd = os.dup(f.hidden)
+                os.symlink(f.kind, os.path.join(final, "fd", str(f.fd)))
+            elif w[0] == "add":
                 f.put(w[2], f.get(w[2]) + int(w[3]))
             elif w[0] == "set":
                 f.put(w[2], int(w[3]))

@@ -79,6 +79,37 @@ need_kvm() {
 	[ -x "$GUEST" ] || fail "test guest $GUEST not built"
 }
 
+# need_statsfd_guest [debugfs]: skips unless the test guest can run here
+# with binary stats fds (-s, as QEMU 8.1+ keeps them) and kvmstat can copy
+# them (root: pidfd_getfd needs CAP_SYS_PTRACE). With "debugfs", KVM's
+# debugfs directory must be there too (mounted if need be): sets DBG.
+need_statsfd_guest() {
+	[ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
+	[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
+	[ -x "$GUEST" ] || fail "test guest $GUEST not built"
+	if [ "${1:-}" = debugfs ]; then
+		mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+		DBG=/sys/kernel/debug/kvm
+		[ -d "$DBG" ] || skip "no KVM debugfs directory $DBG"
+	fi
+	# the guest refuses -s where the kernel lacks KVM_GET_STATS_FD
+	if ! "$GUEST" -s -m 1 -v 1 -n 1 -k hlt -t 0 >/dev/null 2>"$TMP/probe.err"; then
+		grep -q 'KVM_GET_STATS_FD' "$TMP/probe.err" &&
+			skip "kernel lacks binary stats fds: $(cat "$TMP/probe.err")"
+		fail "test guest failed: $(cat "$TMP/probe.err")"
+	fi
+}
+
+# stats_links PID: the anon_inode:kvm-*stats fds that process holds.
+stats_links() {
+	local n=0 f l
+	for f in /proc/"$1"/fd/*; do
+		l=$(readlink "$f" 2>/dev/null) || continue
+		case $l in anon_inode:kvm-vm-stats|anon_inode:kvm-vcpu-stats:*) n=$((n + 1)) ;; esac
+	done
+	echo "$n"
+}
+
 # start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
 # NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
 start_guest() {

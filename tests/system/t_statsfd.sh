@@ -6,28 +6,10 @@
 # their parent only; and when the guest exits, kvmstat closes the fds it
 # copied, so the kernel can free the VM (its debugfs directory goes).
 source tests/system/lib.sh
-[ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
-[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
-[ -x "$GUEST" ] || fail "test guest $GUEST not built"
+need_statsfd_guest
 
 V=3
 N=700
-# the guest refuses -s where the kernel lacks KVM_GET_STATS_FD
-if ! "$GUEST" -s -m 1 -v 1 -n 1 -k hlt -t 0 >/dev/null 2>"$TMP/probe.err"; then
-	grep -q 'KVM_GET_STATS_FD' "$TMP/probe.err" &&
-		skip "kernel lacks binary stats fds: $(cat "$TMP/probe.err")"
-	fail "test guest failed: $(cat "$TMP/probe.err")"
-fi
-
-# stats_links PID: the anon_inode:kvm-*stats fds that process holds.
-stats_links() {
-	local n=0 f l
-	for f in /proc/"$1"/fd/*; do
-		l=$(readlink "$f" 2>/dev/null) || continue
-		case $l in anon_inode:kvm-vm-stats|anon_inode:kvm-vcpu-stats:*) n=$((n + 1)) ;; esac
-	done
-	echo "$n"
-}
 
 # batch_value FILE NAME: the total column of NAME in kvmstat -1 output.
 batch_value() {

@@ -5,24 +5,7 @@
 # logged halt_exits sum equals the guest's count exactly); a killed VMM's copied stats fds are closed within a second even at -s 20,
 # so the kernel frees the VM (its debugfs directory goes).
 source tests/system/lib.sh
-[ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
-[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
-[ -x "$GUEST" ] || fail "test guest $GUEST not built"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
-dbg=/sys/kernel/debug/kvm
-[ -d "$dbg" ] || skip "no KVM debugfs directory $dbg"
-"$GUEST" -s -m 1 -v 1 -n 1 -k hlt -t 0 >/dev/null 2>"$TMP/probe.err" ||
-	skip "test guest cannot open binary stats fds: $(cat "$TMP/probe.err")"
-
-# stats_links PID: the anon_inode:kvm-*stats fds that process holds.
-stats_links() {
-	local n=0 f l
-	for f in /proc/"$1"/fd/*; do
-		l=$(readlink "$f" 2>/dev/null) || continue
-		case $l in anon_inode:kvm-vm-stats|anon_inode:kvm-vcpu-stats:*) n=$((n + 1)) ;; esac
-	done
-	echo "$n"
-}
+need_statsfd_guest debugfs
 
 # 1. exits mid-interval: about 2.5 s of HLT exits under -s 1, then the VM
 # process exits at once (-t 0)
@@ -52,18 +35,18 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 [ "$(stats_links "$h_PID")" = 3 ] || fail "kvmstat holds $(stats_links "$h_PID") stats fds, want 3"
-compgen -G "$dbg/$vm-*" >/dev/null || fail "VM $vm has no debugfs directory"
+compgen -G "$DBG/$vm-*" >/dev/null || fail "VM $vm has no debugfs directory"
 kill -KILL "$vm"
 t0=$EPOCHREALTIME
 gone=0
 while awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a < 1.0) }'; do
-	if ! compgen -G "$dbg/$vm-*" >/dev/null && [ "$(stats_links "$h_PID")" = 0 ]; then
+	if ! compgen -G "$DBG/$vm-*" >/dev/null && [ "$(stats_links "$h_PID")" = 0 ]; then
 		gone=1
 		break
 	fi
 	sleep 0.02
 done
-[ $gone = 1 ] || fail "1 s after the VMM was killed, kvmstat still holds $(stats_links "$h_PID") stats fds (debugfs: $(compgen -G "$dbg/$vm-*"))"
+[ $gone = 1 ] || fail "1 s after the VMM was killed, kvmstat still holds $(stats_links "$h_PID") stats fds (debugfs: $(compgen -G "$DBG/$vm-*"))"
 kill -0 "$h_PID" 2>/dev/null || fail "kvmstat died with the VM: $(cat "$TMP/h.err")"
 stop h
 [ "$STATUS" = 0 ] || fail "kvmstat -s 20 exited $STATUS: $(cat "$TMP/h.err")"
