@@ -3,12 +3,21 @@
 # helpers, a real Prometheus server, and the HTTP, load and idle-client
 # checks of a running `kvmstat --listen` ($PORT, $URL, $k_PID).
 
-# free_port: a loopback TCP port nothing listens on
+# free_port: a loopback TCP port no socket uses
 free_port() {
-	local p
+	local p lo _ hex
+	# below the ephemeral range, which outgoing connections (ours, other
+	# tests') take their local ports from; and not in any socket's use,
+	# in whatever state (a port held by a client or in TIME_WAIT cannot be
+	# bound either)
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	[ "$lo" -gt 11000 ] || lo=32768
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+		p=$((10000 + RANDOM % (lo - 10000)))
+		printf -v hex ':%04X ' "$p"
+		grep -qF "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null && continue
+		echo "$p"
+		return
 	done
 	fail "no free port"
 }
