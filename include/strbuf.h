@@ -17,6 +17,9 @@ void strbuf_init(struct strbuf *b);
 void strbuf_free(struct strbuf *b);
 void strbuf_reset(struct strbuf *b);
 void strbuf_add(struct strbuf *b, const char *s);
+/* Appends sep (unless 0), then v right-aligned in width characters:
+ * what " %9lld" gives, without the cost of a printf per number. */
+void strbuf_add_int(struct strbuf *b, char sep, int width, long long v);
 void strbuf_addf(struct strbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -57,6 +57,9 @@ struct log_priv {
 	size_t nnames;
 	struct hashtab index; /* names by hash */
 	int64_t *acc;	      /* per column: deltas not written yet */
+	int *col_of;	      /* per field id: its column + 1, 0 unknown
+			       * yet, -1 none (per-vCPU rows go by name) */
+	size_t ncol_of;
 	bool said_full, said_vcpus;
 	struct strbuf b;
 };
@@ -169,6 +172,30 @@ static long log_column(const struct log_priv *lp, const char *name)
 	return -1;
 }
 
+/* The column of a snapshot row, or -1: by its field id, looked up by
+ * name once (a field's name never changes); per-vCPU rows by name. */
+static long log_column_of(struct log_priv *lp, const struct snap_row *r)
+{
+	size_t f = (size_t)r->field;
+
+	if (r->per_vcpu || r->field < 0)
+		return log_column(lp, r->name);
+	if (f >= lp->ncol_of) {
+		size_t n = f + 64;
+
+		lp->col_of = xrealloc(lp->col_of, n * sizeof(*lp->col_of));
+		memset(lp->col_of + lp->ncol_of, 0,
+		       (n - lp->ncol_of) * sizeof(*lp->col_of));
+		lp->ncol_of = n;
+	}
+	if (!lp->col_of[f]) {
+		long c = log_column(lp, r->name);
+
+		lp->col_of[f] = c < 0 ? -1 : (int)c + 1;
+	}
+	return lp->col_of[f] < 0 ? -1 : lp->col_of[f] - 1;
+}
+
 /* The run's columns: the rows of its first snapshot. */
 static void log_fix_columns(struct log_priv *lp, const struct snapshot *snap)
 {
@@ -228,7 +255,7 @@ static void log_accumulate(struct log_priv *lp, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nrows; i++) {
 		const struct snap_row *r = &snap->rows[i];
-		long c = log_column(lp, r->name);
+		long c = log_column_of(lp, r);
 
 		if (c >= 0) {
 			if (r->valid)
@@ -382,6 +409,7 @@ static void log_close(struct frontend *fe)
 		free(lp->names[i]);
 	free(lp->names);
 	free(lp->acc);
+	free(lp->col_of);
 	free(lp->file_header);
 	hashtab_free(&lp->index);
 	strbuf_free(&lp->b);

@@ -47,6 +47,31 @@ void strbuf_add(struct strbuf *b, const char *s)
 	b->len += n;
 }
 
+void strbuf_add_int(struct strbuf *b, char sep, int width, long long v)
+{
+	char d[24], *p = d + sizeof(d);
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v :
+				       (unsigned long long)v;
+	size_t n, pad;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	n = (size_t)(d + sizeof(d) - p);
+	pad = width > 0 && (size_t)width > n ? (size_t)width - n : 0;
+	strbuf_grow(b, n + pad + 1);
+	if (sep)
+		b->s[b->len++] = sep;
+	memset(b->s + b->len, ' ', pad);
+	b->len += pad;
+	memcpy(b->s + b->len, p, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
 void strbuf_addf(struct strbuf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -154,7 +154,7 @@ void ui_text_log_line(struct strbuf *b, const struct timespec *wall,
 	ui_text_timestamp(ts, sizeof(ts), wall);
 	strbuf_add(b, ts);
 	for (size_t i = 0; i < n; i++)
-		strbuf_addf(b, " %9lld", (long long)deltas[i]);
+		strbuf_add_int(b, ' ', 9, (long long)deltas[i]);
 	strbuf_add(b, "\n");
 }
 
@@ -176,7 +176,7 @@ void ui_text_csv_line(struct strbuf *b, const struct timespec *wall,
 	ui_text_timestamp(ts, sizeof(ts), wall);
 	strbuf_add(b, ts);
 	for (size_t i = 0; i < n; i++)
-		strbuf_addf(b, ",%lld", (long long)deltas[i]);
+		strbuf_add_int(b, ',', 0, (long long)deltas[i]);
 	strbuf_add(b, "\n");
 }
 

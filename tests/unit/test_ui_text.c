@@ -18,11 +18,13 @@
 static struct snap_row rows[] = {
 	{ .name = "exits", .total = 123456, .delta = 42, .valid = true },
 	{ .name = "kvm_exit(EXTERNAL_INTERRUPT)",
+	  .field = 1,
 	  .total = 7,
 	  .delta = -3,
 	  .valid = true },
-	{ .name = "stale", .valid = false },
+	{ .name = "stale", .field = 2, .valid = false },
 	{ .name = "wide_ns",
+	  .field = 3,
 	  .total = 6444793915611025420ull,
 	  .delta = 1234567890123ll,
 	  .valid = true },
@@ -229,15 +231,19 @@ START_TEST(test_log_columns_fixed)
 	int saved, efd;
 	struct options o = { .mode = MODE_LOG, .csv = true, .skip_zero = true };
 	struct frontend fe = { .ops = &log_frontend_ops };
+	/* field ids as the stats layer gives them: one per name */
 	struct snap_row first[] = { { .name = "a", .valid = true },
-				    { .name = "b", .valid = true } };
-	struct snap_row later[] = { { .name = "a", .delta = 5, .valid = true },
-				    { .name = "c", .delta = 7, .valid = true },
-				    { .name = "c/vcpu1",
-				      .delta = 7,
-				      .valid = true,
-				      .per_vcpu = true } };
-	struct snap_row stale[] = { { .name = "b", .delta = 9 } };
+				    { .name = "b", .field = 1, .valid = true } };
+	struct snap_row later[] = {
+		{ .name = "a", .delta = 5, .valid = true },
+		{ .name = "c", .field = 2, .delta = 7, .valid = true },
+		{ .name = "c/vcpu1",
+		  .field = 2,
+		  .delta = 7,
+		  .valid = true,
+		  .per_vcpu = true }
+	};
+	struct snap_row stale[] = { { .name = "b", .field = 1, .delta = 9 } };
 	struct snapshot s0 = snap(), s1, s2;
 
 	s0.rows = first;

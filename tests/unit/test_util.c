@@ -16,6 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <limits.h>
+
+#include "strbuf.h"
 #include "suites.h"
 #include "util.h"
 
@@ -174,6 +177,36 @@ START_TEST(test_asprintf)
 }
 END_TEST
 
+/* strbuf_add_int writes what printf's "%*lld" writes, sep first. */
+START_TEST(test_add_int)
+{
+	static const long long v[] = { 0,	   7,	      -7,
+				       42,	   999999999, 1000000000,
+				       -123456789, LLONG_MAX, LLONG_MIN,
+				       -1 };
+	static const int w[] = { 0, 1, 9, 12 };
+	struct strbuf b;
+	char want[64];
+
+	strbuf_init(&b);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (size_t j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
+			strbuf_reset(&b);
+			strbuf_add(&b, "x");
+			strbuf_add_int(&b, j % 2 ? ',' : ' ', w[j], v[i]);
+			snprintf(want, sizeof(want), "x%c%*lld",
+				 j % 2 ? ',' : ' ', w[j], v[i]);
+			ck_assert_str_eq(b.s, want);
+			ck_assert_uint_eq(b.len, strlen(want));
+		}
+	}
+	strbuf_reset(&b);
+	strbuf_add_int(&b, 0, 3, 5);
+	ck_assert_str_eq(b.s, "  5");
+	strbuf_free(&b);
+}
+END_TEST
+
 Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -182,6 +215,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_oom_main_thread);
 	tcase_add_test(tc, test_oom_other_thread);
 	tcase_add_test(tc, test_asprintf);
+	tcase_add_test(tc, test_add_int);
 	suite_add_tcase(s, tc);
 	return s;
 }
