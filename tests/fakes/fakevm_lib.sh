@@ -50,3 +50,13 @@ vmquit() {
 	eval "exec ${!fdv}>&-"
 	wait "${!vmv}" || fail "fake VM $1 failed: $(cat "$TMP/$1.err")"
 }
+
+# memfds PID: how many fake stats files that process holds (kvmstat's
+# copies of them)
+memfds() {
+	local n=0 f
+	for f in /proc/"$1"/fd/*; do
+		case $(readlink "$f" 2>/dev/null) in "/memfd:kvm-"*) n=$((n + 1)) ;; esac
+	done
+	echo "$n"
+}

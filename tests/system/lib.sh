@@ -110,6 +110,43 @@ stats_links() {
 	echo "$n"
 }
 
+# ns_run NAME LINES SETTLE KVMSTAT-ARGS... -- GUEST-ARGS...: in a pid
+# namespace of its own (no other VM on the host visible; debugfs names its
+# pids by other numbers there, so kvmstat finds VMs by /proc), kvmstat
+# with KVMSTAT-ARGS, its output in $TMP/NAME.out and NAME.err; once it has
+# written LINES lines, the test guest with GUEST-ARGS (output in
+# $TMP/NAME.guest); SETTLE seconds after the guest ends, SIGTERM to
+# kvmstat. Fails if the guest fails or kvmstat exits other than 0.
+ns_run() {
+	local name=$1 lines=$2 settle=$3 ks=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		ks+=("$1")
+		shift
+	done
+	shift
+	KVMSTAT=$KVMSTAT GUEST=$GUEST unshare -p -f --mount-proc --kill-child=TERM bash -c '
+		t=$1 name=$2 lines=$3 settle=$4 nks=$5
+		shift 5
+		"$KVMSTAT" "${@:1:nks}" >"$t/$name.out" 2>"$t/$name.err" &
+		k=$!
+		for _ in $(seq 1 100); do
+			[ "$(wc -l <"$t/$name.out")" -ge "$lines" ] && break
+			sleep 0.05
+		done
+		"$GUEST" "${@:nks+1}" >"$t/$name.guest" 2>"$t/$name.guest.err" ||
+			echo "guest failed" >>"$t/$name.guest.err"
+		sleep "$settle"
+		kill -TERM $k
+		wait $k
+		echo $? >"$t/$name.status"' ns_run "$TMP" "$name" "$lines" "$settle" "${#ks[@]}" "${ks[@]}" "$@" ||
+		fail "the pid namespace run failed"
+	grep -q "guest failed" "$TMP/$name.guest.err" &&
+		fail "guest failed in a pid namespace: $(cat "$TMP/$name.guest.err")"
+	[ "$(cat "$TMP/$name.status")" = 0 ] ||
+		fail "kvmstat ${ks[*]} in a pid namespace exited $(cat "$TMP/$name.status"): $(cat "$TMP/$name.err")"
+}
+
 # start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
 # NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
 start_guest() {

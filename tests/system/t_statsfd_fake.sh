@@ -19,15 +19,6 @@ command -v jq >/dev/null || skip "jq missing: apt-get install jq"
 
 fake_proc
 
-# memfds PID: how many fake stats files that process holds
-memfds() {
-	local n=0 f
-	for f in /proc/"$1"/fd/*; do
-		case $(readlink "$f" 2>/dev/null) in "/memfd:kvm-"*) n=$((n + 1)) ;; esac
-	done
-	echo "$n"
-}
-
 # batch_value FILE NAME: the total column of NAME in -1 output
 batch_value() {
 	awk -v want="$2" '$1 == want { print $2; found = 1 } END { if (!found) print "missing" }' "$1"

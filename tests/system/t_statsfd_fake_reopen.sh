@@ -13,15 +13,6 @@ command -v python3 >/dev/null || skip "no python3 for the fake VMs"
 
 fake_proc
 
-# memfds PID: how many fake stats files that process holds
-memfds() {
-	local n=0 f
-	for f in /proc/"$1"/fd/*; do
-		case $(readlink "$f" 2>/dev/null) in "/memfd:kvm-"*) n=$((n + 1)) ;; esac
-	done
-	echo "$n"
-}
-
 # held N: waits until kvmstat holds N fake stats files
 held() {
 	for _ in $(seq 1 100); do

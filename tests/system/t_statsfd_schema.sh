@@ -40,21 +40,8 @@ awk '$2 != 0 || $3 != 0 { bad = 1 } END { exit bad }' "$TMP/none.out" ||
 # namespace of its own, so that no other VM on the host counts (there,
 # debugfs names pids by other numbers: kvmstat scans /proc instead)
 N=5000
-export KVMSTAT GUEST TMP N
-unshare -p -f --mount-proc --kill-child=TERM bash -c '
-	"$KVMSTAT" -S -l -c -s 0.3 -f "^(halt_exits|mmio_exits|remote_tlb_flush)$" >"$TMP/c.out" 2>"$TMP/c.err" &
-	k=$!
-	for _ in $(seq 1 100); do
-		[ "$(wc -l <"$TMP/c.out")" -ge 2 ] && break
-		sleep 0.05
-	done
-	"$GUEST" -s -m 1 -v 1 -n "$N" -k hlt -t 0.2 >"$TMP/b.out" 2>"$TMP/b.err" || echo "guest failed" >>"$TMP/b.err"
-	sleep 0.8
-	kill -TERM $k
-	wait $k
-	echo $? >"$TMP/c.status"' || fail "the pid namespace run failed"
-grep -q "guest failed" "$TMP/b.err" && fail "guest failed: $(cat "$TMP/b.err")"
-[ "$(cat "$TMP/c.status")" = 0 ] || fail "kvmstat -l -c exited $(cat "$TMP/c.status"): $(cat "$TMP/c.err")"
+ns_run c 2 0.8 -S -l -c -s 0.3 -f "^(halt_exits|mmio_exits|remote_tlb_flush)$" -- \
+	-s -m 1 -v 1 -n "$N" -k hlt -t 0.2
 head -n 1 "$TMP/c.out" | grep -q '^timestamp,halt_exits,mmio_exits,remote_tlb_flush$' ||
 	fail "first CSV header lacks the stats fields: $(head -n 2 "$TMP/c.out")"
 [ "$(grep -c '^timestamp' "$TMP/c.out")" = 1 ] || fail "the header repeats: $(cat "$TMP/c.out")"

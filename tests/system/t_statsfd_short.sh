@@ -26,21 +26,7 @@ sum=$(column_sum "$TMP/s.out" halt_exits)
 [ "$sum" -ge "$N2" ] || fail "a VM of $((ns / 1000000)) ms: logged halt_exits sum $sum, want at least $N2: $(cat "$TMP/s.out" "$TMP/s.err")"
 echo "ok: a VM of $((ns / 1000000)) ms counted host-wide: $sum"
 if unshare -p -f --mount-proc true 2>/dev/null; then
-	export KVMSTAT GUEST TMP N2
-	unshare -p -f --mount-proc --kill-child=TERM bash -c '
-		"$KVMSTAT" -S -l -s 1 -f "^halt_exits$" >"$TMP/n.out" 2>"$TMP/n.err" &
-		k=$!
-		for _ in $(seq 1 100); do
-			[ "$(wc -l <"$TMP/n.out")" -ge 1 ] && break
-			sleep 0.05
-		done
-		"$GUEST" -s -m 1 -v 1 -n "$N2" -k hlt -t 0 >"$TMP/nshort.out" 2>"$TMP/nshort.err" || echo "guest failed" >>"$TMP/nshort.err"
-		sleep 2.2
-		kill -TERM $k
-		wait $k
-		echo $? >"$TMP/n.status"' || fail "the pid namespace run failed"
-	grep -q "guest failed" "$TMP/nshort.err" && fail "guest failed: $(cat "$TMP/nshort.err")"
-	[ "$(cat "$TMP/n.status")" = 0 ] || fail "kvmstat in a pid namespace exited $(cat "$TMP/n.status"): $(cat "$TMP/n.err")"
+	ns_run n 1 2.2 -S -l -s 1 -f "^halt_exits$" -- -s -m 1 -v 1 -n "$N2" -k hlt -t 0
 	sum=$(column_sum "$TMP/n.out" halt_exits)
 	[ "$sum" = "$N2" ] || fail "a short VM in a pid namespace: logged halt_exits sum $sum, want $N2: $(cat "$TMP/n.out" "$TMP/n.err")"
 	echo "ok: in a pid namespace, a VM of 0.2 s counted whole: $sum"
