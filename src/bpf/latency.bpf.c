@@ -32,7 +32,20 @@ const volatile __s64 lat_isa_guard = 0;
 const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
 const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
 
-/* Exits in flight, by thread. */
+/* Set once kvm_entry has fired: from then on it ends the time in the VMM
+ * and the KVM_RUN marks leave at once (kvm_entry first where it fires). */
+__u32 lat_entry_fired = 0;
+
+/* Exits in flight, by thread: in the thread's own task storage where the
+ * kernel has it (a pointer from the task, no hashing), else in an LRU hash
+ * by thread id (the *_h programs; the loader picks one set). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lat_start);
+} lat_task SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -61,22 +74,37 @@ static __always_inline int lat_mine(__u64 *id)
 	return !lat_tgid || (__u32)(*id >> 32) == lat_tgid;
 }
 
-static __always_inline void lat_begin(__u32 kind, __u32 cls, __u64 reason)
+/* The thread's exits in flight, made when create and absent; NULL when
+ * it has none (or none could be made). */
+static __always_inline struct lat_start *lat_state(int task, __u32 tid,
+						   int create)
 {
 	struct lat_start *s, z = {};
+
+	if (task)
+		return bpf_task_storage_get(&lat_task,
+					    bpf_get_current_task_btf(), 0,
+					    create ?
+						    BPF_LOCAL_STORAGE_GET_F_CREATE :
+						    0);
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (s || !create)
+		return s;
+	bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&lat_starts, &tid);
+}
+
+static __always_inline void lat_begin(int task, __u32 kind, __u32 cls,
+				      __u64 reason)
+{
+	struct lat_start *s;
 	__u64 id;
-	__u32 tid;
 
 	if (!lat_mine(&id) || kind >= LAT_NKINDS)
 		return;
-	tid = (__u32)id;
-	s = bpf_map_lookup_elem(&lat_starts, &tid);
-	if (!s) {
-		bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&lat_starts, &tid);
-		if (!s)
-			return;
-	}
+	s = lat_state(task, (__u32)id, 1);
+	if (!s)
+		return;
 	s->ts[kind] = bpf_ktime_get_ns();
 	s->cls[kind] = cls;
 	s->reason[kind] = (__u32)reason;
@@ -164,16 +192,18 @@ static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
 
 /* The thread enters the guest again: closes its exits in flight (only the
  * time in the VMM when all is false). */
-static __always_inline void lat_end(int all)
+static __always_inline void lat_end(int task, int all)
 {
 	struct lat_start *s;
 	__u64 id, now;
-	__u32 tid;
 
+	if (all && !lat_entry_fired)
+		lat_entry_fired = 1;
+	else if (!all && lat_entry_fired)
+		return;
 	if (!lat_mine(&id))
 		return;
-	tid = (__u32)id;
-	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	s = lat_state(task, (__u32)id, 0);
 	if (!s)
 		return;
 	now = bpf_ktime_get_ns();
@@ -190,60 +220,67 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
 	return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
 }
 
-/* kvm_exit: its reason is only in the trace record. */
-SEC("tracepoint")
-int lat_exit_rec(void *rec)
-{
-	__u32 cls = 0;
+/*
+ * The programs, each twice: with the thread's state in task storage (task
+ * 1, the name as is) and in the LRU hash (task 0, the name with _h).
+ *  lat_exit_rec: kvm_exit, its reason only in the trace record.
+ *  lat_uexit_raw: kvm_userspace_exit(u32 reason, int errno), reason arg 0.
+ *  lat_uexit_rec: kvm_userspace_exit read from its record (a tracepoint
+ *   standing in for it, in tests).
+ *  lat_entry_raw: kvm_entry, the thread runs the guest again: ends its
+ *   exit (kvm_exit on) and its time in the VMM where no mark ended it.
+ *  lat_run_fentry: the start of KVM_RUN, the VMM hands the vCPU back:
+ *   ends only a return to the VMM (an exit handled in the kernel ends at
+ *   kvm_entry).
+ *  lat_fpu_raw: kvm_fpu(load), the guest's FPU state loaded on the way
+ *   into the guest, once per KVM_RUN (the other re-entry mark); kvm_fpu
+ *   (put), as often, leaves at once.
+ */
+#define LAT_PROGS(sfx, task)                                               \
+	SEC("tracepoint")                                                  \
+	int lat_exit_rec##sfx(void *rec)                                   \
+	{                                                                  \
+		__u32 cls = 0;                                             \
+                                                                           \
+		if (lat_isa_size)                                          \
+			cls = lat_field(rec, lat_isa_off, lat_isa_size) == \
+			      (__u64)lat_isa_guard;                        \
+		lat_begin(task, LAT_EXIT, cls,                             \
+			  lat_field(rec, lat_exit_off, lat_exit_size));    \
+		return 0;                                                  \
+	}                                                                  \
+	SEC("raw_tp")                                                      \
+	int lat_uexit_raw##sfx(struct bpf_raw_tracepoint_args *ctx)        \
+	{                                                                  \
+		lat_begin(task, LAT_VMM, 0, (__u32)ctx->args[0]);          \
+		return 0;                                                  \
+	}                                                                  \
+	SEC("tracepoint")                                                  \
+	int lat_uexit_rec##sfx(void *rec)                                  \
+	{                                                                  \
+		lat_begin(task, LAT_VMM, 0,                                \
+			  lat_field(rec, lat_uexit_off, lat_uexit_size));  \
+		return 0;                                                  \
+	}                                                                  \
+	SEC("raw_tp")                                                      \
+	int lat_entry_raw##sfx(void *ctx)                                  \
+	{                                                                  \
+		lat_end(task, 1);                                          \
+		return 0;                                                  \
+	}                                                                  \
+	SEC("fentry/kvm_arch_vcpu_ioctl_run")                              \
+	int BPF_PROG(lat_run_fentry##sfx)                                  \
+	{                                                                  \
+		lat_end(task, 0);                                          \
+		return 0;                                                  \
+	}                                                                  \
+	SEC("raw_tp")                                                      \
+	int lat_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)          \
+	{                                                                  \
+		if (ctx->args[0])                                          \
+			lat_end(task, 0);                                  \
+		return 0;                                                  \
+	}
 
-	if (lat_isa_size)
-		cls = lat_field(rec, lat_isa_off, lat_isa_size) ==
-		      (__u64)lat_isa_guard;
-	lat_begin(LAT_EXIT, cls, lat_field(rec, lat_exit_off, lat_exit_size));
-	return 0;
-}
-
-/* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
-SEC("raw_tp")
-int lat_uexit_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	lat_begin(LAT_VMM, 0, (__u32)ctx->args[0]);
-	return 0;
-}
-
-/* kvm_userspace_exit read from its record (a tracepoint standing in for
- * it, in tests). */
-SEC("tracepoint")
-int lat_uexit_rec(void *rec)
-{
-	lat_begin(LAT_VMM, 0, lat_field(rec, lat_uexit_off, lat_uexit_size));
-	return 0;
-}
-
-/* kvm_entry: the thread runs the guest again: ends its exit (kvm_exit
- * on), and its time in the VMM where no earlier mark ended it. */
-SEC("raw_tp")
-int lat_entry_raw(void *ctx)
-{
-	lat_end(1);
-	return 0;
-}
-
-/* The start of KVM_RUN: the VMM hands the vCPU back. Closes only a
- * return to the VMM; an exit handled in the kernel ends at kvm_entry. */
-SEC("fentry/kvm_arch_vcpu_ioctl_run")
-int BPF_PROG(lat_run_fentry)
-{
-	lat_end(0);
-	return 0;
-}
-
-/* kvm_fpu(load): the guest's FPU state is loaded on the way into the
- * guest, once per KVM_RUN here (the alternative re-entry mark). */
-SEC("raw_tp")
-int lat_fpu_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	if (ctx->args[0])
-		lat_end(0);
-	return 0;
-}
+LAT_PROGS(, 1)
+LAT_PROGS(_h, 0)

@@ -22,7 +22,11 @@
 
 #define LAT_MAX_LINKS 6
 
+/* The program of that name in the set e uses. */
+#define LAT_PROG(name) (e->task ? e->skel->progs.name : e->skel->progs.name##_h)
+
 struct lat_engine {
+	bool task; /* the exits in flight in task storage */
 	struct latency_bpf *skel;
 	struct bpf_link *links[LAT_MAX_LINKS];
 	size_t nlinks;
@@ -38,7 +42,26 @@ bool lat_engine_has_fentry(void)
 	ok = btf__find_by_name_kind(btf, "kvm_arch_vcpu_ioctl_run",
 				    BTF_KIND_FUNC) > 0;
 	btf__free(btf);
-	return ok;
+	/* a kernel that refuses fentry programs (this nested host: EPERM
+	 * at load, as it refuses function tracing) fails libbpf's probe */
+	return ok &&
+	       libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) > 0;
+}
+
+/* Whether the kernel has task storage and lets raw tracepoint programs
+ * reach it (5.11 on). */
+static bool lat_has_task_storage(void)
+{
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+				       BPF_FUNC_task_storage_get, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+				       BPF_FUNC_get_current_task_btf, NULL) > 0;
+}
+
+const char *lat_engine_state(const struct lat_engine *e)
+{
+	return e->task ? "task storage" : "hash";
 }
 
 /* A program on a tracepoint's record, on the perf event the counting
@@ -56,8 +79,10 @@ static struct bpf_link *lat_attach_record(struct bpf_program *prog, int id)
 	return l;
 }
 
-struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
-				   const char **what)
+/* One set of programs: task (the exits in flight in task storage) or
+ * the LRU hash fallback (the programs named *_h). */
+static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
+				   int *err, const char **what)
 {
 	struct lat_engine *e = xcalloc(1, sizeof(*e));
 	struct bpf_program *prog;
@@ -70,6 +95,7 @@ struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
 	size_t n = 0;
 
 	*what = "the latency programs";
+	e->task = task;
 	e->skel = latency_bpf__open();
 	if (!e->skel) {
 		*err = errno ? -errno : -EINVAL;
@@ -77,6 +103,9 @@ struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
 	}
 	bpf_object__for_each_program(prog, e->skel->obj)
 		bpf_program__set_autoload(prog, false);
+	bpf_map__set_autocreate(task ? e->skel->maps.lat_starts :
+				       e->skel->maps.lat_task,
+				false);
 	e->skel->rodata->lat_tgid = cfg->tgid;
 	if (cfg->exit_id >= 0) {
 		e->skel->rodata->lat_exit_off = cfg->exit_reason.off;
@@ -84,29 +113,28 @@ struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
 		e->skel->rodata->lat_isa_off = cfg->exit_isa.off;
 		e->skel->rodata->lat_isa_size = cfg->exit_isa.size;
 		e->skel->rodata->lat_isa_guard = cfg->exit_guard;
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_exit_rec, NULL,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_exit_rec), NULL,
 					     cfg->exit_id, "kvm_exit" };
 	}
 	if (cfg->uexit_raw) {
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_uexit_raw,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_uexit_raw),
 					     cfg->uexit_raw, -1,
 					     "kvm_userspace_exit" };
 	} else if (cfg->uexit_id >= 0) {
 		e->skel->rodata->lat_uexit_off = cfg->uexit_reason.off;
 		e->skel->rodata->lat_uexit_size = cfg->uexit_reason.size;
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_uexit_rec, NULL,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_uexit_rec), NULL,
 					     cfg->uexit_id,
 					     "kvm_userspace_exit" };
 	}
 	if (cfg->entry_raw)
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_entry_raw,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_entry_raw),
 					     cfg->entry_raw, -1, "kvm_entry" };
 	if (cfg->mark == LAT_MARK_FENTRY)
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_run_fentry,
-					     NULL, -1,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_run_fentry), NULL, -1,
 					     "fentry kvm_arch_vcpu_ioctl_run" };
 	else if (cfg->mark == LAT_MARK_FPU && cfg->fpu_raw)
-		att[n++] = (typeof(att[0])){ e->skel->progs.lat_fpu_raw,
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_fpu_raw),
 					     cfg->fpu_raw, -1, "kvm_fpu" };
 	for (size_t i = 0; i < n; i++)
 		bpf_program__set_autoload(att[i].prog, true);
@@ -139,6 +167,20 @@ out_destroy:
 out_free:
 	free(e);
 	return NULL;
+}
+
+struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
+				   const char **what)
+{
+	struct lat_engine *e = NULL;
+
+	if (!cfg->hash_state && lat_has_task_storage())
+		e = lat_open(cfg, true, err, what);
+	/* refused (a verifier that does not take the helpers from these
+	 * program types): the hash, as on kernels without task storage */
+	if (!e)
+		e = lat_open(cfg, false, err, what);
+	return e;
 }
 
 int lat_engine_walk(struct lat_engine *e,
