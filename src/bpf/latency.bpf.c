@@ -53,20 +53,37 @@ struct {
 	__type(value, struct lat_start);
 } lat_starts SEC(".maps");
 
+/*
+ * The histograms: values in an array, by slot; which histogram a slot
+ * holds in lat_owner (slot to key: what the reader walks), and the way
+ * back in lat_index (key to slot). A thread keeps the slot of its last
+ * histogram of each kind in its state, so an exit of the same kind and
+ * reason as the one before costs an array lookup, not a hash lookup.
+ * Slots are taken in order and never given back (a reset zeroes them).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct lat_key);
-	__type(value, struct lat_val);
-} lat_hists SEC(".maps");
-
-/* A zeroed value to insert (too big for the stack with the rest). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LAT_NSLOTS);
 	__type(key, __u32);
 	__type(value, struct lat_val);
-} lat_zero SEC(".maps");
+} lat_vals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAT_NSLOTS);
+	__type(key, __u32);
+	__type(value, struct lat_key);
+} lat_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAT_NSLOTS);
+	__type(key, struct lat_key);
+	__type(value, __u32);
+} lat_index SEC(".maps");
+
+/* Slots below this are taken (a hint: lat_owner decides). */
+__u32 lat_nslots = 0;
 
 static __always_inline int lat_mine(__u64 *id)
 {
@@ -143,23 +160,58 @@ static __always_inline __u32 lat_bucket(__u64 d)
 	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
 }
 
-/* Adds d ns to the histogram of key k. */
-static __always_inline void lat_add(struct lat_key *k, __u64 d)
+/* The slot of k's histogram, taken when it has none; -1 when none can be
+ * (all taken). */
+static __always_inline __s64 lat_slot_new(struct lat_key *k)
 {
-	struct lat_val *v = bpf_map_lookup_elem(&lat_hists, k);
-	__u32 zero = 0, b;
+	__u32 *p = bpf_map_lookup_elem(&lat_index, k), slot = lat_nslots;
 
-	if (!v) {
-		struct lat_val *z = bpf_map_lookup_elem(&lat_zero, &zero);
-
-		if (!z)
-			return;
-		bpf_map_update_elem(&lat_hists, k, z, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&lat_hists, k);
-		if (!v)
-			return;
+	if (p)
+		return *p;
+		/* the first free slot from the hint: the kernel's insertion into
+	 * lat_owner (BPF_NOEXIST) decides between CPUs taking at once */
+#pragma unroll
+	for (int i = 0; i < 8; i++, slot++) {
+		if (slot >= LAT_NSLOTS)
+			return -1;
+		if (bpf_map_update_elem(&lat_owner, &slot, k, BPF_NOEXIST))
+			continue;
+		if (slot >= lat_nslots)
+			lat_nslots = slot + 1;
+		/* only this thread looks k up, so none took it meanwhile */
+		if (bpf_map_update_elem(&lat_index, k, &slot, BPF_NOEXIST))
+			return -1;
+		return slot;
 	}
-	/* only this thread writes this key, and it runs on one CPU */
+	return -1;
+}
+
+/* Adds d ns to the histogram of key k, of the thread whose state is s. */
+static __always_inline void lat_add(struct lat_start *s, struct lat_key *k,
+				    __u64 d)
+{
+	__u32 kind = k->kind, slot, b;
+	struct lat_val *v;
+
+	if (kind >= LAT_NKINDS)
+		return;
+	if (s->hslot[kind] && s->hreason[kind] == k->reason &&
+	    s->hcls[kind] == k->cls) {
+		slot = s->hslot[kind] - 1;
+	} else {
+		__s64 n = lat_slot_new(k);
+
+		if (n < 0)
+			return;
+		slot = (__u32)n;
+		s->hslot[kind] = slot + 1;
+		s->hreason[kind] = k->reason;
+		s->hcls[kind] = k->cls;
+	}
+	v = bpf_map_lookup_elem(&lat_vals, &slot);
+	if (!v)
+		return;
+	/* only this thread writes this slot, and it runs on one CPU */
 	if (!v->count || d < v->min)
 		v->min = d;
 	if (d > v->max)
@@ -187,7 +239,7 @@ static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
 	k.kind = kind;
 	k.cls = s->cls[kind];
 	k.reason = s->reason[kind];
-	lat_add(&k, now > t ? now - t : 0);
+	lat_add(s, &k, now > t ? now - t : 0);
 }
 
 /* The thread enters the guest again: closes its exits in flight (only the

@@ -188,15 +188,18 @@ int lat_engine_walk(struct lat_engine *e,
 			       const struct lat_val *v),
 		    void *ctx)
 {
-	int fd = bpf_map__fd(e->skel->maps.lat_hists);
-	struct lat_key k, next;
+	int owner = bpf_map__fd(e->skel->maps.lat_owner);
+	int vals = bpf_map__fd(e->skel->maps.lat_vals);
+	uint32_t slot, next;
+	struct lat_key k;
 	struct lat_val v;
 	void *prev = NULL;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (!bpf_map_lookup_elem(fd, &k, &v) && v.count)
+	while (!bpf_map_get_next_key(owner, prev, &next)) {
+		slot = next;
+		prev = &slot;
+		if (!bpf_map_lookup_elem(owner, &slot, &k) &&
+		    !bpf_map_lookup_elem(vals, &slot, &v) && v.count)
 			fn(ctx, &k, &v);
 	}
 	return errno == ENOENT ? 0 : -errno;
@@ -204,12 +207,18 @@ int lat_engine_walk(struct lat_engine *e,
 
 void lat_engine_clear(struct lat_engine *e)
 {
-	int fd = bpf_map__fd(e->skel->maps.lat_hists);
-	struct lat_key k;
+	int owner = bpf_map__fd(e->skel->maps.lat_owner);
+	int vals = bpf_map__fd(e->skel->maps.lat_vals);
+	static const struct lat_val zero;
+	uint32_t slot, next;
+	void *prev = NULL;
 
-	while (!bpf_map_get_next_key(fd, NULL, &k))
-		if (bpf_map_delete_elem(fd, &k))
-			break;
+	/* in place: the threads keep their slots */
+	while (!bpf_map_get_next_key(owner, prev, &next)) {
+		slot = next;
+		prev = &slot;
+		bpf_map_update_elem(vals, &slot, &zero, BPF_ANY);
+	}
 }
 
 void lat_engine_free(struct lat_engine *e)
