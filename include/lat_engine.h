@@ -18,8 +18,10 @@
  * besides kvm_entry where that fires. */
 enum lat_mark {
 	LAT_MARK_NONE = 0,
-	LAT_MARK_FENTRY, /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
-	LAT_MARK_FPU,	 /* kvm_fpu(load), a raw tracepoint */
+	LAT_MARK_FENTRY,  /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
+	LAT_MARK_FPU,	  /* kvm_fpu(load), a raw tracepoint */
+	LAT_MARK_SYSCALL, /* raw_syscalls:sys_enter, ioctl KVM_RUN (x86-64;
+			   * every system call of the host pays) */
 };
 
 /* Where a value sits in a trace record. */

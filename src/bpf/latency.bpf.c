@@ -32,6 +32,13 @@ const volatile __s64 lat_isa_guard = 0;
 const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
 const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
 
+/* The KVM_RUN mark on raw_syscalls:sys_enter (measured, not chosen: it
+ * runs on every system call of the host): the ioctl number, KVM_RUN, and
+ * where the second argument sits in struct pt_regs. */
+const volatile __u64 lat_sys_ioctl = 0;
+const volatile __u64 lat_sys_kvm_run = 0;
+const volatile __u32 lat_sys_arg1_off = 0;
+
 /* Set once kvm_entry has fired: from then on it ends the time in the VMM
  * and the KVM_RUN marks leave at once (kvm_entry first where it fires). */
 __u32 lat_entry_fired = 0;
@@ -287,51 +294,67 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
  *  lat_fpu_raw: kvm_fpu(load), the guest's FPU state loaded on the way
  *   into the guest, once per KVM_RUN (the other re-entry mark); kvm_fpu
  *   (put), as often, leaves at once.
+ *  lat_sys_raw: raw_syscalls:sys_enter(regs, id), an ioctl KVM_RUN: the
+ *   start of KVM_RUN where nothing else marks it (every other system call
+ *   of the host leaves at the first test).
  */
-#define LAT_PROGS(sfx, task)                                               \
-	SEC("tracepoint")                                                  \
-	int lat_exit_rec##sfx(void *rec)                                   \
-	{                                                                  \
-		__u32 cls = 0;                                             \
-                                                                           \
-		if (lat_isa_size)                                          \
-			cls = lat_field(rec, lat_isa_off, lat_isa_size) == \
-			      (__u64)lat_isa_guard;                        \
-		lat_begin(task, LAT_EXIT, cls,                             \
-			  lat_field(rec, lat_exit_off, lat_exit_size));    \
-		return 0;                                                  \
-	}                                                                  \
-	SEC("raw_tp")                                                      \
-	int lat_uexit_raw##sfx(struct bpf_raw_tracepoint_args *ctx)        \
-	{                                                                  \
-		lat_begin(task, LAT_VMM, 0, (__u32)ctx->args[0]);          \
-		return 0;                                                  \
-	}                                                                  \
-	SEC("tracepoint")                                                  \
-	int lat_uexit_rec##sfx(void *rec)                                  \
-	{                                                                  \
-		lat_begin(task, LAT_VMM, 0,                                \
-			  lat_field(rec, lat_uexit_off, lat_uexit_size));  \
-		return 0;                                                  \
-	}                                                                  \
-	SEC("raw_tp")                                                      \
-	int lat_entry_raw##sfx(void *ctx)                                  \
-	{                                                                  \
-		lat_end(task, 1);                                          \
-		return 0;                                                  \
-	}                                                                  \
-	SEC("fentry/kvm_arch_vcpu_ioctl_run")                              \
-	int BPF_PROG(lat_run_fentry##sfx)                                  \
-	{                                                                  \
-		lat_end(task, 0);                                          \
-		return 0;                                                  \
-	}                                                                  \
-	SEC("raw_tp")                                                      \
-	int lat_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)          \
-	{                                                                  \
-		if (ctx->args[0])                                          \
-			lat_end(task, 0);                                  \
-		return 0;                                                  \
+#define LAT_PROGS(sfx, task)                                                    \
+	SEC("tracepoint")                                                       \
+	int lat_exit_rec##sfx(void *rec)                                        \
+	{                                                                       \
+		__u32 cls = 0;                                                  \
+                                                                                \
+		if (lat_isa_size)                                               \
+			cls = lat_field(rec, lat_isa_off, lat_isa_size) ==      \
+			      (__u64)lat_isa_guard;                             \
+		lat_begin(task, LAT_EXIT, cls,                                  \
+			  lat_field(rec, lat_exit_off, lat_exit_size));         \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_uexit_raw##sfx(struct bpf_raw_tracepoint_args *ctx)             \
+	{                                                                       \
+		lat_begin(task, LAT_VMM, 0, (__u32)ctx->args[0]);               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("tracepoint")                                                       \
+	int lat_uexit_rec##sfx(void *rec)                                       \
+	{                                                                       \
+		lat_begin(task, LAT_VMM, 0,                                     \
+			  lat_field(rec, lat_uexit_off, lat_uexit_size));       \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_entry_raw##sfx(void *ctx)                                       \
+	{                                                                       \
+		lat_end(task, 1);                                               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("fentry/kvm_arch_vcpu_ioctl_run")                                   \
+	int BPF_PROG(lat_run_fentry##sfx)                                       \
+	{                                                                       \
+		lat_end(task, 0);                                               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)               \
+	{                                                                       \
+		if (ctx->args[0])                                               \
+			lat_end(task, 0);                                       \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_sys_raw##sfx(struct bpf_raw_tracepoint_args *ctx)               \
+	{                                                                       \
+		__u64 cmd = 0;                                                  \
+                                                                                \
+		if (ctx->args[1] != lat_sys_ioctl)                              \
+			return 0;                                               \
+		bpf_probe_read_kernel(&cmd, sizeof(cmd),                        \
+				      (char *)ctx->args[0] + lat_sys_arg1_off); \
+		if ((__u32)cmd == (__u32)lat_sys_kvm_run)                       \
+			lat_end(task, 0);                                       \
+		return 0;                                                       \
 	}
 
 LAT_PROGS(, 1)

@@ -9,7 +9,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <unistd.h>
+
+#include <linux/kvm.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -136,6 +140,17 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 	else if (cfg->mark == LAT_MARK_FPU && cfg->fpu_raw)
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_fpu_raw),
 					     cfg->fpu_raw, -1, "kvm_fpu" };
+#ifdef __x86_64__
+	else if (cfg->mark == LAT_MARK_SYSCALL) {
+		e->skel->rodata->lat_sys_ioctl = SYS_ioctl;
+		e->skel->rodata->lat_sys_kvm_run = KVM_RUN;
+		/* the kernel's pt_regs begins as user_regs_struct */
+		e->skel->rodata->lat_sys_arg1_off =
+			offsetof(struct user_regs_struct, rsi);
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_sys_raw), "sys_enter",
+					     -1, "raw_syscalls:sys_enter" };
+	}
+#endif
 	for (size_t i = 0; i < n; i++)
 		bpf_program__set_autoload(att[i].prog, true);
 	*err = latency_bpf__load(e->skel);

@@ -163,6 +163,10 @@ static const char *lat_pick_mark(enum lat_mark *m)
 		*m = LAT_MARK_NONE;
 		return "kvm_entry";
 	}
+	if (env && !strcmp(env, "syscall")) {
+		*m = LAT_MARK_SYSCALL;
+		return "ioctl KVM_RUN (raw_syscalls:sys_enter)";
+	}
 	if (env && !strcmp(env, "fpu")) {
 		*m = LAT_MARK_FPU;
 		return "kvm_fpu(load)";
