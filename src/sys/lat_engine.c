@@ -30,7 +30,8 @@
 #define LAT_PROG(name) (e->task ? e->skel->progs.name : e->skel->progs.name##_h)
 
 struct lat_engine {
-	bool task; /* the exits in flight in task storage */
+	bool task;     /* the exits in flight in task storage */
+	int mark_link; /* the KVM_RUN mark's link in links, or -1 */
 	struct latency_bpf *skel;
 	struct bpf_link *links[LAT_MAX_LINKS];
 	size_t nlinks;
@@ -96,10 +97,11 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 		int id;		 /* record program's tracepoint */
 		const char *what;
 	} att[LAT_MAX_LINKS];
-	size_t n = 0;
+	size_t n = 0, nmark;
 
 	*what = "the latency programs";
 	e->task = task;
+	e->mark_link = -1;
 	e->skel = latency_bpf__open();
 	if (!e->skel) {
 		*err = errno ? -errno : -EINVAL;
@@ -134,6 +136,7 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 	if (cfg->entry_raw)
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_entry_raw),
 					     cfg->entry_raw, -1, "kvm_entry" };
+	nmark = n; /* the mark, if any, comes next */
 	if (cfg->mark == LAT_MARK_FENTRY)
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_run_fentry), NULL, -1,
 					     "fentry kvm_arch_vcpu_ioctl_run" };
@@ -171,6 +174,8 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 			*err = errno ? -errno : -EINVAL;
 			goto out_destroy;
 		}
+		if (i == nmark)
+			e->mark_link = (int)e->nlinks;
 		e->links[e->nlinks++] = l;
 	}
 	*what = NULL;
@@ -210,6 +215,13 @@ int lat_engine_walk(struct lat_engine *e,
 	struct lat_val v;
 	void *prev = NULL;
 
+	/* kvm_entry fires here: the KVM_RUN mark, which has left at once
+	 * since, goes, so the guest stops paying for its hits */
+	if (e->mark_link >= 0 && e->skel->bss->lat_entry_fired) {
+		bpf_link__destroy(e->links[e->mark_link]);
+		e->links[e->mark_link] = NULL;
+		e->mark_link = -1;
+	}
 	while (!bpf_map_get_next_key(owner, prev, &next)) {
 		slot = next;
 		prev = &slot;

@@ -41,3 +41,19 @@ h=$(jq -c --argjson p "$TP" '.latency.histograms[] |
 [ "$(jq .min_ns <<<"$h")" -ge 200000 ] || fail "a VMM time below the 200 µs gap (ended by the mark): $h"
 [ "$(jq .p50_ns <<<"$h")" = 262144 ] || fail "p50 bound, want 262144 ns: $h"
 echo "ok: ended by kvm_entry: $(jq -c '{count, min_ns, p50_ns, max_ns}' <<<"$h")"
+# Then the mark goes: a monitoring run that has seen kvm_entry fire
+# detaches it at its next read (the guest stops paying for its hits),
+# keeps kvm_entry's. Links by tracepoint, from kvmstat's fdinfo.
+links() { grep -h "^tp_name:[[:space:]]*$2\$" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l; }
+rm -f "$TMP/go"
+start_tpgap 2:200:20
+KVMSTAT_TRACEFS_ROOT=$TMP/tracefs KVMSTAT_LATENCY_MARK=syscall \
+	start_kvmstat l -t -l -s 0.2 --latency -f '^kvm_exit$'
+sleep 0.8
+[ "$(links "$l_PID" sys_enter)" = 1 ] || fail "no sys_enter link before kvm_entry fired: $(cat "$TMP/l.err")"
+go_tpgap
+sleep 0.8
+[ "$(links "$l_PID" sys_enter)" = 0 ] || fail "the sys_enter mark still attached after kvm_entry fired"
+[ "$(links "$l_PID" oom_score_adj_update)" = 1 ] || fail "kvm_entry's link gone too"
+kill -0 "$l_PID" || fail "kvmstat -l died: $(cat "$TMP/l.err")"
+echo "ok: the mark detached once kvm_entry fired"
