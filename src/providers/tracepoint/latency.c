@@ -7,12 +7,16 @@
  * engine, and turns its per-thread histograms into rows for the whole
  * selection, each VM and each vCPU thread.
  *
- * Re-entry after a userspace exit, where kvm_entry does not fire (this
- * host's nested KVM): fentry on kvm_arch_vcpu_ioctl_run, the start of
- * every KVM_RUN, found in the kernel's BTF; kvm_fpu(load), also once per
- * KVM_RUN, where there is no BTF. Both cost only when latency is on (see
- * README, "Exit latency", for what each costs the guest).
- * KVMSTAT_LATENCY_MARK=fentry|fpu|none picks one (make bench compares).
+ * Re-entry after a userspace exit: kvm_entry where it fires (always
+ * attached; once it has fired, the KVM_RUN mark is dropped). Beside it,
+ * for kernels where it never fires (this host's nested KVM), the start of
+ * KVM_RUN: fentry on kvm_arch_vcpu_ioctl_run where the kernel's BTF has
+ * it and fentry programs load, else kvm_fpu(load), once per KVM_RUN too.
+ * They cost only when latency is on (src/sys/lat_engine.c says what each
+ * costs the guest). KVMSTAT_LATENCY_MARK=fpu|syscall|none forces one
+ * (syscall: raw_syscalls:sys_enter filtered to ioctl KVM_RUN, every
+ * system call of the host pays), KVMSTAT_LATENCY_STATE=hash the LRU-hash
+ * state (make bench and the tests compare).
  */
 #include <errno.h>
 #include <fcntl.h>
