@@ -258,7 +258,7 @@ int lat_engine_walk(struct lat_engine *e,
 
 	/* kvm_entry fires here: the KVM_RUN mark, which has left at once
 	 * since, goes, so the guest stops paying for its hits */
-	if (e->mark_link >= 0 && e->skel->bss->lat_entry_fired) {
+	if (e->mark_link >= 0 && e->skel->bss && e->skel->bss->lat_entry_fired) {
 		bpf_link__destroy(e->links[e->mark_link]);
 		e->links[e->mark_link] = NULL;
 		e->mark_link = -1;
