@@ -168,15 +168,15 @@ static __always_inline __u32 lat_bucket(__u64 d)
 }
 
 /* The slot of k's histogram, taken when it has none; -1 when none can be
- * (all taken). */
+ * (all taken). A new one is the first free slot from the hint: the
+ * kernel's insertion into lat_owner (BPF_NOEXIST) decides between CPUs
+ * taking one at once. */
 static __always_inline __s64 lat_slot_new(struct lat_key *k)
 {
 	__u32 *p = bpf_map_lookup_elem(&lat_index, k), slot = lat_nslots;
 
 	if (p)
 		return *p;
-		/* the first free slot from the hint: the kernel's insertion into
-	 * lat_owner (BPF_NOEXIST) decides between CPUs taking at once */
 #pragma unroll
 	for (int i = 0; i < 8; i++, slot++) {
 		if (slot >= LAT_NSLOTS)
