@@ -167,10 +167,12 @@ static const char *lat_pick_mark(enum lat_mark *m)
 		*m = LAT_MARK_NONE;
 		return "kvm_entry";
 	}
+#ifdef __x86_64__ /* where lat_engine knows where the ioctl's command is */
 	if (env && !strcmp(env, "syscall")) {
 		*m = LAT_MARK_SYSCALL;
 		return "ioctl KVM_RUN (raw_syscalls:sys_enter)";
 	}
+#endif
 	if (env && !strcmp(env, "fpu")) {
 		*m = LAT_MARK_FPU;
 		return "kvm_fpu(load)";
