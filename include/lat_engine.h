@@ -18,8 +18,10 @@
  * besides kvm_entry where that fires. */
 enum lat_mark {
 	LAT_MARK_NONE = 0,
-	LAT_MARK_FENTRY, /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
-	LAT_MARK_FPU,	 /* kvm_fpu(load), a raw tracepoint */
+	LAT_MARK_FENTRY,  /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
+	LAT_MARK_FPU,	  /* kvm_fpu(load), a raw tracepoint */
+	LAT_MARK_SYSCALL, /* raw_syscalls:sys_enter, ioctl KVM_RUN (x86-64;
+			   * every system call of the host pays) */
 };
 
 /* Where a value sits in a trace record. */
@@ -42,6 +44,9 @@ struct lat_engine_cfg {
 	const char *entry_raw; /* kvm_entry's raw tracepoint, or NULL */
 	enum lat_mark mark;
 	const char *fpu_raw; /* kvm_fpu's raw tracepoint, for LAT_MARK_FPU */
+	/* keep the exits in flight in an LRU hash by thread even where the
+	 * kernel has task storage (the fallback, forced for its test) */
+	bool hash_state;
 };
 
 struct lat_engine;
@@ -59,6 +64,8 @@ int lat_engine_walk(struct lat_engine *e,
 void lat_engine_clear(struct lat_engine *e);
 /* Whether fentry on kvm_arch_vcpu_ioctl_run can be used here. */
 bool lat_engine_has_fentry(void);
+/* Where e keeps the exits in flight: "task storage" or "hash". */
+const char *lat_engine_state(const struct lat_engine *e);
 void lat_engine_free(struct lat_engine *e);
 
 #endif

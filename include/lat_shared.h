@@ -13,6 +13,9 @@
  * last one is open (from 2^(LAT_NBUCKETS-2) ns, about 275 s). */
 #define LAT_NBUCKETS 40
 
+/* Histograms at most (threads x kinds x reasons seen). */
+#define LAT_NSLOTS 16384
+
 /* What a histogram times. */
 enum lat_kind {
 	LAT_EXIT = 0, /* kvm_exit to the next kvm_entry of the thread */
@@ -45,6 +48,12 @@ struct lat_start {
 	__u32 reason[LAT_NKINDS];
 	__u16 cls[LAT_NKINDS];
 	__u32 pad;
+	/* per kind, the histogram of its last exit: slot + 1 (0: none),
+	 * for that reason and class */
+	__u32 hslot[LAT_NKINDS];
+	__u32 hreason[LAT_NKINDS];
+	__u16 hcls[LAT_NKINDS];
+	__u32 pad2;
 };
 
 #endif

@@ -32,7 +32,27 @@ const volatile __s64 lat_isa_guard = 0;
 const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
 const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
 
-/* Exits in flight, by thread. */
+/* The KVM_RUN mark on raw_syscalls:sys_enter (measured, not chosen: it
+ * runs on every system call of the host): the ioctl number, KVM_RUN, and
+ * where the second argument sits in struct pt_regs. */
+const volatile __u64 lat_sys_ioctl = 0;
+const volatile __u64 lat_sys_kvm_run = 0;
+const volatile __u32 lat_sys_arg1_off = 0;
+
+/* Set once kvm_entry has fired: from then on it ends the time in the VMM
+ * and the KVM_RUN marks leave at once (kvm_entry first where it fires). */
+__u32 lat_entry_fired = 0;
+
+/* Exits in flight, by thread: in the thread's own task storage where the
+ * kernel has it (a pointer from the task, no hashing), else in an LRU hash
+ * by thread id (the *_h programs; the loader picks one set). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lat_start);
+} lat_task SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -40,20 +60,37 @@ struct {
 	__type(value, struct lat_start);
 } lat_starts SEC(".maps");
 
+/*
+ * The histograms: values in an array, by slot; which histogram a slot
+ * holds in lat_owner (slot to key: what the reader walks), and the way
+ * back in lat_index (key to slot). A thread keeps the slot of its last
+ * histogram of each kind in its state, so an exit of the same kind and
+ * reason as the one before costs an array lookup, not a hash lookup.
+ * Slots are taken in order and never given back (a reset zeroes them).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct lat_key);
-	__type(value, struct lat_val);
-} lat_hists SEC(".maps");
-
-/* A zeroed value to insert (too big for the stack with the rest). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LAT_NSLOTS);
 	__type(key, __u32);
 	__type(value, struct lat_val);
-} lat_zero SEC(".maps");
+} lat_vals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAT_NSLOTS);
+	__type(key, __u32);
+	__type(value, struct lat_key);
+} lat_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAT_NSLOTS);
+	__type(key, struct lat_key);
+	__type(value, __u32);
+} lat_index SEC(".maps");
+
+/* Slots below this are taken (a hint: lat_owner decides). */
+__u32 lat_nslots = 0;
 
 static __always_inline int lat_mine(__u64 *id)
 {
@@ -61,22 +98,37 @@ static __always_inline int lat_mine(__u64 *id)
 	return !lat_tgid || (__u32)(*id >> 32) == lat_tgid;
 }
 
-static __always_inline void lat_begin(__u32 kind, __u32 cls, __u64 reason)
+/* The thread's exits in flight, made when create and absent; NULL when
+ * it has none (or none could be made). */
+static __always_inline struct lat_start *lat_state(int task, __u32 tid,
+						   int create)
 {
 	struct lat_start *s, z = {};
+
+	if (task)
+		return bpf_task_storage_get(&lat_task,
+					    bpf_get_current_task_btf(), 0,
+					    create ?
+						    BPF_LOCAL_STORAGE_GET_F_CREATE :
+						    0);
+	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	if (s || !create)
+		return s;
+	bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&lat_starts, &tid);
+}
+
+static __always_inline void lat_begin(int task, __u32 kind, __u32 cls,
+				      __u64 reason)
+{
+	struct lat_start *s;
 	__u64 id;
-	__u32 tid;
 
 	if (!lat_mine(&id) || kind >= LAT_NKINDS)
 		return;
-	tid = (__u32)id;
-	s = bpf_map_lookup_elem(&lat_starts, &tid);
-	if (!s) {
-		bpf_map_update_elem(&lat_starts, &tid, &z, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&lat_starts, &tid);
-		if (!s)
-			return;
-	}
+	s = lat_state(task, (__u32)id, 1);
+	if (!s)
+		return;
 	s->ts[kind] = bpf_ktime_get_ns();
 	s->cls[kind] = cls;
 	s->reason[kind] = (__u32)reason;
@@ -115,23 +167,58 @@ static __always_inline __u32 lat_bucket(__u64 d)
 	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
 }
 
-/* Adds d ns to the histogram of key k. */
-static __always_inline void lat_add(struct lat_key *k, __u64 d)
+/* The slot of k's histogram, taken when it has none; -1 when none can be
+ * (all taken). A new one is the first free slot from the hint: the
+ * kernel's insertion into lat_owner (BPF_NOEXIST) decides between CPUs
+ * taking one at once. */
+static __always_inline __s64 lat_slot_new(struct lat_key *k)
 {
-	struct lat_val *v = bpf_map_lookup_elem(&lat_hists, k);
-	__u32 zero = 0, b;
+	__u32 *p = bpf_map_lookup_elem(&lat_index, k), slot = lat_nslots;
 
-	if (!v) {
-		struct lat_val *z = bpf_map_lookup_elem(&lat_zero, &zero);
-
-		if (!z)
-			return;
-		bpf_map_update_elem(&lat_hists, k, z, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&lat_hists, k);
-		if (!v)
-			return;
+	if (p)
+		return *p;
+#pragma unroll
+	for (int i = 0; i < 8; i++, slot++) {
+		if (slot >= LAT_NSLOTS)
+			return -1;
+		if (bpf_map_update_elem(&lat_owner, &slot, k, BPF_NOEXIST))
+			continue;
+		if (slot >= lat_nslots)
+			lat_nslots = slot + 1;
+		/* only this thread looks k up, so none took it meanwhile */
+		if (bpf_map_update_elem(&lat_index, k, &slot, BPF_NOEXIST))
+			return -1;
+		return slot;
 	}
-	/* only this thread writes this key, and it runs on one CPU */
+	return -1;
+}
+
+/* Adds d ns to the histogram of key k, of the thread whose state is s. */
+static __always_inline void lat_add(struct lat_start *s, struct lat_key *k,
+				    __u64 d)
+{
+	__u32 kind = k->kind, slot, b;
+	struct lat_val *v;
+
+	if (kind >= LAT_NKINDS)
+		return;
+	if (s->hslot[kind] && s->hreason[kind] == k->reason &&
+	    s->hcls[kind] == k->cls) {
+		slot = s->hslot[kind] - 1;
+	} else {
+		__s64 n = lat_slot_new(k);
+
+		if (n < 0)
+			return;
+		slot = (__u32)n;
+		s->hslot[kind] = slot + 1;
+		s->hreason[kind] = k->reason;
+		s->hcls[kind] = k->cls;
+	}
+	v = bpf_map_lookup_elem(&lat_vals, &slot);
+	if (!v)
+		return;
+	/* only this thread writes this slot, and it runs on one CPU */
 	if (!v->count || d < v->min)
 		v->min = d;
 	if (d > v->max)
@@ -159,21 +246,23 @@ static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
 	k.kind = kind;
 	k.cls = s->cls[kind];
 	k.reason = s->reason[kind];
-	lat_add(&k, now > t ? now - t : 0);
+	lat_add(s, &k, now > t ? now - t : 0);
 }
 
 /* The thread enters the guest again: closes its exits in flight (only the
  * time in the VMM when all is false). */
-static __always_inline void lat_end(int all)
+static __always_inline void lat_end(int task, int all)
 {
 	struct lat_start *s;
 	__u64 id, now;
-	__u32 tid;
 
+	if (all && !lat_entry_fired)
+		lat_entry_fired = 1;
+	else if (!all && lat_entry_fired)
+		return;
 	if (!lat_mine(&id))
 		return;
-	tid = (__u32)id;
-	s = bpf_map_lookup_elem(&lat_starts, &tid);
+	s = lat_state(task, (__u32)id, 0);
 	if (!s)
 		return;
 	now = bpf_ktime_get_ns();
@@ -190,60 +279,83 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
 	return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
 }
 
-/* kvm_exit: its reason is only in the trace record. */
-SEC("tracepoint")
-int lat_exit_rec(void *rec)
-{
-	__u32 cls = 0;
+/*
+ * The programs, each twice: with the thread's state in task storage (task
+ * 1, the name as is) and in the LRU hash (task 0, the name with _h).
+ *  lat_exit_rec: kvm_exit, its reason only in the trace record.
+ *  lat_uexit_raw: kvm_userspace_exit(u32 reason, int errno), reason arg 0.
+ *  lat_uexit_rec: kvm_userspace_exit read from its record (a tracepoint
+ *   standing in for it, in tests).
+ *  lat_entry_raw: kvm_entry, the thread runs the guest again: ends its
+ *   exit (kvm_exit on) and its time in the VMM where no mark ended it.
+ *  lat_run_fentry: the start of KVM_RUN, the VMM hands the vCPU back:
+ *   ends only a return to the VMM (an exit handled in the kernel ends at
+ *   kvm_entry).
+ *  lat_fpu_raw: kvm_fpu(load), the guest's FPU state loaded on the way
+ *   into the guest, once per KVM_RUN (the other re-entry mark); kvm_fpu
+ *   (put), as often, leaves at once.
+ *  lat_sys_raw: raw_syscalls:sys_enter(regs, id), an ioctl KVM_RUN: the
+ *   start of KVM_RUN where nothing else marks it (every other system call
+ *   of the host leaves at the first test).
+ */
+#define LAT_PROGS(sfx, task)                                                    \
+	SEC("tracepoint")                                                       \
+	int lat_exit_rec##sfx(void *rec)                                        \
+	{                                                                       \
+		__u32 cls = 0;                                                  \
+                                                                                \
+		if (lat_isa_size)                                               \
+			cls = lat_field(rec, lat_isa_off, lat_isa_size) ==      \
+			      (__u64)lat_isa_guard;                             \
+		lat_begin(task, LAT_EXIT, cls,                                  \
+			  lat_field(rec, lat_exit_off, lat_exit_size));         \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_uexit_raw##sfx(struct bpf_raw_tracepoint_args *ctx)             \
+	{                                                                       \
+		lat_begin(task, LAT_VMM, 0, (__u32)ctx->args[0]);               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("tracepoint")                                                       \
+	int lat_uexit_rec##sfx(void *rec)                                       \
+	{                                                                       \
+		lat_begin(task, LAT_VMM, 0,                                     \
+			  lat_field(rec, lat_uexit_off, lat_uexit_size));       \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_entry_raw##sfx(void *ctx)                                       \
+	{                                                                       \
+		lat_end(task, 1);                                               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("fentry/kvm_arch_vcpu_ioctl_run")                                   \
+	int BPF_PROG(lat_run_fentry##sfx)                                       \
+	{                                                                       \
+		lat_end(task, 0);                                               \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)               \
+	{                                                                       \
+		if (ctx->args[0])                                               \
+			lat_end(task, 0);                                       \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_sys_raw##sfx(struct bpf_raw_tracepoint_args *ctx)               \
+	{                                                                       \
+		__u64 cmd = 0;                                                  \
+                                                                                \
+		if (ctx->args[1] != lat_sys_ioctl)                              \
+			return 0;                                               \
+		bpf_probe_read_kernel(&cmd, sizeof(cmd),                        \
+				      (char *)ctx->args[0] + lat_sys_arg1_off); \
+		if ((__u32)cmd == (__u32)lat_sys_kvm_run)                       \
+			lat_end(task, 0);                                       \
+		return 0;                                                       \
+	}
 
-	if (lat_isa_size)
-		cls = lat_field(rec, lat_isa_off, lat_isa_size) ==
-		      (__u64)lat_isa_guard;
-	lat_begin(LAT_EXIT, cls, lat_field(rec, lat_exit_off, lat_exit_size));
-	return 0;
-}
-
-/* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
-SEC("raw_tp")
-int lat_uexit_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	lat_begin(LAT_VMM, 0, (__u32)ctx->args[0]);
-	return 0;
-}
-
-/* kvm_userspace_exit read from its record (a tracepoint standing in for
- * it, in tests). */
-SEC("tracepoint")
-int lat_uexit_rec(void *rec)
-{
-	lat_begin(LAT_VMM, 0, lat_field(rec, lat_uexit_off, lat_uexit_size));
-	return 0;
-}
-
-/* kvm_entry: the thread runs the guest again: ends its exit (kvm_exit
- * on), and its time in the VMM where no earlier mark ended it. */
-SEC("raw_tp")
-int lat_entry_raw(void *ctx)
-{
-	lat_end(1);
-	return 0;
-}
-
-/* The start of KVM_RUN: the VMM hands the vCPU back. Closes only a
- * return to the VMM; an exit handled in the kernel ends at kvm_entry. */
-SEC("fentry/kvm_arch_vcpu_ioctl_run")
-int BPF_PROG(lat_run_fentry)
-{
-	lat_end(0);
-	return 0;
-}
-
-/* kvm_fpu(load): the guest's FPU state is loaded on the way into the
- * guest, once per KVM_RUN here (the alternative re-entry mark). */
-SEC("raw_tp")
-int lat_fpu_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	if (ctx->args[0])
-		lat_end(0);
-	return 0;
-}
+LAT_PROGS(, 1)
+LAT_PROGS(_h, 0)

@@ -9,16 +9,22 @@
  * wait of GAP µs, then a write of REASON to /proc/self/oom_score_adj
  * (the "entry", which also keeps the reason for the next exit).
  *
- * Usage: tpgap REASON:GAP_US:COUNT... ; prints "ready PID", waits for a
- * line on stdin, runs the phases in order, prints "done".
+ * Usage: tpgap REASON:GAP_US:COUNT[:MARK_US]... ; prints "ready PID",
+ * waits for a line on stdin, runs the phases in order, prints "done".
+ * With MARK_US, each gap also calls ioctl(KVM_RUN) on /dev/null (it
+ * fails, ENOTTY) MARK_US into the gap: a system call that looks like
+ * KVM_RUN to a raw_syscalls:sys_enter program.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/kvm.h>
 
 static unsigned long long now_ns(void)
 {
@@ -39,6 +45,7 @@ static int set_adj(int fd, int reason)
 int main(int argc, char **argv)
 {
 	int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	int null = open("/dev/null", O_RDONLY);
 	char line[16];
 
 	if (fd < 0 || argc < 2) {
@@ -51,9 +58,10 @@ int main(int argc, char **argv)
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
 	for (int a = 1; a < argc; a++) {
-		int reason, gap, count;
+		int reason, gap, count, mark = -1;
 
-		if (sscanf(argv[a], "%d:%d:%d", &reason, &gap, &count) != 3)
+		if (sscanf(argv[a], "%d:%d:%d:%d", &reason, &gap, &count,
+			   &mark) < 3)
 			return 2;
 		/* the reason of the next exits; no exit is in flight */
 		if (set_adj(fd, reason))
@@ -63,6 +71,14 @@ int main(int argc, char **argv)
 
 			prctl(PR_SET_NAME, "\1");
 			end = now_ns() + gap * 1000ull;
+			if (mark >= 0) {
+				unsigned long long at = end - gap * 1000ull +
+							mark * 1000ull;
+
+				while (now_ns() < at)
+					;
+				ioctl(null, KVM_RUN, 0);
+			}
 			while (now_ns() < end)
 				;
 			if (set_adj(fd, reason))

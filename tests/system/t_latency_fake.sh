@@ -6,15 +6,17 @@
 # oom_score_adj, isa the first bytes of its old name), and
 # oom:oom_score_adj_update kvm_entry. tests/fakes/tpgap renames itself
 # (an exit), busy-waits a known gap, then writes its oom_score_adj (the
-# entry): 500 exits of reason 12 (VMX HLT) 20 µs long, then 300 of 30
-# (IO_INSTRUCTION) 200 µs long. kvmstat --latency must count exactly 500
-# and 300 for that process, under the kernel's names, with their p50 in
-# the log2 buckets that hold the gaps: [16.4, 32.8) µs and [131, 262) µs.
+# entry): 500 exits of reason 12 (VMX HLT) 20 µs long and 300 of 30
+# (IO_INSTRUCTION) 200 µs long, in two rounds of 250 and 150 (so the
+# thread also goes back to a histogram other than its last). kvmstat
+# --latency must count exactly 500 and 300 for that process, under the
+# kernel's names, with their p50 in the log2 buckets that hold the gaps:
+# [16.4, 32.8) µs and [131, 262) µs.
 source tests/system/lib.sh
 need_tracepoints
 source tests/system/latency_lib.sh
 latency_tracefs "$TMP/tracefs"
-start_tpgap 12:20:500 30:200:300
+start_tpgap 12:20:250 30:200:150 12:20:250 30:200:150
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --json -1 -s 2.5 --latency -f '^kvm_exit$'
 sleep 0.8
 go_tpgap

@@ -9,31 +9,48 @@
 # and count every exit that was followed by a return to the guest: N - 1
 # (the guest stops after its last exit, which so never ends), while
 # kvm_userspace_exit(IO) counts all N.
+# Twice: with the exits in flight in BPF task storage (the default where
+# the kernel has it) and in the LRU hash kvmstat falls back to elsewhere
+# (KVMSTAT_LATENCY_STATE=hash forces it); each run checks, in kvmstat's
+# fds, that it used the store it names (a task-storage map, type 29, or
+# none and an LRU hash, type 9).
+
 source tests/system/lib.sh
 need_kvm
 N=300
-start_guest g -v 2 -n $N -k pio -u 50,500 -t 1
-vm=${g_VMS%% *}
-start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
-sleep 0.5
-go_guest g
-wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
-wait_guest g
-grep -c "^done $vm [01] $N " "$TMP/g.out" | grep -qx 2 || fail "guest: $(cat "$TMP/g.out")"
-io=$(jq '.fields.kvm_userspace_exit.total' "$TMP/k.out")
-[ "$io" = $((2 * N)) ] || fail "kvm_userspace_exit $io, want $((2 * N)): $(jq -c .fields "$TMP/k.out")"
-for v in 0 1; do
-	h=$(jq -c --argjson v $v '.latency.histograms[] |
-		select(.kind == "vmm" and .reason == "IO" and .vcpu == $v)' "$TMP/k.out")
-	[ -n "$h" ] || fail "no VMM-time histogram of vCPU $v: $(jq -c .latency "$TMP/k.out")"
-	spin=$((v ? 500000 : 50000)) want=$((v ? 524288 : 65536))
-	[ "$(jq .count <<<"$h")" = $((N - 1)) ] || fail "vCPU $v: count, want $((N - 1)): $h"
-	[ "$(jq .p50_ns <<<"$h")" = $want ] || fail "vCPU $v: p50 bound, want $want ns: $h"
-	[ "$(jq .min_ns <<<"$h")" -ge $spin ] || fail "vCPU $v: min below the $spin ns spin: $h"
-	echo "ok: vCPU $v ($((spin / 1000)) µs in user space): $(jq -c '{count, min_ns, p50_ns, p90_ns, max_ns}' <<<"$h")"
+# map types of kvmstat $1's BPF maps, one a line
+map_types() { grep -h '^map_type:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u; }
+for state in task hash; do
+	start_guest g -v 2 -n $N -k pio -u 50,500 -t 1
+	vm=${g_VMS%% *}
+	KVMSTAT_LATENCY_STATE=$state start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
+	sleep 0.5
+	types=$(map_types "$k_PID")
+	go_guest g
+	wait "$k_PID" || fail "$state: kvmstat: status $?: $(cat "$TMP/k.err")"
+	wait_guest g
+	if [ $state = task ]; then
+		grep -qx 29 <<<"$types" || fail "task: no task-storage map among kvmstat's: $(echo $types)"
+	else
+		! grep -qx 29 <<<"$types" && grep -qx 9 <<<"$types" ||
+			fail "hash: want an LRU hash and no task storage, kvmstat's map types: $(echo $types)"
+	fi
+	grep -c "^done $vm [01] $N " "$TMP/g.out" | grep -qx 2 || fail "$state: guest: $(cat "$TMP/g.out")"
+	io=$(jq '.fields.kvm_userspace_exit.total' "$TMP/k.out")
+	[ "$io" = $((2 * N)) ] || fail "$state: kvm_userspace_exit $io, want $((2 * N)): $(jq -c .fields "$TMP/k.out")"
+	for v in 0 1; do
+		h=$(jq -c --argjson v $v '.latency.histograms[] |
+			select(.kind == "vmm" and .reason == "IO" and .vcpu == $v)' "$TMP/k.out")
+		[ -n "$h" ] || fail "$state: no VMM-time histogram of vCPU $v: $(jq -c .latency "$TMP/k.out")"
+		spin=$((v ? 500000 : 50000)) want=$((v ? 524288 : 65536))
+		[ "$(jq .count <<<"$h")" = $((N - 1)) ] || fail "$state: vCPU $v: count, want $((N - 1)): $h"
+		[ "$(jq .p50_ns <<<"$h")" = $want ] || fail "$state: vCPU $v: p50 bound, want $want ns: $h"
+		[ "$(jq .min_ns <<<"$h")" -ge $spin ] || fail "$state: vCPU $v: min below the $spin ns spin: $h"
+		echo "ok: $state: vCPU $v ($((spin / 1000)) µs in user space): $(jq -c '{count, min_ns, p50_ns, p90_ns, max_ns}' <<<"$h")"
+	done
+	# the VM's row sums its vCPUs
+	vmrow=$(jq -c --argjson p "$vm" '.latency.histograms[] |
+		select(.kind == "vmm" and .reason == "IO" and .pid == $p and .tid == 0)' "$TMP/k.out")
+	[ "$(jq .count <<<"$vmrow")" = $((2 * N - 2)) ] || fail "$state: VM row: $vmrow"
+	echo "ok: $state: the VM's row counts $((2 * N - 2))"
 done
-# the VM's row sums its vCPUs
-vmrow=$(jq -c --argjson p "$vm" '.latency.histograms[] |
-	select(.kind == "vmm" and .reason == "IO" and .pid == $p and .tid == 0)' "$TMP/k.out")
-[ "$(jq .count <<<"$vmrow")" = $((2 * N - 2)) ] || fail "VM row: $vmrow"
-echo "ok: the VM's row counts $((2 * N - 2))"

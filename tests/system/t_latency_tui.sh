@@ -5,8 +5,8 @@
 # loaded (the default costs nothing); 'l' turns it on and shows the
 # table's columns; tpgap's 300 exits of HLT (20 µs) and 100 of
 # IO_INSTRUCTION (200 µs) show with exact counts, time shares that add to
-# 100%, and p50 below 32.8 µs and 262 µs; 'l' again goes back to the
-# events and unloads the programs; q exits 0.
+# 100%, and p50 below 32.8 µs and 262 µs; 'r' empties them; 'l' again
+# goes back to the events and unloads the programs; q exits 0.
 source tests/system/lib.sh
 need_tracepoints
 command -v tmux >/dev/null || skip "tmux not installed"
@@ -48,6 +48,11 @@ io=$(row IO_INSTRUCTION | awk '{ print $2 }')
 row HLT | grep -q '< 32.8 µs' || fail "HLT p50: $(row HLT)"
 row IO_INSTRUCTION | grep -q '< 262 µs' || fail "IO_INSTRUCTION p50: $(row IO_INSTRUCTION)"
 echo "ok: the latency view: $(row HLT | tr -s ' ')"
+# 'r' empties the histograms (tpgap is done: no HLT exit comes again)
+keys r
+for _ in $(seq 30); do [ -z "$(row HLT)" ] && break; sleep 0.1; done
+[ -z "$(row HLT)" ] || fail "HLT row still there after 'r': $(row HLT)"
+echo "ok: 'r' emptied the histograms"
 keys l
 expect "kvm statistics - summary"
 for _ in $(seq 20); do [ "$(lat_progs)" = "$before" ] && break; sleep 0.1; done

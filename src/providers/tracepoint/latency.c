@@ -7,12 +7,16 @@
  * engine, and turns its per-thread histograms into rows for the whole
  * selection, each VM and each vCPU thread.
  *
- * Re-entry after a userspace exit, where kvm_entry does not fire (this
- * host's nested KVM): fentry on kvm_arch_vcpu_ioctl_run, the start of
- * every KVM_RUN, found in the kernel's BTF; kvm_fpu(load), also once per
- * KVM_RUN, where there is no BTF. Both cost only when latency is on (see
- * README, "Exit latency", for what each costs the guest).
- * KVMSTAT_LATENCY_MARK=fentry|fpu|none picks one (make bench compares).
+ * Re-entry after a userspace exit: kvm_entry where it fires (always
+ * attached; once it has fired, the KVM_RUN mark is dropped). Beside it,
+ * for kernels where it never fires (this host's nested KVM), the start of
+ * KVM_RUN: fentry on kvm_arch_vcpu_ioctl_run where the kernel's BTF has
+ * it and fentry programs load, else kvm_fpu(load), once per KVM_RUN too.
+ * They cost only when latency is on (src/sys/lat_engine.c says what each
+ * costs the guest). KVMSTAT_LATENCY_MARK=fpu|syscall|none forces one
+ * (syscall: raw_syscalls:sys_enter filtered to ioctl KVM_RUN, every
+ * system call of the host pays), KVMSTAT_LATENCY_STATE=hash the LRU-hash
+ * state (make bench and the tests compare).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,6 +167,12 @@ static const char *lat_pick_mark(enum lat_mark *m)
 		*m = LAT_MARK_NONE;
 		return "kvm_entry";
 	}
+#ifdef __x86_64__ /* where lat_engine knows where the ioctl's command is */
+	if (env && !strcmp(env, "syscall")) {
+		*m = LAT_MARK_SYSCALL;
+		return "ioctl KVM_RUN (raw_syscalls:sys_enter)";
+	}
+#endif
 	if (env && !strcmp(env, "fpu")) {
 		*m = LAT_MARK_FPU;
 		return "kvm_fpu(load)";
@@ -213,6 +223,8 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	if (!l->exits)
 		ec.exit_id = -1;
 	l->mark = lat_pick_mark(&ec.mark);
+	ec.hash_state = getenv("KVMSTAT_LATENCY_STATE") &&
+			!strcmp(getenv("KVMSTAT_LATENCY_STATE"), "hash");
 	if (!ec.uexit_raw && ec.uexit_id < 0) {
 		ec.mark = LAT_MARK_NONE; /* no userspace exits to end */
 		l->mark = "kvm_entry";
