@@ -147,6 +147,18 @@ ns_run() {
 		fail "kvmstat ${ks[*]} in a pid namespace exited $(cat "$TMP/$name.status"): $(cat "$TMP/$name.err")"
 }
 
+# wait_polling PID: until kvmstat PID waits in its main loop (every
+# provider open, its BPF programs attached, the first sample taken): a
+# guest started after that has every exit counted. 10 s at most.
+wait_polling() {
+	for _ in $(seq 1 200); do
+		case $(cat /proc/"$1"/wchan 2>/dev/null) in *poll*) return 0 ;; esac
+		kill -0 "$1" 2>/dev/null || fail "kvmstat $1 exited before its main loop"
+		sleep 0.05
+	done
+	fail "kvmstat $1 not in its main loop after 10 s (waits in $(cat /proc/"$1"/wchan 2>/dev/null))"
+}
+
 # start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
 # NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
 start_guest() {

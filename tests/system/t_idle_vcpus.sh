@@ -31,10 +31,17 @@ sleep 1
 "$KVMSTAT" --json -1 -t -s 1 >"$TMP/j.json" || fail "kvmstat --json failed"
 vcpus=$(jq -c --argjson p "$QEMU_PID" '[.fields[] | .vms[]? | select(.pid == $p) | .vcpus[]? | [.vcpu, .tid]] | unique' "$TMP/j.json")
 [ "$vcpus" = "[[0,$tid0],[1,$tid1]]" ] || fail "--json lists vCPUs $vcpus, want [[0,$tid0],[1,$tid1]]"
-# in each event vCPU 0 counted, vCPU 1 is there too, with 0 (it never ran)
+# in each event vCPU 0 counted, vCPU 1 is there too; and in the events
+# of what only a running vCPU does (port I/O, emulated instructions) vCPU
+# 1 has 0. (Not in every event: QEMU may kick a waiting vCPU out of
+# KVM_RUN, a wake-up, an exit to user space and FPU switches, when it
+# starts late on a loaded host.)
 bad=$(jq -c --argjson p "$QEMU_PID" '[.fields | to_entries[] | .key as $k | .value.vms[]? | select(.pid == $p) | select(.vcpus) |
-	select(([.vcpus[].vcpu] != [0, 1]) or (.vcpus[1].total != 0)) | $k]' "$TMP/j.json")
-[ "$bad" = "[]" ] || fail "events without both vCPUs (or idle vCPU 1 not 0): $bad"
+	select([.vcpus[].vcpu] != [0, 1]) | $k]' "$TMP/j.json")
+[ "$bad" = "[]" ] || fail "events without both vCPUs: $bad"
+idle=$(jq -c --argjson p "$QEMU_PID" '[.fields | to_entries[] | select(.key | test("^kvm_(pio|emulate_insn)$")) | .key as $k |
+	.value.vms[]? | select(.pid == $p) | select(.vcpus[0].total > 0 and .vcpus[1].total == 0) | $k]' "$TMP/j.json")
+[ "$idle" != "[]" ] || fail "no kvm_pio or kvm_emulate_insn with vCPU 0 counting and idle vCPU 1 at 0: $(jq -c '.fields | {kvm_pio, kvm_emulate_insn}' "$TMP/j.json")"
 
 # the monitor: per-guest view, Enter on the VM: both vCPUs and threads
 S=kvmstat-idle-$$

@@ -24,7 +24,7 @@ for state in task hash; do
 	start_guest g -v 2 -n $N -k pio -u 50,500 -t 1
 	vm=${g_VMS%% *}
 	KVMSTAT_LATENCY_STATE=$state start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
-	sleep 0.5
+	wait_polling "$k_PID"
 	types=$(map_types "$k_PID")
 	go_guest g
 	wait "$k_PID" || fail "$state: kvmstat: status $?: $(cat "$TMP/k.err")"
