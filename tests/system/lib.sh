@@ -79,6 +79,20 @@ need_kvm() {
 	[ -x "$GUEST" ] || fail "test guest $GUEST not built"
 }
 
+# debugfs_fixture PATH=VALUE...: a KVM debugfs tree in $TMP/dbg holding
+# each file PATH (its directories made, e.g. 4242-11/exits) with VALUE,
+# kvmstat's through KVMSTAT_DEBUGFS_ROOT (exported); sets root to it.
+debugfs_fixture() {
+	local kv
+	root="$TMP/dbg"
+	mkdir -p "$root"
+	for kv in "$@"; do
+		mkdir -p "$root/$(dirname "${kv%%=*}")"
+		echo "${kv#*=}" >"$root/${kv%%=*}"
+	done
+	export KVMSTAT_DEBUGFS_ROOT=$root
+}
+
 # need_statsfd_guest [debugfs]: skips unless the test guest can run here
 # with binary stats fds (-s, as QEMU 8.1+ keeps them) and kvmstat can copy
 # them (root: pidfd_getfd needs CAP_SYS_PTRACE). With "debugfs", KVM's

@@ -22,11 +22,8 @@ full_cleanup() {
 trap full_cleanup EXIT
 
 # wide lines (100 more columns) fill a tmpfs page within seconds
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 0 >"$root/exits"
-for i in $(seq -w 0 99); do echo 0 >"$root/c$i"; done
-export KVMSTAT_DEBUGFS_ROOT=$root
+# shellcheck disable=SC2046
+debugfs_fixture exits=0 $(printf 'c%s=0 ' $(seq -w 0 99))
 log=$mnt/k.csv
 
 # whole FILE: ends in a newline; the header, then lines of 102 fields

@@ -8,14 +8,8 @@
 # lands in its own field's column.
 source tests/system/lib.sh
 
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 1 >"$root/exits"
-echo 2 >"$root/odd name,x"
-echo 3 >"$root/$(printf 'nl\nname')"
-echo 4 >"$root/$(printf 'tab\tname')"
-echo 5 >"$root/back\\slash"
-export KVMSTAT_DEBUGFS_ROOT=$root
+debugfs_fixture exits=1 "odd name,x=2" "$(printf 'nl\nname')=3" "$(printf 'tab\tname')=4" \
+	'back\slash=5'
 
 start_kvmstat csv -d -l -c -s 0.1
 start_kvmstat plain -d -l -s 0.1

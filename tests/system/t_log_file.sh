@@ -10,11 +10,7 @@
 source tests/system/lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (the case is root appending)"
 
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 1000 >"$root/exits"
-echo 70 >"$root/halt_exits"
-export KVMSTAT_DEBUGFS_ROOT=$root
+debugfs_fixture exits=1000 halt_exits=70
 
 # refused WHAT ARGS...: kvmstat must end within 5 s, status 2, one line
 # on stderr that contains WHAT

@@ -6,10 +6,7 @@
 # counted). The CSV log holds no negative value and sums to 5 + 3.
 source tests/system/lib.sh
 
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 10 >"$root/exits"
-export KVMSTAT_DEBUGFS_ROOT=$root
+debugfs_fixture exits=10
 
 start_kvmstat log -d -f '^exits$' -l -c -s 0.1
 wait_lines "$TMP/log.out" 3

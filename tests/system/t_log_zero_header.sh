@@ -7,11 +7,7 @@
 # for the same fields is compared with kvmstat's.
 source tests/system/lib.sh
 
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 1000 >"$root/exits"
-echo 70 >"$root/halt_exits"
-export KVMSTAT_DEBUGFS_ROOT=$root
+debugfs_fixture exits=1000 halt_exits=70
 
 # zrun NAME ARGS...: kvmstat -d -z -s 5 ARGS for one second
 zrun() {

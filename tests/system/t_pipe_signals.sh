@@ -5,11 +5,7 @@
 # ignored. Runs on a debugfs fixture so it needs no KVM.
 source tests/system/lib.sh
 
-root="$TMP/dbg"
-mkdir -p "$root"
-echo 5 >"$root/exits"
-echo 1 >"$root/halt_exits"
-export KVMSTAT_DEBUGFS_ROOT=$root
+debugfs_fixture exits=5 halt_exits=1
 
 # closed pipe
 start=$EPOCHREALTIME

@@ -6,11 +6,7 @@
 # away is still a quiet status 0.
 source tests/system/lib.sh
 
-root="$TMP/dbg"
-mkdir -p "$root/4242-11"
-echo 1000 >"$root/exits"
-echo 70 >"$root/halt_exits"
-echo 600 >"$root/4242-11/exits"
+debugfs_fixture exits=1000 halt_exits=70 4242-11/exits=600
 
 full() {	# args...: kvmstat writing to /dev/full must fail and say so
 	"$KVMSTAT" "$@" >/dev/full 2>"$TMP/err"
@@ -23,13 +19,13 @@ full() {	# args...: kvmstat writing to /dev/full must fail and say so
 }
 full --help
 full --version
-KVMSTAT_DEBUGFS_ROOT=$root full -d -f help
-KVMSTAT_DEBUGFS_ROOT=$root full -d -1 -s 0.1
-KVMSTAT_DEBUGFS_ROOT=$root full -d -1 -s 0.1 --json
+full -d -f help
+full -d -1 -s 0.1
+full -d -1 -s 0.1 --json
 
 # the same runs to a working pipe succeed, and a reader that leaves early
 # is no failure
-KVMSTAT_DEBUGFS_ROOT=$root "$KVMSTAT" -d -1 -s 0.1 | grep -q '^exits ' ||
+"$KVMSTAT" -d -1 -s 0.1 | grep -q '^exits ' ||
 	fail "batch to a pipe"
 # (--help is larger than one pipe write of stdio's: the reader may be gone
 # before the second, which must not be an error nor kill kvmstat)
