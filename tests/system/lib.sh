@@ -142,6 +142,7 @@ ns_run() {
 	KVMSTAT=$KVMSTAT GUEST=$GUEST unshare -p -f --mount-proc --kill-child=TERM bash -c '
 		t=$1 name=$2 lines=$3 settle=$4 nks=$5
 		shift 5
+		: >"$t/$name.out"
 		"$KVMSTAT" "${@:1:nks}" >"$t/$name.out" 2>"$t/$name.err" &
 		k=$!
 		for _ in $(seq 1 100); do
@@ -173,11 +174,22 @@ wait_polling() {
 	fail "kvmstat $1 not in its main loop after 10 s (waits in $(cat /proc/"$1"/wchan 2>/dev/null))"
 }
 
+# fresh FILE...: empties each FILE now. A process started in the background
+# opens its output files only when it runs, so a poll right after the start
+# could otherwise read what an earlier process of the same name wrote (a
+# stale "ready" or log line once sent a guest its go before kvmstat had
+# started, which lost its counts).
+fresh() {
+	local f
+	for f; do : >"$f"; done
+}
+
 # start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
 # NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
 start_guest() {
 	local name=$1; shift
 	local out="$TMP/$name.out"
+	fresh "$out" "$TMP/$name.err"
 	"$GUEST" -w "$@" >"$out" 2>"$TMP/$name.err" &
 	local pid=$!
 	PIDS+=("$pid")
@@ -210,6 +222,7 @@ wait_guest() {
 # $TMP/NAME.out; sets NAME_PID.
 start_kvmstat() {
 	local name=$1; shift
+	fresh "$TMP/$name.out" "$TMP/$name.err"
 	"$KVMSTAT" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	local pid=$!
 	PIDS+=("$pid")

@@ -13,6 +13,7 @@ command -v jq >/dev/null || skip "jq missing: apt-get install jq"
 start_fake() {
 	local name=$1 pid
 	shift
+	fresh "$TMP/$name.out"
 	python3 tests/fakes/fakeqmp.py "$TMP/$name.sock" "$@" \
 		>"$TMP/$name.out" 2>&1 &
 	PIDS+=($!)

@@ -20,6 +20,7 @@ trap tmux_cleanup EXIT
 start_fake() {
 	local name=$1
 	shift
+	fresh "$TMP/$name.out"
 	python3 tests/fakes/fakeqmp.py "$TMP/$name.sock" "$@" \
 		>"$TMP/$name.out" 2>&1 &
 	PIDS+=($!)

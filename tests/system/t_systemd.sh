@@ -142,6 +142,7 @@ unit_is_root "$LOGGER" || { chown "$KVMSTAT_UID" "$TMP/log"; chmod 0711 "$TMP"; 
 start_as() {
 	local name=$1 pid
 	shift
+	fresh "$TMP/$name.out" "$TMP/$name.err"
 	as_unit "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	pid=$!
 	PIDS+=("$pid")

@@ -20,6 +20,7 @@ PEER=$KVM_STAT_PEER
 # sets VM (its VM process)
 named_guest() {
 	local name=$1 out="$TMP/$1.out"; shift
+	fresh "$out" "$TMP/$name.err"
 	"$GUEST" -N "$name" -m 1 -n 0 "$@" >"$out" 2>"$TMP/$name.err" &
 	PIDS+=($!)
 	for _ in $(seq 300); do grep -q '^ready$' "$out" && break; sleep 0.05; done
