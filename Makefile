@@ -213,11 +213,12 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 
 # the QMP provider against a fake monitor that answers with the input
 FUZZ_TARGETS += qmp_provider
-FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/sys/qmp.c src/core/sample.c \
+FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/providers/provider.c \
+	src/sys/qmp.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
 	src/render/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
 	src/lib/errmsg.c
-FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) -pthread
-FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS)
+FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
+FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS) $(PCRE2_LIBS)
 
 # a debugfs counter file: the small-file reader and the decimal parser
 FUZZ_TARGETS += debugfs

@@ -7,13 +7,12 @@
  * next part of the input (parts are separated by NUL bytes; a part may
  * hold several lines, or none), then closes. Whatever it sends, open and
  * read return (a reply that never comes costs the 20 ms reply timeout)
- * and every value pushed belongs to a field the provider interned. The
- * rest of kvmstat is not linked: the field filter keeps every name and
- * no other provider claims any (the functions below).
+ * and every value pushed belongs to a field the provider interned. With no
+ * filter and no arbiter the provider keeps every name and no other
+ * provider claims any.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,30 +27,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 extern const struct provider_ops qmp_provider_ops;
-
-bool provider_keeps(const struct provider *p, const char *name)
-{
-	(void)p;
-	(void)name;
-	return true;
-}
-
-bool provider_claimed(const struct provider *p, const char *name)
-{
-	(void)p;
-	(void)name;
-	return false;
-}
-
-void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	errmsg_vset(&p->msg, 0, fmt, ap);
-	va_end(ap);
-	p->notice = notice;
-}
 
 static int listen_fd = -1;
 static char sock_path[108];
