@@ -14,297 +14,317 @@
 # block length in seconds (1); BENCH_RATE_CMD replaces the guest by a
 # command printing "EXITS CPUNSEC" so far (to try this script where no
 # guest can run); KVM_STAT_CMD is how to run kvm_stat (default:
-# kvm_stat in PATH; skipped when there is none).
+# kvm_stat in PATH; skipped when there is none); BENCH_CPU_ROUNDS the
+# rounds of the CPU-over-8-s part (3).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; [ -n "${stats_was:-}" ] && echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$TMP"' EXIT
-
-echo "== CPU per refresh (read + aggregate + snapshot) and file descriptors"
-if [ -d /sys/kernel/tracing/events/kvm ] && [ "$(id -u)" = 0 ]; then
-	"$BENCH" tracepoint
-	"$BENCH" tracepoint '.'
-	"$BENCH" tracepoint '.' no_bpf
-	"$BENCH" tracepoint '.' want_vms
-	"$BENCH" tracepoint '^kvm_(exit|pio|mmio)$'
-	# a fake tracefs whose kvm_pio and kvm_userspace_exit are the real
-	# task:task_rename, its "reason" oom_score_adj, for bench hit
-	id=$(cat /sys/kernel/tracing/events/task/task_rename/id 2>/dev/null)
-	if [ -n "$id" ]; then
-		t="$TMP/tracefs/events/kvm"
-		mkdir -p "$t/kvm_pio" "$t/kvm_userspace_exit"
-		echo "$id" >"$t/kvm_pio/id"
-		echo "$id" >"$t/kvm_userspace_exit/id"
-		printf '%s\n' "name: kvm_userspace_exit" "ID: $id" "format:" \
-			"	field:unsigned short common_type;	offset:0;	size:2;	signed:0;" \
-			"	field:short reason;	offset:44;	size:2;	signed:1;" "" \
-			'print fmt: "reason %s", __print_symbolic(REC->reason, { 2, "KVM_EXIT_" "IO" }, { 5, "KVM_EXIT_" "HLT" })' \
-			>"$t/kvm_userspace_exit/format"
-		KVMSTAT_TRACEFS_ROOT="$TMP/tracefs" "$BENCH" hit
-	fi
-else
-	echo "tracepoint: skipped (needs root and tracefs)"
-fi
-
-# A debugfs fixture: 100 VMs x 8 vCPUs, 65 counters each.
-root="$TMP/debugfs"
-mkdir -p "$root"
-names=$(for i in $(seq 1 65); do echo "stat_$i"; done)
-for n in $names; do echo 12345 >"$root/$n"; done
-for vm in $(seq 1 100); do
-	d="$root/$((10000 + vm))-$vm"
-	mkdir -p "$d"
-	for n in $names; do echo 123 >"$d/$n"; done
-	for c in $(seq 0 7); do mkdir -p "$d/vcpu$c"; echo $((20000 + vm * 8 + c)) >"$d/vcpu$c/pid"; done
-done
-"$BENCH" debugfs "$root"
-"$BENCH" debugfs "$root" want_vms
-
-# Finding VMs for -S must not read every process's fds: processes
-# holding 100000 fds must not slow a stats-fd run down (VM processes come
-# from KVM's debugfs names; only /proc without debugfs is a full scan).
-echo "== stats-fd VM discovery: kvmstat -S -1 -s 0.1 wall ms, median of 5, without / with other processes holding 100000 fds"
-if [ "$(id -u)" = 0 ] && [ -c /dev/kvm ]; then
-	sfd_ms() {
-		for _ in 1 2 3 4 5; do
-			local t0=$EPOCHREALTIME
-			./kvmstat -S -1 -s 0.1 >/dev/null 2>&1
-			awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'
-		done | sort -g | awk '{ v[NR] = $1 } END { print v[3] }'
-	}
-	alone=$(sfd_ms)
-	# 100000 fds over as few processes as the hard limit allows
-	hard=$(ulimit -Hn)
-	[ "$hard" = unlimited ] && hard=100100
-	per=$((hard - 100 < 100000 ? hard - 100 : 100000))
-	left=100000
-	while [ $left -gt 0 ]; do
-		n=$((left < per ? left : per))
-		left=$((left - n))
-		(ulimit -n $((n + 50)) && exec python3 -c '
-import os, sys, time
-fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(int(sys.argv[1]))]
-print("ready", flush=True)
-time.sleep(300)' "$n") >>"$TMP/fds.out" 2>&1 &
-		PIDS+=($!)
-	done
-	for _ in $(seq 1 200); do
-		[ "$(grep -c ready "$TMP/fds.out")" = $(((100000 + per - 1) / per)) ] && break
-		sleep 0.05
-	done
-	echo "statsfd discovery: ${alone} ms alone, $(sfd_ms) ms with 100000 fds in $(grep -c ready "$TMP/fds.out") other processes"
-else
-	echo "skipped: needs root and /dev/kvm"
-fi
-
-ROUNDS=${BENCH_ROUNDS:-7}
-BLOCK=${BENCH_BLOCK:-1}
-echo "== guest exit rate (one busy vCPU all through, port I/O exits per CPU second of its thread; $ROUNDS rounds of blocks A B A B ..., ${BLOCK} s each)"
-if [ -z "${BENCH_RATE_CMD:-}" ] && { ! [ -c /dev/kvm ] || [ "$(id -u)" != 0 ]; }; then
-	echo "skipped: needs root and /dev/kvm"; exit 0
-fi
+# BENCH_ONLY: a comma-separated list of the sections to run (refresh,
+# debugfs, discovery, rate, latency, cpu); all when empty.
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
-cases=("minimal counter, every kvm tracepoint (floor)"
-       "kvmstat -t -l -f . (every field, children)"
-       "kvmstat -t -l (default fields)"
-       "kvmstat -t -l --latency (latency on)"
-       "  the same, exits in flight in an LRU hash"
-       "  the same, re-entry by kvm_entry only"
-       "  the same, re-entry at sys_enter ioctl KVM_RUN"
-       "kvmstat -t -l -f . --no-bpf (perf fallback)")
-# latency on and off (issue 14): the default re-entry mark here is
-# kvm_fpu(load) (fentry does not load on this host); the state of the
-# exits in flight in task storage (KVMSTAT_LATENCY_STATE=hash: the
-# fallback); KVMSTAT_LATENCY_MARK=none leaves only kvm_entry, which never
-# fires here: the mark's own cost; =syscall the other mark (it costs
-# every system call of the host too: see lat_engine.c)
-cmds=("$BENCH mincount" "./kvmstat -t -l -s 1 -f ." "./kvmstat -t -l -s 1"
-      "./kvmstat -t -l -s 1 --latency"
-      "env KVMSTAT_LATENCY_STATE=hash ./kvmstat -t -l -s 1 --latency"
-      "env KVMSTAT_LATENCY_MARK=none ./kvmstat -t -l -s 1 --latency"
-      "env KVMSTAT_LATENCY_MARK=syscall ./kvmstat -t -l -s 1 --latency"
-      "./kvmstat -t -l -s 1 -f . --no-bpf")
-if [ -n "$KVM_STAT_CMD" ]; then
-	cases+=("kvm_stat -l")
-	cmds+=("$KVM_STAT_CMD -l -s 1")
-fi
-if command -v perf >/dev/null; then
-	cases+=("perf stat -e 'kvm:*' -a")
-	cmds+=("perf stat -e kvm:* -a")
-fi
-# One guest runs all through and says every 100 ms how many exits its
-# vCPU made in how much CPU time of its thread (KVM's included). Blocks
-# alternate: unmonitored (A), then one watcher running (B, after 0.5 s to
-# settle, so its start is not counted), then A again; each B is compared
-# with the mean of the A blocks on both sides, so drift on this noisy
-# machine hits both alike, and no guest or process start is measured.
-TICKS="$TMP/ticks"
-last_tick() {	# "EXITS CPUNSEC" of the newest tick line
-	if [ -n "${BENCH_RATE_CMD:-}" ]; then eval "$BENCH_RATE_CMD"; return; fi
-	awk '$1 == "tick" { e = $4; c = $6 } END { print e, c }' "$TICKS"
-}
-block() {	# rate over the next $BLOCK s
-	local a b
-	a=$(last_tick)
-	sleep "$BLOCK"
-	b=$(last_tick)
-	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		if (y[2] > x[2]) printf "%.0f\n", (y[1] - x[1]) / ((y[2] - x[2]) / 1e9) }'
-}
-watched() {	# command: rate while it runs
-	local BENCH_WATCHED=1	# for BENCH_RATE_CMD
-	# shellcheck disable=SC2086
-	$1 >/dev/null 2>"$TMP/err" &
-	local k=$!
-	PIDS+=("$k")
-	sleep 0.5
-	block
-	kill -TERM "$k"; wait "$k" 2>/dev/null
-}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 spread() {	# quartiles and range of a list, as percentages
 	sort -g | awk '{ v[NR] = 100 * $1 } END { if (NR) printf "IQR %.1f-%.1f%%, range %.1f-%.1f%%",
 		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
 }
-if [ -z "${BENCH_RATE_CMD:-}" ]; then
-	hold=$(awk -v r="$ROUNDS" -v n="${#cases[@]}" -v b="$BLOCK" 'BEGIN { printf "%d", r * n * (2 * b + 6) + b + 30 }')
-	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t "$hold" -P 100 >"$TICKS" &
-	guest=$!
-	PIDS+=("$guest")
-	for _ in $(seq 50); do grep -q '^tick' "$TICKS" && break; sleep 0.1; done
+trap 'for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; [ -n "${stats_was:-}" ] && echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$TMP"' EXIT
+
+if want refresh; then
+	echo "== CPU per refresh (read + aggregate + snapshot) and file descriptors"
+	if [ -d /sys/kernel/tracing/events/kvm ] && [ "$(id -u)" = 0 ]; then
+		"$BENCH" tracepoint
+		"$BENCH" tracepoint '.'
+		"$BENCH" tracepoint '.' no_bpf
+		"$BENCH" tracepoint '.' want_vms
+		"$BENCH" tracepoint '^kvm_(exit|pio|mmio)$'
+		# a fake tracefs whose kvm_pio and kvm_userspace_exit are the real
+		# task:task_rename, its "reason" oom_score_adj, for bench hit
+		id=$(cat /sys/kernel/tracing/events/task/task_rename/id 2>/dev/null)
+		if [ -n "$id" ]; then
+			t="$TMP/tracefs/events/kvm"
+			mkdir -p "$t/kvm_pio" "$t/kvm_userspace_exit"
+			echo "$id" >"$t/kvm_pio/id"
+			echo "$id" >"$t/kvm_userspace_exit/id"
+			printf '%s\n' "name: kvm_userspace_exit" "ID: $id" "format:" \
+				"	field:unsigned short common_type;	offset:0;	size:2;	signed:0;" \
+				"	field:short reason;	offset:44;	size:2;	signed:1;" "" \
+				'print fmt: "reason %s", __print_symbolic(REC->reason, { 2, "KVM_EXIT_" "IO" }, { 5, "KVM_EXIT_" "HLT" })' \
+				>"$t/kvm_userspace_exit/format"
+			KVMSTAT_TRACEFS_ROOT="$TMP/tracefs" "$BENCH" hit
+		fi
+	else
+		echo "tracepoint: skipped (needs root and tracefs)"
+	fi
 fi
-before=$(block)
-echo "$before" >>"$TMP/rate.ref"
-for round in $(seq "$ROUNDS"); do
-	for i in "${!cases[@]}"; do
-		r=$(watched "${cmds[$i]}")
-		after=$(block)
-		echo "$after" >>"$TMP/rate.ref"
-		awk -v r="$r" -v a="$before" -v b="$after" \
-			'BEGIN { if (a + b > 0 && r > 0) printf "%.4f\n", 2 * r / (a + b) }' >>"$TMP/ratio.$i"
-		echo "$r" >>"$TMP/rate.$i"
-		before=$after
+
+if want debugfs; then
+	# A debugfs fixture: 100 VMs x 8 vCPUs, 65 counters each.
+	root="$TMP/debugfs"
+	mkdir -p "$root"
+	names=$(for i in $(seq 1 65); do echo "stat_$i"; done)
+	for n in $names; do echo 12345 >"$root/$n"; done
+	for vm in $(seq 1 100); do
+		d="$root/$((10000 + vm))-$vm"
+		mkdir -p "$d"
+		for n in $names; do echo 123 >"$d/$n"; done
+		for c in $(seq 0 7); do mkdir -p "$d/vcpu$c"; echo $((20000 + vm * 8 + c)) >"$d/vcpu$c/pid"; done
 	done
-done
-[ -n "${guest:-}" ] && { kill -TERM "$guest"; wait "$guest" 2>/dev/null; }
-printf '%-46s %10s exits/cpu-s\n' "unmonitored" "$(median <"$TMP/rate.ref")"
-for i in "${!cases[@]}"; do
-	printf '%-46s %10s exits/cpu-s  %s of unmonitored (median of %d; %s)\n' \
-		"${cases[$i]}" "$(median <"$TMP/rate.$i")" \
-		"$(median <"$TMP/ratio.$i" | awk '{ printf "%.1f%%", 100 * $1 }')" \
-		"$(wc -l <"$TMP/ratio.$i")" "$(spread <"$TMP/ratio.$i")"
-done
+	"$BENCH" debugfs "$root"
+	"$BENCH" debugfs "$root" want_vms
+fi
+
+if want discovery; then
+	# Finding VMs for -S must not read every process's fds: processes
+	# holding 100000 fds must not slow a stats-fd run down (VM processes come
+	# from KVM's debugfs names; only /proc without debugfs is a full scan).
+	echo "== stats-fd VM discovery: kvmstat -S -1 -s 0.1 wall ms, median of 5, without / with other processes holding 100000 fds"
+	if [ "$(id -u)" = 0 ] && [ -c /dev/kvm ]; then
+		sfd_ms() {
+			for _ in 1 2 3 4 5; do
+				local t0=$EPOCHREALTIME
+				./kvmstat -S -1 -s 0.1 >/dev/null 2>&1
+				awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'
+			done | sort -g | awk '{ v[NR] = $1 } END { print v[3] }'
+		}
+		alone=$(sfd_ms)
+		# 100000 fds over as few processes as the hard limit allows
+		hard=$(ulimit -Hn)
+		[ "$hard" = unlimited ] && hard=100100
+		per=$((hard - 100 < 100000 ? hard - 100 : 100000))
+		left=100000
+		while [ $left -gt 0 ]; do
+			n=$((left < per ? left : per))
+			left=$((left - n))
+			(ulimit -n $((n + 50)) && exec python3 -c '
+import os, sys, time
+fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(int(sys.argv[1]))]
+print("ready", flush=True)
+time.sleep(300)' "$n") >>"$TMP/fds.out" 2>&1 &
+			PIDS+=($!)
+		done
+		for _ in $(seq 1 200); do
+			[ "$(grep -c ready "$TMP/fds.out")" = $(((100000 + per - 1) / per)) ] && break
+			sleep 0.05
+		done
+		echo "statsfd discovery: ${alone} ms alone, $(sfd_ms) ms with 100000 fds in $(grep -c ready "$TMP/fds.out") other processes"
+	else
+		echo "skipped: needs root and /dev/kvm"
+	fi
+fi
+
+if want rate; then
+	ROUNDS=${BENCH_ROUNDS:-7}
+	BLOCK=${BENCH_BLOCK:-1}
+	echo "== guest exit rate (one busy vCPU all through, port I/O exits per CPU second of its thread; $ROUNDS rounds of blocks A B A B ..., ${BLOCK} s each)"
+	if [ -z "${BENCH_RATE_CMD:-}" ] && { ! [ -c /dev/kvm ] || [ "$(id -u)" != 0 ]; }; then
+		echo "skipped: needs root and /dev/kvm"; exit 0
+	fi
+	cases=("minimal counter, every kvm tracepoint (floor)"
+	       "kvmstat -t -l -f . (every field, children)"
+	       "kvmstat -t -l (default fields)"
+	       "kvmstat -t -l --latency (latency on)"
+	       "  the same, exits in flight in an LRU hash"
+	       "  the same, re-entry by kvm_entry only"
+	       "  the same, re-entry at sys_enter ioctl KVM_RUN"
+	       "kvmstat -t -l -f . --no-bpf (perf fallback)")
+	# latency on and off (issue 14): the default re-entry mark here is
+	# kvm_fpu(load) (fentry does not load on this host); the state of the
+	# exits in flight in task storage (KVMSTAT_LATENCY_STATE=hash: the
+	# fallback); KVMSTAT_LATENCY_MARK=none leaves only kvm_entry, which never
+	# fires here: the mark's own cost; =syscall the other mark (it costs
+	# every system call of the host too: see lat_engine.c)
+	cmds=("$BENCH mincount" "./kvmstat -t -l -s 1 -f ." "./kvmstat -t -l -s 1"
+	      "./kvmstat -t -l -s 1 --latency"
+	      "env KVMSTAT_LATENCY_STATE=hash ./kvmstat -t -l -s 1 --latency"
+	      "env KVMSTAT_LATENCY_MARK=none ./kvmstat -t -l -s 1 --latency"
+	      "env KVMSTAT_LATENCY_MARK=syscall ./kvmstat -t -l -s 1 --latency"
+	      "./kvmstat -t -l -s 1 -f . --no-bpf")
+	if [ -n "$KVM_STAT_CMD" ]; then
+		cases+=("kvm_stat -l")
+		cmds+=("$KVM_STAT_CMD -l -s 1")
+	fi
+	if command -v perf >/dev/null; then
+		cases+=("perf stat -e 'kvm:*' -a")
+		cmds+=("perf stat -e kvm:* -a")
+	fi
+	# One guest runs all through and says every 100 ms how many exits its
+	# vCPU made in how much CPU time of its thread (KVM's included). Blocks
+	# alternate: unmonitored (A), then one watcher running (B, after 0.5 s to
+	# settle, so its start is not counted), then A again; each B is compared
+	# with the mean of the A blocks on both sides, so drift on this noisy
+	# machine hits both alike, and no guest or process start is measured.
+	TICKS="$TMP/ticks"
+	last_tick() {	# "EXITS CPUNSEC" of the newest tick line
+		if [ -n "${BENCH_RATE_CMD:-}" ]; then eval "$BENCH_RATE_CMD"; return; fi
+		awk '$1 == "tick" { e = $4; c = $6 } END { print e, c }' "$TICKS"
+	}
+	block() {	# rate over the next $BLOCK s
+		local a b
+		a=$(last_tick)
+		sleep "$BLOCK"
+		b=$(last_tick)
+		awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+			if (y[2] > x[2]) printf "%.0f\n", (y[1] - x[1]) / ((y[2] - x[2]) / 1e9) }'
+	}
+	watched() {	# command: rate while it runs
+		local BENCH_WATCHED=1	# for BENCH_RATE_CMD
+		# shellcheck disable=SC2086
+		$1 >/dev/null 2>"$TMP/err" &
+		local k=$!
+		PIDS+=("$k")
+		sleep 0.5
+		block
+		kill -TERM "$k"; wait "$k" 2>/dev/null
+	}
+	if [ -z "${BENCH_RATE_CMD:-}" ]; then
+		hold=$(awk -v r="$ROUNDS" -v n="${#cases[@]}" -v b="$BLOCK" 'BEGIN { printf "%d", r * n * (2 * b + 6) + b + 30 }')
+		tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t "$hold" -P 100 >"$TICKS" &
+		guest=$!
+		PIDS+=("$guest")
+		for _ in $(seq 50); do grep -q '^tick' "$TICKS" && break; sleep 0.1; done
+	fi
+	before=$(block)
+	echo "$before" >>"$TMP/rate.ref"
+	for round in $(seq "$ROUNDS"); do
+		for i in "${!cases[@]}"; do
+			r=$(watched "${cmds[$i]}")
+			after=$(block)
+			echo "$after" >>"$TMP/rate.ref"
+			awk -v r="$r" -v a="$before" -v b="$after" \
+				'BEGIN { if (a + b > 0 && r > 0) printf "%.4f\n", 2 * r / (a + b) }' >>"$TMP/ratio.$i"
+			echo "$r" >>"$TMP/rate.$i"
+			before=$after
+		done
+	done
+	[ -n "${guest:-}" ] && { kill -TERM "$guest"; wait "$guest" 2>/dev/null; }
+	printf '%-46s %10s exits/cpu-s\n' "unmonitored" "$(median <"$TMP/rate.ref")"
+	for i in "${!cases[@]}"; do
+		printf '%-46s %10s exits/cpu-s  %s of unmonitored (median of %d; %s)\n' \
+			"${cases[$i]}" "$(median <"$TMP/rate.$i")" \
+			"$(median <"$TMP/ratio.$i" | awk '{ printf "%.1f%%", 100 * $1 }')" \
+			"$(wc -l <"$TMP/ratio.$i")" "$(spread <"$TMP/ratio.$i")"
+	done
+fi
 
 [ -n "${BENCH_RATE_CMD:-}" ] && exit 0
-# The exit rate cannot tell tens of ns per exit from its noise; the
-# kernel's own BPF statistics can: each latency program's time per run
-# (run_time_ns / run_cnt; kvm_fpu runs twice per exit, load and put),
-# under the same busy guest, each variant in turn, median of 3.
-echo "== latency programs' time per run (kernel bpf_stats, ns; median of 3)"
-if command -v bpftool >/dev/null && command -v jq >/dev/null &&
-	[ -w /proc/sys/kernel/bpf_stats_enabled ]; then
-	stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
-	echo 1 >/proc/sys/kernel/bpf_stats_enabled
-	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 40 >/dev/null &
+if want latency; then
+	# The exit rate cannot tell tens of ns per exit from its noise; the
+	# kernel's own BPF statistics can: each latency program's time per run
+	# (run_time_ns / run_cnt; kvm_fpu runs twice per exit, load and put),
+	# under the same busy guest, each variant in turn, median of 3.
+	echo "== latency programs' time per run (kernel bpf_stats, ns; median of 3)"
+	if command -v bpftool >/dev/null && command -v jq >/dev/null &&
+		[ -w /proc/sys/kernel/bpf_stats_enabled ]; then
+		stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
+		echo 1 >/proc/sys/kernel/bpf_stats_enabled
+		tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 40 >/dev/null &
+		g=$!
+		PIDS+=("$g")
+		sleep 0.5
+		lat_snap() { bpftool prog show -j | jq -r '.[] | select(.name | startswith("lat_")) |
+			"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"' | sort; }
+		variants=("" "KVMSTAT_LATENCY_STATE=hash" "KVMSTAT_LATENCY_MARK=syscall")
+		for round in 1 2 3; do
+			for v in "${!variants[@]}"; do
+				# shellcheck disable=SC2086
+				env ${variants[$v]} ./kvmstat -t -l -s 1 --latency >/dev/null 2>&1 &
+				k=$!
+				sleep 1
+				lat_snap >"$TMP/ps.a"
+				sleep 2
+				lat_snap >"$TMP/ps.b"
+				kill -TERM "$k"; wait "$k" 2>/dev/null
+				join "$TMP/ps.a" "$TMP/ps.b" | awk -v v="$v" '$5 > $3 {
+					printf "%s %s %.1f\n", v, $1, ($4 - $2) / ($5 - $3) }' >>"$TMP/ps.all"
+			done
+		done
+		kill -TERM "$g"; wait "$g" 2>/dev/null
+		echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
+		for v in "${!variants[@]}"; do
+			for p in $(awk -v v="$v" '$1 == v { print $2 }' "$TMP/ps.all" | sort -u); do
+				printf '%-46s %-16s %6s ns/run\n' "--latency ${variants[$v]}" "$p" \
+					"$(awk -v v="$v" -v p="$p" '$1 == v && $2 == p { print $3 }' "$TMP/ps.all" | median)"
+			done
+		done
+	else
+		echo "skipped: needs bpftool, jq and a writable kernel.bpf_stats_enabled"
+	fi
+fi
+
+if want cpu; then
+	echo "== CPU over 8 s of '-l -t -s 0.1' beside a busy guest (user+system s, each alone, alternating; median of ${BENCH_CPU_ROUNDS:-3})"
+	# A cgroup of its own per run counts every process of it to the end: the
+	# detached child that closes kvmstat's BPF links after it exits, and
+	# kvm_stat closing its perf events. The floor is the minimal counter
+	# (bench mincount) on every kvm tracepoint for as long: what enabling,
+	# then disabling, the tracepoints costs the kernel here, which no counter
+	# avoids. Without a cgroup v2 to write, perf's task-clock (which may miss
+	# that child).
+	CG=""
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ -f "$d/cgroup.procs" ] && [ -f "$d/cgroup.controllers" ] &&
+			mkdir "$d/kvmstat-bench.$$" 2>/dev/null; then
+			CG="$d/kvmstat-bench.$$"
+			break
+		fi
+	done
+	cpu8() {	# command...: its CPU seconds over 8 s
+		if [ -n "$CG" ] && [ -f "$CG/cpu.stat" ]; then
+			local c="$CG/r$RANDOM"
+			mkdir "$c" || return
+			( echo "$BASHPID" >"$c/cgroup.procs" && exec timeout -s TERM 8 "$@" >/dev/null 2>&1 )
+			# until every process of it has exited (10 s at most)
+			for _ in $(seq 1 1000); do
+				[ -s "$c/cgroup.procs" ] || break
+				sleep 0.01
+			done
+			awk '$1 == "usage_usec" { printf "%.4f\n", $2 / 1e6 }' "$c/cpu.stat"
+			return
+		fi
+		if command -v perf >/dev/null; then
+			perf stat -x, -e task-clock -- timeout -s TERM 8 "$@" 2>&1 >/dev/null |
+				awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }'
+			return
+		fi
+		local TIMEFORMAT='%3U %3S'
+		{ time timeout -s TERM 8 "$@" >/dev/null 2>&1; } 2>&1 | awk '{ print $1 + $2 }'
+	}
+	tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 200 >/dev/null &
 	g=$!
 	PIDS+=("$g")
 	sleep 0.5
-	lat_snap() { bpftool prog show -j | jq -r '.[] | select(.name | startswith("lat_")) |
-		"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"' | sort; }
-	variants=("" "KVMSTAT_LATENCY_STATE=hash" "KVMSTAT_LATENCY_MARK=syscall")
-	for round in 1 2 3; do
-		for v in "${!variants[@]}"; do
+	for round in $(seq "${BENCH_CPU_ROUNDS:-3}"); do
+		cpu8 "$BENCH" mincount >>"$TMP/cpu.floor"
+		cpu8 ./kvmstat -l -t -s 0.1 >>"$TMP/cpu.kvmstat"
+		if [ -n "$KVM_STAT_CMD" ]; then
 			# shellcheck disable=SC2086
-			env ${variants[$v]} ./kvmstat -t -l -s 1 --latency >/dev/null 2>&1 &
-			k=$!
-			sleep 1
-			lat_snap >"$TMP/ps.a"
-			sleep 2
-			lat_snap >"$TMP/ps.b"
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			join "$TMP/ps.a" "$TMP/ps.b" | awk -v v="$v" '$5 > $3 {
-				printf "%s %s %.1f\n", v, $1, ($4 - $2) / ($5 - $3) }' >>"$TMP/ps.all"
-		done
+			cpu8 $KVM_STAT_CMD -l -t -s 0.1 >>"$TMP/cpu.kvm_stat"
+		fi
 	done
 	kill -TERM "$g"; wait "$g" 2>/dev/null
-	echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
-	for v in "${!variants[@]}"; do
-		for p in $(awk -v v="$v" '$1 == v { print $2 }' "$TMP/ps.all" | sort -u); do
-			printf '%-46s %-16s %6s ns/run\n' "--latency ${variants[$v]}" "$p" \
-				"$(awk -v v="$v" -v p="$p" '$1 == v && $2 == p { print $3 }' "$TMP/ps.all" | median)"
-		done
+	# the runs' cgroups go once their exited processes are reaped
+	for _ in $(seq 1 100); do
+		[ -z "$CG" ] && break
+		rmdir "$CG"/r* 2>/dev/null
+		rmdir "$CG" 2>/dev/null && break
+		sleep 0.1
 	done
-else
-	echo "skipped: needs bpftool, jq and a writable kernel.bpf_stats_enabled"
-fi
-echo "== CPU over 8 s of '-l -t -s 0.1' beside a busy guest (user+system s, each alone, alternating; median of 3)"
-# A cgroup of its own per run counts every process of it to the end: the
-# detached child that closes kvmstat's BPF links after it exits, and
-# kvm_stat closing its perf events. The floor is the minimal counter
-# (bench mincount) on every kvm tracepoint for as long: what enabling,
-# then disabling, the tracepoints costs the kernel here, which no counter
-# avoids. Without a cgroup v2 to write, perf's task-clock (which may miss
-# that child).
-CG=""
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	if [ -f "$d/cgroup.procs" ] && [ -f "$d/cgroup.controllers" ] &&
-		mkdir "$d/kvmstat-bench.$$" 2>/dev/null; then
-		CG="$d/kvmstat-bench.$$"
-		break
+	runs() { awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $1 }' "$1"; }
+	fl=$(median <"$TMP/cpu.floor")
+	printf '%-46s %8.3f s  (the floor: tracepoints enabled and disabled; runs %s)\n' \
+		"minimal counter, every kvm tracepoint" "$fl" "$(runs "$TMP/cpu.floor")"
+	ks=$(median <"$TMP/cpu.kvmstat")
+	printf '%-46s %8.3f s  (runs %s)\n' "kvmstat -l -t -s 0.1" "$ks" "$(runs "$TMP/cpu.kvmstat")"
+	if [ -s "$TMP/cpu.kvm_stat" ]; then
+		kv=$(median <"$TMP/cpu.kvm_stat")
+		printf '%-46s %8.3f s  (%.0fx kvmstat; runs %s)\n' "kvm_stat -l -t -s 0.1" "$kv" \
+			"$(awk -v a="$kv" -v b="$ks" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
+			"$(runs "$TMP/cpu.kvm_stat")"
+		awk -v a="$kv" -v b="$ks" -v f="$fl" 'BEGIN {
+			printf "%-46s %8.3f s against %.3f s (%.0fx)\n", "above the floor: kvmstat", b - f, a - f,
+				(b > f ? (a - f) / (b - f) : 0) }'
 	fi
-done
-cpu8() {	# command...: its CPU seconds over 8 s
-	if [ -n "$CG" ] && [ -f "$CG/cpu.stat" ]; then
-		local c="$CG/r$RANDOM"
-		mkdir "$c" || return
-		( echo "$BASHPID" >"$c/cgroup.procs" && exec timeout -s TERM 8 "$@" >/dev/null 2>&1 )
-		# until every process of it has exited (10 s at most)
-		for _ in $(seq 1 1000); do
-			[ -s "$c/cgroup.procs" ] || break
-			sleep 0.01
-		done
-		awk '$1 == "usage_usec" { printf "%.4f\n", $2 / 1e6 }' "$c/cpu.stat"
-		return
-	fi
-	if command -v perf >/dev/null; then
-		perf stat -x, -e task-clock -- timeout -s TERM 8 "$@" 2>&1 >/dev/null |
-			awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }'
-		return
-	fi
-	local TIMEFORMAT='%3U %3S'
-	{ time timeout -s TERM 8 "$@" >/dev/null 2>&1; } 2>&1 | awk '{ print $1 + $2 }'
-}
-tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 200 >/dev/null &
-g=$!
-PIDS+=("$g")
-sleep 0.5
-for round in 1 2 3; do
-	cpu8 "$BENCH" mincount >>"$TMP/cpu.floor"
-	cpu8 ./kvmstat -l -t -s 0.1 >>"$TMP/cpu.kvmstat"
-	if [ -n "$KVM_STAT_CMD" ]; then
-		# shellcheck disable=SC2086
-		cpu8 $KVM_STAT_CMD -l -t -s 0.1 >>"$TMP/cpu.kvm_stat"
-	fi
-done
-kill -TERM "$g"; wait "$g" 2>/dev/null
-# the runs' cgroups go once their exited processes are reaped
-for _ in $(seq 1 100); do
-	[ -z "$CG" ] && break
-	rmdir "$CG"/r* 2>/dev/null
-	rmdir "$CG" 2>/dev/null && break
-	sleep 0.1
-done
-fl=$(median <"$TMP/cpu.floor")
-printf '%-46s %8.3f s  (the floor: tracepoints enabled and disabled)\n' "minimal counter, every kvm tracepoint" "$fl"
-ks=$(median <"$TMP/cpu.kvmstat")
-printf '%-46s %8.3f s\n' "kvmstat -l -t -s 0.1" "$ks"
-if [ -s "$TMP/cpu.kvm_stat" ]; then
-	kv=$(median <"$TMP/cpu.kvm_stat")
-	printf '%-46s %8.3f s  (%.0fx kvmstat)\n' "kvm_stat -l -t -s 0.1" "$kv" \
-		"$(awk -v a="$kv" -v b="$ks" 'BEGIN { print (b > 0 ? a / b : 0) }')"
-	awk -v a="$kv" -v b="$ks" -v f="$fl" 'BEGIN {
-		printf "%-46s %8.3f s against %.3f s (%.0fx)\n", "above the floor: kvmstat", b - f, a - f,
-			b > f ? (a - f) / (b - f) : 0 }'
 fi
