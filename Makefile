@@ -27,7 +27,12 @@ NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+# libmicrohttpd is loaded with dlopen when --listen starts (see mhd.h),
+# by the soname of the library found here
+MHD_SONAME := $(or $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
+	libmicrohttpd 2>/dev/null)/libmicrohttpd.so" 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }'),libmicrohttpd.so.12)
+$(BUILD)/src/sys/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
 PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -50,7 +55,7 @@ BPF_SKEL := $(BUILD)/include/kvmstat.skel.h
 override CPPFLAGS += -Iinclude -I$(BUILD)/include -D_GNU_SOURCE
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) $(SANITIZE) $(NCURSES_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MHD_CFLAGS) $(LIBBPF_CFLAGS) -pthread
-LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(LIBBPF_LIBS) -pthread
+LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(LIBBPF_LIBS) -pthread -ldl
 # -f regexes in Python's dialect (kvm_stat's)
 override CFLAGS += $(PCRE2_CFLAGS)
 LIBS += $(PCRE2_LIBS)

@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "errmsg.h"
 #include "exporter.h"
 #include "lat_render.h"
+#include "mhd.h"
 #include "openmetrics.h"
 #include "options.h"
 #include "strbuf.h"
@@ -53,6 +53,9 @@ struct exporter {
 	char *cert, *key;	    /* PEM, kept while the server runs */
 	struct MHD_Response *unauthorized;
 };
+
+/* libmicrohttpd's functions, loaded when the first exporter starts. */
+static const struct mhd_api *mhd;
 
 static const char exp_index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>kvmstat exporter</title></head>\n"
@@ -134,7 +137,7 @@ bad:
 static enum MHD_Result exp_queue(struct MHD_Connection *conn,
 				 unsigned int status, struct MHD_Response *r)
 {
-	return MHD_queue_response(conn, status, r);
+	return mhd->queue_response(conn, status, r);
 }
 
 /*
@@ -159,19 +162,20 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	(void)req_cls;
 	if (webconfig_auth(&e->wc)) {
 		char *pass = NULL;
-		char *user = MHD_basic_auth_get_username_password(conn, &pass);
+		char *user = mhd->basic_auth_get_username_password(conn, &pass);
 		bool ok = user && pass && webconfig_check(&e->wc, user, pass);
 
 		if (pass) {
 			explicit_bzero(pass, strlen(pass));
-			MHD_free(pass);
+			mhd->free(pass);
 		}
 		if (user)
-			MHD_free(user);
+			mhd->free(user);
 		if (!ok)
-			return MHD_queue_basic_auth_fail_response(conn,
-								  "kvmstat",
-								  e->unauthorized);
+			return mhd
+				->queue_basic_auth_fail_response(conn,
+								 "kvmstat",
+								 e->unauthorized);
 	}
 	if (strcmp(url, "/metrics")) {
 		if (strcmp(url, "/"))
@@ -184,8 +188,8 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 		return exp_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				 e->not_allowed);
 	fmt = openmetrics_negotiate(
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-					    MHD_HTTP_HEADER_ACCEPT));
+		mhd->lookup_connection_value(conn, MHD_HEADER_KIND,
+					     MHD_HTTP_HEADER_ACCEPT));
 	pthread_mutex_lock(&e->lock);
 	if (e->resp[fmt])
 		rc = exp_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
@@ -205,8 +209,8 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(conn,
-						MHD_CONNECTION_INFO_CONNECTION_FD);
+			mhd->get_connection_info(conn,
+						 MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		c = xcalloc(1, sizeof(*c));
 		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
@@ -245,8 +249,8 @@ static void exp_completed(void *cls, struct MHD_Connection *conn,
 {
 	struct exporter *e = cls;
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn,
-					MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		mhd->get_connection_info(conn,
+					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct exp_conn *c = ci ? ci->socket_context : NULL;
 
 	(void)req_cls;
@@ -284,7 +288,7 @@ static struct MHD_Response *exp_made(struct MHD_Response *r)
 static void exp_header(struct MHD_Response *r, const char *name,
 		       const char *value)
 {
-	if (MHD_add_response_header(r, name, value) != MHD_YES)
+	if (mhd->add_response_header(r, name, value) != MHD_YES)
 		util_die("out of memory making an HTTP response");
 }
 
@@ -293,8 +297,8 @@ static struct MHD_Response *exp_fixed(const char *body, const char *type,
 				      bool allow)
 {
 	struct MHD_Response *r = exp_made(
-		MHD_create_response_from_buffer(strlen(body), (void *)body,
-						MHD_RESPMEM_PERSISTENT));
+		mhd->create_response_from_buffer(strlen(body), (void *)body,
+						 MHD_RESPMEM_PERSISTENT));
 
 	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (allow)
@@ -332,7 +336,7 @@ static void exp_free(struct exporter *e)
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
-			MHD_destroy_response(*fixed[i]);
+			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->conns_lock);
 	strbuf_free(&e->text);
@@ -401,11 +405,15 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				       const char *web_config,
 				       struct errmsg *msg)
 {
-	struct exporter *e = xcalloc(1, sizeof(*e));
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
+	struct exporter *e;
 	int fd;
 
+	mhd = mhd_load(msg);
+	if (!mhd)
+		return NULL;
+	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->conns_lock, NULL);
 	strbuf_init(&e->text);
@@ -433,7 +441,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 		}
 	}
 	if (e->cert) {
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		if (mhd->is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			errmsg_set(msg, -ENOTSUP,
 				   "this libmicrohttpd has no TLS: drop tls_server_config from %s",
 				   web_config);
@@ -461,20 +469,21 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	}
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	e->daemon = MHD_start_daemon(flags, 0, NULL, NULL, exp_handle, e,
-				     MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned int)EXPORTER_MAX_CONNECTIONS,
-				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				     (unsigned int)EXPORTER_PER_ADDR_CONNECTIONS,
-				     MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned int)EXPORTER_TIMEOUT_S,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				     (size_t)EXPORTER_CONN_MEMORY,
-				     MHD_OPTION_NOTIFY_CONNECTION, exp_notify,
-				     e, MHD_OPTION_NOTIFY_COMPLETED,
-				     exp_completed, e, MHD_OPTION_ARRAY, tls,
-				     MHD_OPTION_END);
+	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exp_handle, e,
+				      MHD_OPTION_LISTEN_SOCKET, fd,
+				      MHD_OPTION_CONNECTION_LIMIT,
+				      (unsigned int)EXPORTER_MAX_CONNECTIONS,
+				      MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				      (unsigned int)
+					      EXPORTER_PER_ADDR_CONNECTIONS,
+				      MHD_OPTION_CONNECTION_TIMEOUT,
+				      (unsigned int)EXPORTER_TIMEOUT_S,
+				      MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				      (size_t)EXPORTER_CONN_MEMORY,
+				      MHD_OPTION_NOTIFY_CONNECTION, exp_notify,
+				      e, MHD_OPTION_NOTIFY_COMPLETED,
+				      exp_completed, e, MHD_OPTION_ARRAY, tls,
+				      MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
 		errmsg_set(msg, -EIO,
@@ -499,8 +508,8 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	size_t len = b->len;
 
 	strbuf_init(b);
-	r = exp_made(MHD_create_response_from_buffer_with_free_callback(len, s,
-									free));
+	r = exp_made(mhd->create_response_from_buffer_with_free_callback(len, s,
+									 free));
 	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
@@ -549,7 +558,7 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	/* connections still sending an old text hold their own reference */
 	for (int f = 0; f < 2; f++)
 		if (old[f])
-			MHD_destroy_response(old[f]);
+			mhd->destroy_response(old[f]);
 	exp_reap(e);
 }
 
@@ -558,7 +567,7 @@ static void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
-	MHD_stop_daemon(e->daemon);
+	mhd->stop_daemon(e->daemon);
 	exp_free(e);
 }
 
