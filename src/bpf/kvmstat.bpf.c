@@ -66,9 +66,15 @@ struct {
 	__type(value, __u64);
 } ks_other SEC(".maps");
 
-/* Whether this hit counts (the -p process, or any); *id: tgid << 32 | tid. */
+/* Whether this hit counts (the -p process, or any); *id: tgid << 32 | tid,
+ * 0 when neither -p nor per-thread counts need it: the verifier knows the
+ * read-only settings and drops the helper call then (a hit costs less). */
 static __always_inline int ks_mine(__u64 *id)
 {
+	if (!ks_tgid && !ks_per_thread) {
+		*id = 0;
+		return 1;
+	}
 	*id = bpf_get_current_pid_tgid();
 	return !ks_tgid || (__u32)(*id >> 32) == ks_tgid;
 }
