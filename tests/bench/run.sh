@@ -22,7 +22,7 @@ BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
 # BENCH_ONLY: a comma-separated list of the sections to run (refresh,
-# debugfs, discovery, rate, latency, cpu); all when empty.
+# debugfs, discovery, rate, programs, cpu); all when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -210,32 +210,45 @@ if want rate; then
 fi
 
 [ -n "${BENCH_RATE_CMD:-}" ] && exit 0
-if want latency; then
+if want programs; then
 	# The exit rate cannot tell tens of ns per exit from its noise; the
-	# kernel's own BPF statistics can: each latency program's time per run
-	# (run_time_ns / run_cnt; kvm_fpu runs twice per exit, load and put),
-	# under the same busy guest, each variant in turn, median of 3.
-	echo "== latency programs' time per run (kernel bpf_stats, ns; median of 3)"
+	# kernel's own BPF statistics can: each program's time per run
+	# (run_time_ns / run_cnt) on the real kvm tracepoints of the same busy
+	# guest: the minimal counter, kvmstat's counting programs with every
+	# field and children (ks_*), and the latency programs (lat_*; kvm_fpu
+	# runs twice per exit, load and put) of each variant, in turn, median
+	# of 3. The tracepoint's own dispatch to a program is the same for all
+	# and is not in these figures.
+	echo "== BPF programs' time per run on the guest's tracepoints (kernel bpf_stats, ns; median of 3)"
 	if command -v bpftool >/dev/null && command -v jq >/dev/null &&
 		[ -w /proc/sys/kernel/bpf_stats_enabled ]; then
 		stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
 		echo 1 >/proc/sys/kernel/bpf_stats_enabled
-		tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 40 >/dev/null &
+		tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 60 >/dev/null &
 		g=$!
 		PIDS+=("$g")
 		sleep 0.5
-		lat_snap() { bpftool prog show -j | jq -r '.[] | select(.name | startswith("lat_")) |
+		# prog_snap PREFIX: name, run time and runs of the programs so named
+		prog_snap() { bpftool prog show -j | jq -r --arg p "$1" '.[] |
+			select(.name | startswith($p)) |
 			"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"' | sort; }
-		variants=("" "KVMSTAT_LATENCY_STATE=hash" "KVMSTAT_LATENCY_MARK=syscall")
+		labels=("minimal counter" "kvmstat -t -l -f ." "--latency"
+			"--latency KVMSTAT_LATENCY_STATE=hash"
+			"--latency KVMSTAT_LATENCY_MARK=syscall")
+		prefixes=(mincount ks_ lat_ lat_ lat_)
+		cmds=("$BENCH mincount" "./kvmstat -t -l -s 1 -f ."
+		      "./kvmstat -t -l -s 1 --latency"
+		      "env KVMSTAT_LATENCY_STATE=hash ./kvmstat -t -l -s 1 --latency"
+		      "env KVMSTAT_LATENCY_MARK=syscall ./kvmstat -t -l -s 1 --latency")
 		for round in 1 2 3; do
-			for v in "${!variants[@]}"; do
+			for v in "${!cmds[@]}"; do
 				# shellcheck disable=SC2086
-				env ${variants[$v]} ./kvmstat -t -l -s 1 --latency >/dev/null 2>&1 &
+				${cmds[$v]} >/dev/null 2>&1 &
 				k=$!
 				sleep 1
-				lat_snap >"$TMP/ps.a"
+				prog_snap "${prefixes[$v]}" >"$TMP/ps.a"
 				sleep 2
-				lat_snap >"$TMP/ps.b"
+				prog_snap "${prefixes[$v]}" >"$TMP/ps.b"
 				kill -TERM "$k"; wait "$k" 2>/dev/null
 				join "$TMP/ps.a" "$TMP/ps.b" | awk -v v="$v" '$5 > $3 {
 					printf "%s %s %.1f\n", v, $1, ($4 - $2) / ($5 - $3) }' >>"$TMP/ps.all"
@@ -243,9 +256,9 @@ if want latency; then
 		done
 		kill -TERM "$g"; wait "$g" 2>/dev/null
 		echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
-		for v in "${!variants[@]}"; do
+		for v in "${!cmds[@]}"; do
 			for p in $(awk -v v="$v" '$1 == v { print $2 }' "$TMP/ps.all" | sort -u); do
-				printf '%-46s %-16s %6s ns/run\n' "--latency ${variants[$v]}" "$p" \
+				printf '%-46s %-16s %6s ns/run\n' "${labels[$v]}" "$p" \
 					"$(awk -v v="$v" -v p="$p" '$1 == v && $2 == p { print $3 }' "$TMP/ps.all" | median)"
 			done
 		done
