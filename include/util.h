@@ -42,6 +42,9 @@ void util_die(const char *fmt, ...)
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
+/* Grows the array p of *n elements of size bytes, when index i is beyond
+ * it, to i + 64 elements, each new one's bytes set to fill; returns p. */
+void *xgrow_index(void *p, size_t *n, size_t i, size_t size, int fill);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap)

@@ -123,13 +123,7 @@ bool filter_keeps_field(const struct field_filter *f, int id, const char *name,
 		return true;
 	if (!c || id < 0)
 		return filter_keeps(f, name, children);
-	if ((size_t)id >= c->n) {
-		size_t n = (size_t)id + 64;
-
-		c->v = xrealloc(c->v, n * sizeof(*c->v));
-		memset(c->v + c->n, 0, (n - c->n) * sizeof(*c->v));
-		c->n = n;
-	}
+	c->v = xgrow_index(c->v, &c->n, (size_t)id, sizeof(*c->v), 0);
 	v = &c->v[id];
 	if (!v->copy || strcmp(v->copy, name)) {
 		free(v->copy);

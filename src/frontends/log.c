@@ -180,14 +180,8 @@ static long log_column_of(struct log_priv *lp, const struct snap_row *r)
 
 	if (r->per_vcpu || r->field < 0)
 		return log_column(lp, r->name);
-	if (f >= lp->ncol_of) {
-		size_t n = f + 64;
-
-		lp->col_of = xrealloc(lp->col_of, n * sizeof(*lp->col_of));
-		memset(lp->col_of + lp->ncol_of, 0,
-		       (n - lp->ncol_of) * sizeof(*lp->col_of));
-		lp->ncol_of = n;
-	}
+	lp->col_of = xgrow_index(lp->col_of, &lp->ncol_of, f,
+				 sizeof(*lp->col_of), 0);
 	if (!lp->col_of[f]) {
 		long c = log_column(lp, r->name);
 

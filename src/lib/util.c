@@ -99,6 +99,18 @@ void *xrealloc(void *p, size_t size)
 	return p;
 }
 
+void *xgrow_index(void *p, size_t *n, size_t i, size_t size, int fill)
+{
+	size_t want = i + 64;
+
+	if (i < *n)
+		return p;
+	p = xrealloc(p, want * size);
+	memset((char *)p + *n * size, fill, (want - *n) * size);
+	*n = want;
+	return p;
+}
+
 char *xstrdup(const char *s)
 {
 	char *d = strdup(s);

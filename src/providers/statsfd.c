@@ -285,14 +285,9 @@ static int scan_fds(struct statsfd_priv *d, pid_t pid, bool *is_vm, size_t *n)
 /* The local index of a field, added when new. */
 static int local_add(struct statsfd_priv *d, int field, enum field_type type)
 {
-	if ((size_t)field >= d->nlocal_of) {
-		size_t n = (size_t)field + 64;
-
-		d->local_of = xrealloc(d->local_of, n * sizeof(*d->local_of));
-		for (size_t i = d->nlocal_of; i < n; i++)
-			d->local_of[i] = -1;
-		d->nlocal_of = n;
-	}
+	/* new entries -1 (every byte 0xff): no local index yet */
+	d->local_of = xgrow_index(d->local_of, &d->nlocal_of, (size_t)field,
+				  sizeof(*d->local_of), 0xff);
 	if (d->local_of[field] >= 0)
 		return d->local_of[field];
 	if (d->nlocals == d->caplocals) {
@@ -777,7 +772,7 @@ static void note_pids(const pid_t *pids, size_t n, char *buf, size_t len)
 			 n - STATSFD_NOTE_PIDS);
 }
 
-static bool young_has(const struct statsfd_priv *d, pid_t pid);
+static bool young_maybe(const struct statsfd_priv *d, pid_t pid);
 
 /* One-time notices about VMs found without stats fds or out of reach. */
 static void note_vms(struct statsfd_priv *d)
@@ -791,8 +786,7 @@ static void note_vms(struct statsfd_priv *d)
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct sfd_vm *vm = &d->vms[i];
 
-		if (vm->noted || vm->nf || vm->dead || young_has(d, vm->pid) ||
-		    young_has(d, 0))
+		if (vm->noted || vm->nf || vm->dead || young_maybe(d, vm->pid))
 			continue;
 		if (denied_errno(vm->err)) {
 			denied[ndenied++] = vm->pid;
@@ -887,7 +881,7 @@ static void scan_pid(struct provider *p, pid_t pid, bool full)
 	 * two looks (QEMU and the test guest close a setup pipe after the
 	 * last stats fd): its count could come back to what it was with a
 	 * stats fd more. Its links are read every time. */
-	if (vm && (young_has(d, pid) || young_has(d, 0)))
+	if (vm && young_maybe(d, pid))
 		full = true;
 	if (!full && nfds) {
 		if (vm && vm->nfds == nfds) {
@@ -1056,6 +1050,13 @@ static bool young_has(const struct statsfd_priv *d, pid_t pid)
 		if (d->young[i].pid == pid)
 			return true;
 	return false;
+}
+
+/* Whether pid may be such a VM: it is, or a VM came whose process could
+ * not be told (young pid 0: any may be). */
+static bool young_maybe(const struct statsfd_priv *d, pid_t pid)
+{
+	return young_has(d, pid) || young_has(d, 0);
 }
 
 static void young_add(struct statsfd_priv *d, pid_t pid, uint64_t now)

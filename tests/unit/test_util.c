@@ -177,6 +177,29 @@ START_TEST(test_asprintf)
 }
 END_TEST
 
+/* xgrow_index grows only past the end, keeps what was there and fills
+ * the new elements' bytes. */
+START_TEST(test_grow_index)
+{
+	size_t n = 0;
+	int *v = xgrow_index(NULL, &n, 3, sizeof(*v), 0xff);
+
+	ck_assert_uint_eq(n, 67);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(v[i], -1);
+	v[5] = 42;
+	ck_assert_ptr_eq(xgrow_index(v, &n, 66, sizeof(*v), 0), v);
+	ck_assert_uint_eq(n, 67);
+	v = xgrow_index(v, &n, 67, sizeof(*v), 0);
+	ck_assert_uint_eq(n, 131);
+	ck_assert_int_eq(v[5], 42);
+	ck_assert_int_eq(v[66], -1);
+	for (size_t i = 67; i < n; i++)
+		ck_assert_int_eq(v[i], 0);
+	free(v);
+}
+END_TEST
+
 /* strbuf_add_int writes what printf's "%*lld" writes, sep first. */
 START_TEST(test_add_int)
 {
@@ -216,6 +239,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_oom_other_thread);
 	tcase_add_test(tc, test_asprintf);
 	tcase_add_test(tc, test_add_int);
+	tcase_add_test(tc, test_grow_index);
 	suite_add_tcase(s, tc);
 	return s;
 }
