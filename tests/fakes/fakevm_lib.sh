@@ -54,9 +54,5 @@ vmquit() {
 # memfds PID: how many fake stats files that process holds (kvmstat's
 # copies of them)
 memfds() {
-	local n=0 f
-	for f in /proc/"$1"/fd/*; do
-		case $(readlink "$f" 2>/dev/null) in "/memfd:kvm-"*) n=$((n + 1)) ;; esac
-	done
-	echo "$n"
+	fds_linked "$1" '/memfd:kvm-*'
 }

@@ -114,14 +114,23 @@ need_statsfd_guest() {
 	fi
 }
 
-# stats_links PID: the anon_inode:kvm-*stats fds that process holds.
-stats_links() {
-	local n=0 f l
+# fds_linked PID PATTERN...: how many of that process's fds link to
+# something a shell PATTERN matches.
+fds_linked() {
+	local n=0 f l p
 	for f in /proc/"$1"/fd/*; do
 		l=$(readlink "$f" 2>/dev/null) || continue
-		case $l in anon_inode:kvm-vm-stats|anon_inode:kvm-vcpu-stats:*) n=$((n + 1)) ;; esac
+		for p in "${@:2}"; do
+			# shellcheck disable=SC2053
+			[[ $l == $p ]] && { n=$((n + 1)); break; }
+		done
 	done
 	echo "$n"
+}
+
+# stats_links PID: the anon_inode:kvm-*stats fds that process holds.
+stats_links() {
+	fds_linked "$1" 'anon_inode:kvm-vm-stats' 'anon_inode:kvm-vcpu-stats:*'
 }
 
 # ns_run NAME LINES SETTLE KVMSTAT-ARGS... -- GUEST-ARGS...: in a pid
