@@ -87,7 +87,7 @@ TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace
 	openssl
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
-	install-pkgs demo fuzz openmetrics-fixtures format format-check
+	install-pkgs demo fuzz openmetrics-fixtures format format-check mounts
 
 all: $(BIN) $(GUEST)
 
@@ -132,6 +132,8 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 
 # Installs the Debian build dependencies when root, else prints the command.
+# A package counts as installed when dpkg's database says so ("installed";
+# one removed but not purged is not, though dpkg -s still describes it).
 deps:
 	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
 
@@ -140,7 +142,8 @@ deps-test:
 
 install-pkgs:
 	@missing=""; for p in $(PKGS); do \
-		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+		[ "$$(dpkg-query -W -f '$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || \
+			missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$$missing"; \
@@ -178,8 +181,14 @@ openmetrics-fixtures: $(OM_FIXTURE_WRITE)
 system: $(BIN) $(GUEST)
 	tests/system/run.sh
 
+# tracefs and debugfs for the tests that read them (tests/mounts.sh), before
+# any test runs: a fresh host mounts neither
+mounts:
+	@tests/mounts.sh
+
 check: deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory mounts
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory system
 

@@ -21,10 +21,30 @@
 #include "guests.h"
 #include "options.h"
 #include "provider.h"
+#include "snapshot.h"
 #include "stats.h"
 
 #define LOOP_MAX_PROVIDERS 8
 #define LOOP_MAX_FRONTENDS 4
+#define LOOP_MAX_NOTES 16
+
+/* A line about a source (a snap_note), kept by the loop: said once on
+ * stderr where no front-end owns the terminal, else shown on screen and
+ * said after the monitor ends. */
+struct loop_note {
+	const char *source;		/* whose: a provider's name, or
+					 * "latency" */
+	const struct provider_ops *ops; /* the provider's, or NULL */
+	bool failed;  /* could not start: kept until it does (the monitor
+		      * tries again) */
+	bool quiet;   /* shown on screen, never said (a notice of a
+		      * provider not asked for) */
+	bool said;    /* said on stderr already */
+	bool reading; /* a failure of an open provider's read: kept until
+		       * a read goes well */
+	bool stale;   /* a failure not seen again yet by a reopening */
+	struct errmsg text;
+};
 
 struct loop {
 	struct options *opts;	      /* the caller's; the monitor's
@@ -40,13 +60,18 @@ struct loop {
 	bool children;		   /* child events where no front-end
 					 * asks for them (the monitor's 'x') */
 	int sigfd;
-	bool want_vms;	       /* the per-guest view is shown */
-	struct guests guests;  /* guest names of the VMs seen */
-	char providers[128];   /* names of the open providers */
-	char *fields;	       /* -f set in the monitor, owned */
-	bool reopening;	       /* the monitor changed a setting */
-	char guest[128];       /* a guest chosen in the monitor */
-	struct errmsg skipped; /* providers it had to leave out */
+	bool want_vms;	      /* the per-guest view is shown */
+	struct guests guests; /* guest names of the VMs seen */
+	char providers[128];  /* names of the open providers */
+	char *fields;	      /* -f set in the monitor, owned */
+	bool reopening;	      /* the monitor changed a setting */
+	char guest[128];      /* a guest chosen in the monitor */
+	struct loop_note notes[LOOP_MAX_NOTES]; /* about the sources */
+	size_t nnotes;
+	unsigned notes_gen; /* changes when a note is added */
+	struct snap_note snap_notes[LOOP_MAX_NOTES]; /* what snapshots
+						       * show of them */
+	uint64_t retry_ns;     /* the monitor tries failed sources then */
 	bool no_match;	       /* a provider -f left without a field */
 	struct errmsg msg;     /* why the last action failed */
 	bool usage;	       /* ... and it is a usage error */

@@ -57,6 +57,9 @@ struct provider {
 	bool want_vms;	   /* also report per-VM/vCPU */
 	struct errmsg msg; /* error or notice line */
 	bool notice;	   /* msg holds a notice to show once */
+	/* what open() did on the host that the user hears of once (it
+	 * mounted tracefs), beside msg */
+	struct errmsg did;
 };
 
 /* NULL-terminated, in the order they are tried. */

@@ -101,6 +101,15 @@ struct snap_scope {
 
 struct snap_store;
 
+/* A line about a source for the front-ends to show: one that could not
+ * start (shown until it starts), or what one did that the user should
+ * hear of (it mounted tracefs, it fell back to perf events). */
+struct snap_note {
+	const char *source; /* the provider's name */
+	bool failed;	    /* could not start */
+	const char *text;   /* why, or what it did */
+};
+
 /* What front-ends render. Everything in it belongs to it. */
 struct snapshot {
 	const struct field_info *fields; /* by id; the snapshot's names */
@@ -117,6 +126,12 @@ struct snapshot {
 	/* exit latency (--latency, the monitor's 'l'), or NULL when off;
 	 * the loop's, not freed by snapshot_free */
 	const struct lat_snap *latency;
+	/* the sources' notes, the loop's (not freed by snapshot_free);
+	 * notes_gen changes whenever they do, so that a front-end can tell
+	 * a set it dismissed from a new one */
+	const struct snap_note *notes;
+	size_t nnotes;
+	unsigned notes_gen;
 };
 
 /* What to build. Zeroed, it is the whole selection, every field, no

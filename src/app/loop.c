@@ -20,6 +20,7 @@
 #include "handoff.h"
 #include "latency.h"
 #include "loop.h"
+#include "mounts.h"
 #include "signals.h"
 #include "util.h"
 #include "vcpu_check.h"
@@ -27,6 +28,8 @@
 
 /* The monitor's next screen after a key changed something. */
 #define LOOP_SOON_NS 250000000ull
+/* How often the monitor tries again the sources that could not start. */
+#define LOOP_RETRY_NS 5000000000ull
 
 static void loop_say(struct loop *l, const char *msg)
 {
@@ -47,28 +50,151 @@ loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 	return rc;
 }
 
-/* A provider's notices are said only when the user asked for it (-t,
- * -d, -S, --qmp, or the tracepoints -1/-l/-L use without one). */
+/* Says a note on stderr, once: a failure as "NAME provider left out:
+ * why", anything else as it is. */
+static void loop_say_note(struct loop *l, struct loop_note *n)
+{
+	char line[ERRMSG_MAX + 64];
+
+	if (n->said || n->quiet)
+		return;
+	if (n->failed && !n->reading)
+		snprintf(line, sizeof(line), "%s provider left out: %s",
+			 n->source, n->text.text);
+	else
+		snprintf(line, sizeof(line), "%s", n->text.text);
+	loop_say(l, line);
+	n->said = true;
+}
+
+/* Says the notes not said yet (with failures, or only the others). */
+static void loop_say_notes(struct loop *l, bool failures)
+{
+	for (size_t i = 0; i < l->nnotes; i++)
+		if (failures || !l->notes[i].failed)
+			loop_say_note(l, &l->notes[i]);
+}
+
+/*
+ * Keeps a line about a source; the same line again is no news. Where no
+ * front-end owns the terminal it is said before the next output, else
+ * the monitor shows it and it is said when the monitor ends. When the
+ * notes are full, the oldest one that is no failure makes room.
+ */
+static struct loop_note *loop_note_from(struct loop *l, const char *source,
+					const struct provider_ops *ops,
+					bool failed, bool quiet,
+					const char *text)
+{
+	struct loop_note *n;
+
+	for (size_t i = 0; i < l->nnotes; i++) {
+		n = &l->notes[i];
+		if (n->source == source && n->failed == failed &&
+		    !strcmp(n->text.text, text)) {
+			n->stale = false;
+			return n;
+		}
+	}
+	if (l->nnotes == LOOP_MAX_NOTES) {
+		size_t k = 0;
+
+		while (k < l->nnotes && l->notes[k].failed)
+			k++;
+		if (k == l->nnotes)
+			return NULL;
+		memmove(&l->notes[k], &l->notes[k + 1],
+			(l->nnotes - k - 1) * sizeof(*l->notes));
+		l->nnotes--;
+	}
+	n = &l->notes[l->nnotes++];
+	*n = (struct loop_note){
+		.source = source,
+		.ops = ops,
+		.failed = failed,
+		.quiet = quiet,
+	};
+	errmsg_set(&n->text, 0, "%s", text);
+	l->notes_gen++;
+	return n;
+}
+
+/* A note about provider ops (loop_note_from). */
+static struct loop_note *loop_note(struct loop *l,
+				   const struct provider_ops *ops, bool failed,
+				   bool quiet, const char *text)
+{
+	return loop_note_from(l, ops->name, ops, failed, quiet, text);
+}
+
+/* Before the providers open again: their failures are kept only if
+ * they fail again (loop_forget_stale). */
+static void loop_mark_failures(struct loop *l)
+{
+	for (size_t i = 0; i < l->nnotes; i++)
+		l->notes[i].stale = l->notes[i].failed;
+}
+
+/* Drops the failures of sources that opened now. No news: the notes
+ * generation stays. */
+static void loop_forget_stale(struct loop *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->nnotes; i++)
+		if (!l->notes[i].stale)
+			l->notes[k++] = l->notes[i];
+	l->nnotes = k;
+}
+
+/* Whether a source could not start. */
+static bool loop_has_failures(const struct loop *l)
+{
+	for (size_t i = 0; i < l->nnotes; i++)
+		if (l->notes[i].failed && !l->notes[i].reading)
+			return true;
+	return false;
+}
+
+/* An open provider read well again: its reading failures are over. */
+static void loop_read_well(struct loop *l, const struct provider_ops *ops)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->nnotes; i++)
+		if (!(l->notes[i].reading && l->notes[i].ops == ops))
+			l->notes[k++] = l->notes[i];
+	l->nnotes = k;
+}
+
+/* A provider's notices: said (once) when the user asked for it (-t, -d,
+ * -S, --qmp, or the tracepoints -1/-l/-L use without one), shown by the
+ * monitor in any case. */
 static void report_notices(struct loop *l)
 {
 	for (size_t i = 0; i < l->nprovs; i++) {
 		struct provider *p = &l->provs[i];
 
-		if (p->notice && errmsg_isset(&p->msg)) {
-			if (provider_asked(p->ops, l->opts))
-				loop_say(l, p->msg.text);
-			p->notice = false;
-			errmsg_clear(&p->msg);
-		}
+		if (p->notice && errmsg_isset(&p->msg))
+			loop_note(l, p->ops, false,
+				  !provider_asked(p->ops, l->opts),
+				  p->msg.text);
+		p->notice = false;
+		errmsg_clear(&p->msg);
 	}
 }
 
-/*
- * Whether ops opens when -f keeps every field, in a field table of its
- * own: then the filter alone left it without a field, which is no
- * failure (kvm_stat prints nothing and ends with status 0).
- */
-static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
+/* What a provider's open did on the host (it mounted tracefs): a note. */
+static void report_did(struct loop *l, struct provider *p)
+{
+	if (errmsg_isset(&p->did))
+		loop_note(l, p->ops, false, false, p->did.text);
+	errmsg_clear(&p->did);
+}
+
+/* Whether ops opens alone, for every field, in a field table of its
+ * own (what it did on the host on the way is noted). */
+static bool opens_alone(struct loop *l, const struct provider_ops *ops)
 {
 	struct field_table fields;
 	struct provider p = {
@@ -78,14 +204,23 @@ static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
 	};
 	bool ok;
 
-	if (!l->opts->fields)
-		return false;
 	field_table_init(&fields);
 	ok = !ops->open(&p, l->opts);
+	report_did(l, &p);
 	if (ok)
 		ops->close(&p);
 	field_table_free(&fields);
 	return ok;
+}
+
+/*
+ * Whether ops opens when -f keeps every field: then the filter alone left
+ * it without a field, which is no failure (kvm_stat prints nothing and
+ * ends with status 0).
+ */
+static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
+{
+	return l->opts->fields && opens_alone(l, ops);
 }
 
 /*
@@ -105,6 +240,7 @@ static int open_providers(struct loop *l, bool all_fields)
 	struct errmsg why = { "" };
 
 	l->no_match = false;
+	loop_mark_failures(l);
 	for (size_t i = 0; provider_registry[i]; i++)
 		nasked += provider_asked(provider_registry[i], o);
 	explicit = nasked > 0;
@@ -132,6 +268,7 @@ static int open_providers(struct loop *l, bool all_fields)
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = o->pid != 0 || o->guest || l->want_vms;
 		rc = ops->open(p, o);
+		report_did(l, p);
 		if (rc) {
 			const char *reason = errmsg_isset(&p->msg) ?
 						     p->msg.text :
@@ -144,11 +281,6 @@ static int open_providers(struct loop *l, bool all_fields)
 				l->no_match = true;
 				continue;
 			}
-			if (lenient)
-				errmsg_add(&l->skipped,
-					   "%s%s provider left out: %s",
-					   errmsg_isset(&l->skipped) ? "; " : "",
-					   ops->name, reason);
 			if (explicit && !lenient && o->tracepoints_implied)
 				return loop_fail(l, rc, false,
 						 "%s provider: %s (the default source of -1, -l, -L and -f help, as in kvm_stat; -d, -S or --qmp name others)",
@@ -160,32 +292,31 @@ static int open_providers(struct loop *l, bool all_fields)
 			errmsg_add(&why, "%s%s: %s",
 				   errmsg_isset(&why) ? "; " : "", ops->name,
 				   reason);
+			/* said once, and shown by the monitor until the
+			 * source starts (or the user dismisses it) */
+			loop_note(l, ops, true, false, reason);
 			continue;
 		}
 		l->nprovs++;
 	}
+	loop_forget_stale(l);
 	if (!l->nprovs && l->no_match)
 		return 0; /* -f keeps nothing: the run says so and ends */
-	if (!l->nprovs)
+	/* the monitor opens even so: its screen says why, and it tries
+	 * again until a source starts */
+	if (!l->nprovs && !(l->need.owns_terminal && !explicit))
 		return loop_fail(l, -ENODEV, false,
 				 "no statistics source could be opened (%s)",
 				 errmsg_isset(&why) ?
 					 why.text :
 					 "no provider supports this host");
-	l->providers[0] = '\0';
+	snprintf(l->providers, sizeof(l->providers), "%s",
+		 l->nprovs ? "" : "no source");
 	for (size_t i = 0; i < l->nprovs; i++)
 		snprintf(l->providers + strlen(l->providers),
 			 sizeof(l->providers) - strlen(l->providers), "%s%s",
 			 i ? " " : "", l->provs[i].ops->name);
 	return 0;
-}
-
-/* Says which providers were left out, once. */
-static void say_skipped(struct loop *l)
-{
-	if (errmsg_isset(&l->skipped))
-		loop_say(l, l->skipped.text);
-	errmsg_clear(&l->skipped);
 }
 
 static void close_providers(struct loop *l)
@@ -220,14 +351,27 @@ static void sample_all(struct loop *l)
 		struct provider *p = &l->provs[i];
 
 		l->stats.set.src = p->ops->name;
-		if (p->ops->read(p, &l->stats.set) && errmsg_isset(&p->msg))
-			p->notice = true;
+		if (!p->ops->read(p, &l->stats.set)) {
+			loop_read_well(l, p->ops);
+		} else if (errmsg_isset(&p->msg)) {
+			/* kept, and shown, until a read goes well */
+			struct loop_note *n = loop_note(l, p->ops, true,
+							!provider_asked(p->ops,
+									l->opts),
+							p->msg.text);
+
+			if (n)
+				n->reading = true;
+			errmsg_clear(&p->msg);
+			p->notice = false;
+		}
 		arbiter_note(&l->stats.arbiter, &l->stats.set);
 	}
 	l->stats.set.src = NULL;
 	stats_update(&l->stats, util_now_ns());
+	report_notices(l);
 	if (!l->need.owns_terminal)
-		report_notices(l);
+		loop_say_notes(l, true);
 }
 
 /* The rows fe's view asks for: the whole selection, or everything, one
@@ -254,6 +398,15 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		req.per_vcpu = true;
 	}
 	snapshot_build(&l->stats, &req, snap);
+	for (size_t i = 0; i < l->nnotes; i++)
+		l->snap_notes[i] = (struct snap_note){
+			.source = l->notes[i].source,
+			.failed = l->notes[i].failed,
+			.text = l->notes[i].text.text,
+		};
+	snap->notes = l->snap_notes;
+	snap->nnotes = l->nnotes;
+	snap->notes_gen = l->notes_gen;
 }
 
 /* Starts or stops exit latency (--latency, the monitor's 'l'); a
@@ -265,12 +418,18 @@ static int loop_latency(struct loop *l, bool on)
 				   .proc_root = o->proc_root,
 				   .debugfs_root = o->debugfs_root,
 				   .pid = o->pid };
+	struct errmsg did;
 
 	latency_close(l->lat);
 	l->lat = NULL;
 	errmsg_clear(&l->lat_msg);
 	l->lat_on = on;
-	return on ? latency_open(&l->lat, &cfg, &l->lat_msg) : 0;
+	if (!on)
+		return 0;
+	/* its tracepoints, where no source has mounted tracefs (-S) */
+	if (!o->tracefs_root && mounts_ensure(MOUNTS_TRACEFS, &did, NULL) == 1)
+		loop_note_from(l, "latency", NULL, false, false, did.text);
+	return latency_open(&l->lat, &cfg, &l->lat_msg);
 }
 
 /* The latency the front-ends get this render, or NULL when off. */
@@ -558,7 +717,6 @@ static int reopen_providers(struct loop *l)
 	close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->opts->include_past);
-	errmsg_clear(&l->skipped);
 	l->reopening = true;
 	rc = open_providers(l, false);
 	l->reopening = false;
@@ -669,6 +827,30 @@ static void monitor_failed(struct loop *l)
 	errmsg_clear(&l->msg);
 }
 
+/*
+ * The monitor, every LOOP_RETRY_NS while a source could not start: when
+ * one would open now (tracefs mounted by hand, the kvm module loaded), the
+ * providers open again with it (the counts restart, as after 'p' or 'f').
+ */
+static void retry_failed(struct loop *l)
+{
+	uint64_t now = util_now_ns();
+	bool again = false;
+
+	if (!loop_has_failures(l) || now < l->retry_ns)
+		return;
+	l->retry_ns = now + LOOP_RETRY_NS;
+	for (size_t i = 0; i < l->nnotes && !again; i++) {
+		const struct provider_ops *ops = l->notes[i].ops;
+
+		if (ops && l->notes[i].failed && !l->notes[i].reading &&
+		    (!ops->probe || ops->probe(l->opts)))
+			again = opens_alone(l, ops);
+	}
+	if (again && reopen_providers(l))
+		monitor_failed(l);
+}
+
 /* The monitor: the first screen at once, the next after 0.25 s, then
  * every delay; keys may ask for a refresh, a reset, other settings or the
  * end. */
@@ -682,6 +864,7 @@ static int run_interactive(struct loop *l)
 		return rc;
 	loop_render(l, true);
 	deadline = util_now_ns() + LOOP_SOON_NS;
+	l->retry_ns = util_now_ns() + LOOP_RETRY_NS;
 	for (;;) {
 		struct frontend *from;
 		enum loop_wake wake;
@@ -713,6 +896,7 @@ static int run_interactive(struct loop *l)
 		}
 		if (follow_guest(l) && reopen_providers(l))
 			monitor_failed(l);
+		retry_failed(l);
 		sample_all(l);
 		loop_render(l, false);
 		deadline = util_now_ns() + delay_ns(l);
@@ -838,10 +1022,12 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->lat_msg.text);
 	}
-	if (rc)
+	if (rc) {
+		loop_say_notes(l, false); /* what was mounted on the way */
 		return rc;
+	}
 	if (!l->need.owns_terminal)
-		say_skipped(l); /* before any output */
+		loop_say_notes(l, true); /* before any output */
 	return open_frontends(l, true);
 }
 
@@ -849,6 +1035,7 @@ int loop_list_fields(struct loop *l, struct snapshot *snap)
 {
 	int rc = open_providers(l, true);
 
+	loop_say_notes(l, !rc);
 	if (rc)
 		return rc;
 	sample_all(l);
@@ -870,7 +1057,7 @@ void loop_close(struct loop *l)
 	if (ran) {
 		/* what waited for the terminal */
 		report_notices(l);
-		say_skipped(l);
+		loop_say_notes(l, true);
 	}
 	latency_close(l->lat);
 	l->lat = NULL;

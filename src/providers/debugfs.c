@@ -34,6 +34,7 @@
 
 #include "errmsg.h"
 #include "fs.h"
+#include "mounts.h"
 #include "options.h"
 #include "provider.h"
 #include "reading.h"
@@ -863,6 +864,13 @@ static int debugfs_open(struct provider *p, const struct options *opts)
 	p->priv = d;
 	errmsg_clear(&p->msg);
 	p->notice = false;
+	d->rootfd = -1;
+	/* -d on a host that has not mounted debugfs yet */
+	if (!strcmp(root, DEBUGFS_KVM_DEFAULT)) {
+		rc = mounts_ensure(MOUNTS_DEBUGFS, &p->did, &p->msg);
+		if (rc < 0)
+			goto out_close;
+	}
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
 		rc = d->rootfd;

@@ -263,3 +263,48 @@ column_sum() {
 		{ col = 0; for (i = 1; i <= NF; i++) if ($i == want) col = i }
 		END { print s + 0 }' "$1"
 }
+
+# fresh_mounts: $FRESH, a command that runs its arguments as a fresh host
+# would, in a mount namespace of their own (private: nothing mounted there
+# reaches this host) where tracefs and debugfs are unmounted first; with
+# FRESH_USER=UID set, as that user without capabilities (setpriv). The
+# process keeps its pid through both execs, so /proc/PID/mountinfo shows
+# that namespace's mounts while it runs. Skips where that cannot be done.
+fresh_mounts() {
+	[ "$(id -u)" = 0 ] || skip "needs root (a mount namespace of its own)"
+	command -v unshare >/dev/null || skip "no unshare (util-linux)"
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	FRESH=$TMP/fresh
+	cat >"$FRESH" <<'EOS'
+#!/bin/bash
+exec unshare -m --propagation private bash -c '
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing /sys/kernel/debug; do
+		while mountpoint -q "$d"; do umount -l "$d" || exit 99; done
+	done
+	if [ -n "${FRESH_USER:-}" ]; then
+		exec setpriv --reuid="$FRESH_USER" --regid="$FRESH_USER" \
+			--clear-groups --inh-caps=-all "$@"
+	fi
+	exec "$@"' fresh "$@"
+EOS
+	chmod 755 "$FRESH"
+}
+
+# kfs_mounts [PID]: the tracefs and debugfs mounts of PID's mount namespace
+# (this shell's by default), "PATH TYPE" a line, sorted.
+kfs_mounts() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break
+		if ($(i + 1) == "tracefs" || $(i + 1) == "debugfs") print $5, $(i + 1) }' \
+		/proc/"${1:-self}"/mountinfo | sort
+}
+
+# pub_kvmstat: a copy of kvmstat that any user may run (the checkout may be
+# closed to others): sets PUB_KVMSTAT.
+pub_kvmstat() {
+	mkdir -p "$TMP/pub"
+	chmod 711 "$TMP"
+	chmod 755 "$TMP/pub"
+	cp "$KVMSTAT" "$TMP/pub/kvmstat"
+	chmod 755 "$TMP/pub/kvmstat"
+	PUB_KVMSTAT=$TMP/pub/kvmstat
+}

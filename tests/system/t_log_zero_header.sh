@@ -30,8 +30,11 @@ unset KVMSTAT_DEBUGFS_ROOT
 
 # the peer's header for the same tracepoint fields
 peer=$KVM_STAT_PEER
+# (kvm_stat also insists on KVM's debugfs directory, which a kernel that
+# offers no KVM does not make even with debugfs mounted)
 if [ "$(id -u)" = 0 ] && [ -r "$peer" ] && command -v python3 >/dev/null &&
-	command -v unshare >/dev/null && [ -d /sys/kernel/tracing/events/kvm ]; then
+	command -v unshare >/dev/null && [ -d /sys/kernel/tracing/events/kvm ] &&
+	[ -d /sys/kernel/debug/kvm ]; then
 	sed 's/^flags.*/& svm/' /proc/cpuinfo >"$TMP/cpuinfo"
 	unshare -m sh -c 'mount --bind "$0" /proc/cpuinfo && exec python3 "$@"' \
 		"$TMP/cpuinfo" "$peer" -l -z -s 5 -f 'kvm_pio|kvm_mmio' \
@@ -46,6 +49,6 @@ if [ "$(id -u)" = 0 ] && [ -r "$peer" ] && command -v python3 >/dev/null &&
 	[ "$(head -n 1 "$TMP/ours.out")" = "$(head -n 1 "$TMP/peer.out")" ] ||
 		fail "header '$(head -n 1 "$TMP/ours.out")', kvm_stat's '$(head -n 1 "$TMP/peer.out")'"
 else
-	echo "kvm_stat not compared (needs root, python3, unshare, kvm tracepoints)"
+	echo "kvm_stat not compared (needs root, python3, unshare, kvm tracepoints, KVM's debugfs directory)"
 fi
 echo ok

@@ -26,6 +26,7 @@ static const char *const want_help[] = {
 	"   h     this help",
 	"   l     exit latency per reason (count, time%, min/avg/max, p50/p90/p99),",
 	"         in the kernel and in the VMM; BPF, on while shown",
+	"   n     dismiss the lines about sources (not started, tracefs mounted)",
 	"   o     toggle sorting (CurAvg/s or Total)",
 	"   p     filter by pid or guest name",
 	"   q     quit",

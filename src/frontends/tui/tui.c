@@ -95,7 +95,15 @@ struct tui_priv {
 	double delay;
 	char *filter;
 	char *providers;
+	/* the sources' notes ("tracepoint: why"), shown under the header
+	 * until 'n' dismisses them or the set changes */
+	char **notes;
+	size_t nnotes;
+	unsigned notes_gen, dismissed_gen;
 };
+
+/* Notes shown at the most; the last line says how many more. */
+#define TUI_NOTES_MAX 3
 
 static const char *const event_cols[] = { "Event", "Total", "%Total",
 					  "CurAvg/s", NULL };
@@ -232,6 +240,15 @@ static void tui_free_rows(struct tui_priv *tp)
 	tp->total_text = false;
 }
 
+static void tui_free_notes(struct tui_priv *tp)
+{
+	for (size_t i = 0; i < tp->nnotes; i++)
+		free(tp->notes[i]);
+	free(tp->notes);
+	tp->notes = NULL;
+	tp->nnotes = 0;
+}
+
 static void tui_free_picks(struct tui_priv *tp)
 {
 	for (size_t i = 0; i < tp->npicks; i++)
@@ -294,6 +311,36 @@ static const struct snap_row *tui_parent_row(const struct snapshot *snap,
 	return NULL;
 }
 
+/* Whether a histogram's row holds no sample yet: no total, no bucket
+ * that counted. */
+static bool tui_hist_empty(const struct snap_row *x)
+{
+	if (x->total || x->delta || !x->valid)
+		return false;
+	for (size_t i = 0; x->hist && i < x->hist->nbuckets; i++)
+		if (x->hist->buckets[i].total)
+			return false;
+	return true;
+}
+
+/* Whether row x of the view is left out as kvm_stat leaves out what never
+ * counted: a counter at zero, a histogram without samples and its
+ * buckets (a histogram with samples keeps every bucket: its shape). */
+static bool tui_never_counted(const struct snapshot *snap,
+			      const struct snap_row *x,
+			      const struct field_info *f)
+{
+	const struct snap_row *par;
+
+	if (f->hist != HIST_NONE)
+		return tui_hist_empty(x);
+	if (f->bucket >= 0) {
+		par = x->parent >= 0 ? tui_parent_row(snap, x) : NULL;
+		return par && tui_hist_empty(par);
+	}
+	return x->valid && !x->total && !x->delta;
+}
+
 /*
  * The summary as kvm_stat shows it: events that counted nothing are left
  * out, a parent's %Total is its share of every event, a child's its share
@@ -323,10 +370,7 @@ static void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 
 		if (!f)
 			f = &plain;
-		/* kvm_stat leaves out what never counted (a histogram and
-		 * its buckets stay: they are its shape) */
-		if (x->valid && !x->total && !x->delta && f->bucket < 0 &&
-		    f->hist == HIST_NONE)
+		if (tui_never_counted(snap, x, f))
 			continue;
 		row = tui_add_row(tp);
 		any |= x->parent < 0 && tui_counts_events(x, f);
@@ -646,6 +690,45 @@ static void tui_draw_picks(struct tui_priv *tp, int y, int rows, int cols)
 /* The help screen, drawn from the key table (below, with the keys). */
 static void tui_draw_help(int cols);
 
+/* Whether notes are to be shown: some, and not the set 'n' dismissed. */
+static bool tui_notes_shown(const struct tui_priv *tp)
+{
+	return tp->nnotes && tp->notes_gen != tp->dismissed_gen;
+}
+
+/* The sources' notes from line y, each on two lines at the most (the
+ * fix a note ends with must show), TUI_NOTES_MAX of them; the next free
+ * line. */
+static int tui_draw_notes(struct tui_priv *tp, int y, int cols)
+{
+	size_t n;
+
+	if (!tui_notes_shown(tp) || cols <= 0)
+		return y;
+	n = tp->nnotes > TUI_NOTES_MAX ? TUI_NOTES_MAX : tp->nnotes;
+	if (tp->color)
+		attron(COLOR_PAIR(2));
+	attron(A_BOLD);
+	for (size_t i = 0; i < n; i++) {
+		char line[ERRMSG_MAX + 64];
+		size_t len;
+
+		if (i == n - 1 && tp->nnotes > n)
+			snprintf(line, sizeof(line), "%s (and %zu more)",
+				 tp->notes[i], tp->nnotes - n);
+		else
+			snprintf(line, sizeof(line), "%s", tp->notes[i]);
+		len = strlen(line);
+		mvaddnstr(y++, 0, line, cols);
+		if (len > (size_t)cols)
+			mvaddnstr(y++, 2, line + cols, cols - 2);
+	}
+	attroff(A_BOLD);
+	if (tp->color)
+		attroff(COLOR_PAIR(2));
+	return y;
+}
+
 static void tui_draw(struct tui_priv *tp)
 {
 	const char *const *cols_name = tui_cols(tp);
@@ -698,8 +781,10 @@ static void tui_draw(struct tui_priv *tp)
 	addnstr(hdr, cols - getcurx(stdscr) > 0 ? cols - getcurx(stdscr) : 0);
 	y++;
 	if (tp->view == VIEW_HIST && tp->hist_summary)
-		mvaddnstr(y, 0, tp->hist_summary, cols);
-	y++;
+		mvaddnstr(y++, 0, tp->hist_summary, cols);
+	y = tui_draw_notes(tp, y, cols);
+	if (y < 2)
+		y = 2;
 
 	/* columns: the name column takes what the numbers leave */
 	for (int c = 0; c < ncols; c++)
@@ -823,6 +908,8 @@ static void tui_draw_footer(struct tui_priv *tp, int rows, int cols)
 		attron(A_REVERSE);
 		mvaddnstr(rows - 1, 0,
 			  tp->view == VIEW_EVENTS ?
+				  tui_notes_shown(tp) ?
+				  " n dismiss  h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset " :
 				  " h help  q quit  f filter  p pid  g guest  b guests  x children  o sort  s delay  r reset  Enter histogram " :
 			  tp->view == VIEW_HIST ?
 				  " Esc back  h help  q quit " :
@@ -854,11 +941,27 @@ static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
 	tp->dead = tp->pid && !vm_pid_is_vm(o->proc_root, tp->pid);
 }
 
+/* The sources' notes of snap, failures first. */
+static void tui_set_notes(struct tui_priv *tp, const struct snapshot *snap)
+{
+	tui_free_notes(tp);
+	tp->notes = xcalloc(snap->nnotes + 1, sizeof(*tp->notes));
+	for (int failed = 1; failed >= 0; failed--)
+		for (size_t i = 0; i < snap->nnotes; i++)
+			if (snap->notes[i].failed == (bool)failed)
+				tp->notes[tp->nnotes++] =
+					xasprintf("%s: %s",
+						  snap->notes[i].source,
+						  snap->notes[i].text);
+	tp->notes_gen = snap->notes_gen;
+}
+
 static int tui_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct tui_priv *tp = fe->priv;
 
 	tui_set_header(tp, fe);
+	tui_set_notes(tp, snap);
 	if (tp->latency && !tp->help) {
 		char title[64];
 
@@ -1231,6 +1334,19 @@ static enum ui_action tui_key_resize(struct frontend *fe,
 	return UI_NONE;
 }
 
+/* 'n': the notes about the sources go until a new one comes. */
+static enum ui_action tui_key_dismiss(struct frontend *fe,
+				      const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->dismissed_gen = tp->notes_gen;
+	tui_draw(tp);
+	return UI_NONE;
+}
+
 static const struct tui_key tui_keys[] = {
 	{ { 'b' },
 	  "b",
@@ -1258,6 +1374,11 @@ static const struct tui_key tui_keys[] = {
 	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
 	  "in the kernel and in the VMM; BPF, on while shown",
 	  tui_key_latency,
+	  0 },
+	{ { 'n' },
+	  "n",
+	  "dismiss the lines about sources (not started, tracefs mounted)",
+	  tui_key_dismiss,
 	  0 },
 	{ { 'o' }, "o", "toggle sorting (CurAvg/s or Total)", tui_key_order, 0 },
 	{ { 'p' },
@@ -1424,6 +1545,7 @@ static void tui_close(struct frontend *fe)
 	free(tp->filter);
 	free(tp->providers);
 	tui_free_picks(tp);
+	tui_free_notes(tp);
 	free(tp);
 	tui_current = NULL;
 	fe->priv = NULL;

@@ -19,6 +19,7 @@
 
 #include "arch.h"
 #include "fs.h"
+#include "mounts.h"
 #include "options.h"
 #include "provider.h"
 #include "tracepoint_int.h"
@@ -54,11 +55,15 @@ static int tp_find_events(const char *tracefs_root, char out[PATH_MAX])
 	return -EACCES;
 }
 
+/* Always worth trying on the host: open mounts tracefs, or says why the
+ * kvm tracepoints cannot be had (no root, no kvm module); under an
+ * injected root, once it is a directory. */
 static bool tp_probe(const struct options *o)
 {
-	char dir[PATH_MAX];
+	struct stat st;
 
-	return tp_find_events(o->tracefs_root, dir) == 0;
+	return !o->tracefs_root ||
+	       (!stat(o->tracefs_root, &st) && S_ISDIR(st.st_mode));
 }
 
 /* The id of an event, from its directory in dirfd; -1 when unreadable. */
@@ -185,6 +190,11 @@ static int tp_open(struct provider *p, const struct options *o)
 	tp->proc_root = o->proc_root;
 	tp->debugfs_root = o->debugfs_root;
 	tp->want_vms = p->want_vms;
+	if (!o->tracefs_root) {
+		rc = mounts_ensure(MOUNTS_TRACEFS, &p->did, &p->msg);
+		if (rc < 0)
+			goto out_free;
+	}
 	rc = tp_find_events(o->tracefs_root, tp->events_dir);
 	if (rc == -EACCES) {
 		provider_msg(p, false,
@@ -192,9 +202,14 @@ static int tp_open(struct provider *p, const struct options *o)
 			     tp->events_dir);
 		goto out_free;
 	}
+	if (rc && o->tracefs_root) {
+		provider_msg(p, false, "no kvm tracepoints under %s",
+			     o->tracefs_root);
+		goto out_free;
+	}
 	if (rc) {
 		provider_msg(p, false,
-			     "no kvm tracepoints: mount tracefs (mount -t tracefs none /sys/kernel/tracing) and load the kvm module");
+			     "no kvm tracepoints in tracefs: load the kvm module (modprobe kvm_intel, kvm_amd or your host's)");
 		goto out_free;
 	}
 	rc = tp_list_events(tp);
