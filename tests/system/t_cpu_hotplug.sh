@@ -4,16 +4,21 @@
 # (issue 20), by the BPF engine and by perf events (--no-bpf), whose
 # per-CPU events the kernel stops for good when their CPU goes offline.
 # The exits come from the test guest where /dev/kvm exists, else from a
-# fake tracefs: kvm_userspace_exit is task:task_rename, its reason the
-# renamer's oom_score_adj, here 417, a reason only this test's format
-# names (HOTPLUG), so no other renamer on the host counts. A renamer (or
-# the vCPU thread) pinned to the CPU that goes away makes exits there;
+# process that stands for it on a fake tracefs. For BPF, kvm_userspace_exit
+# is task:task_rename, its reason the renamer's oom_score_adj, here 417, a
+# reason only this test's format names (HOTPLUG), so no other renamer on
+# the host counts. Perf events filter by the real event's fields, which
+# task_rename's do not match: for them, kvm_userspace_exit and
+# kvm_vcpu_wakeup are system calls nothing else on the host makes, counted
+# in groups of one and of two events per CPU. The exit maker (or the vCPU
+# thread) pinned to the CPU that goes away makes exits there;
 # in turn:
 #  - exits on the CPU, the CPU offline (a refresh reads its last counts),
 #    exits elsewhere, the CPU back online (a refresh opens its events
 #    again), exits on it;
 #  - the CPU offline and online while kvmstat is stopped (no refresh in
-#    between: its perf events, stopped, look no different), exits on it;
+#    between: the online list reads the same, yet its perf events have
+#    stopped), exits on it;
 #  - kvmstat started with the CPU offline, which then comes online: exits
 #    on it count too.
 # Every exit is counted, exactly. With perf events, the CPU's go away and
@@ -64,22 +69,26 @@ else
 		"$TMP/tf-bpf/events/kvm/kvm_userspace_exit/format"
 	grep -q HOTPLUG "$TMP/tf-bpf/events/kvm/kvm_userspace_exit/format" || fail "fake format not made"
 	# perf events filter children by the real event's fields (task_rename
-	# has no "reason"): kvm_userspace_exit is then a tracepoint only this
-	# test fires, syscalls:sys_enter_sched_rr_get_interval
-	S=/sys/kernel/tracing/events/syscalls/sys_enter_sched_rr_get_interval
-	[ -r "$S/id" ] || skip "no syscalls:sys_enter_sched_rr_get_interval tracepoint for --no-bpf"
-	mkdir -p "$TMP/tf-perf/events/kvm/kvm_userspace_exit"
-	cp "$S/id" "$S/format" "$TMP/tf-perf/events/kvm/kvm_userspace_exit/"
+	# has no "reason"): kvm_userspace_exit and kvm_vcpu_wakeup are then
+	# tracepoints only this test fires, syscalls:sys_enter_ of
+	# sched_rr_get_interval and sched_get_priority_max (two events: a
+	# group of two per CPU, which the kernel splits when the CPU goes)
+	for e in kvm_userspace_exit:sched_rr_get_interval kvm_vcpu_wakeup:sched_get_priority_max; do
+		S=/sys/kernel/tracing/events/syscalls/sys_enter_${e#*:}
+		[ -r "$S/id" ] || skip "no syscalls:sys_enter_${e#*:} tracepoint for --no-bpf"
+		mkdir -p "$TMP/tf-perf/events/kvm/${e%%:*}"
+		cp "$S/id" "$S/format" "$TMP/tf-perf/events/kvm/${e%%:*}/"
+	done
 	command -v python3 >/dev/null || skip "no python3 for the exit maker"
 	MODE=fake
 fi
 
 # gen_start: the exit maker, its threads in GEN_TIDS. Fake: a process that
-# for each line N it reads makes N "exits", each a rename of itself and
-# a sched_rr_get_interval. Guest: one vCPU making port I/O exits until
+# for each line N it reads makes N "exits", each a rename of itself, a
+# sched_rr_get_interval and a sched_get_priority_max. Guest: one vCPU making port I/O exits until
 # gen_end.
 gen_start() {
-	if [ $MODE = guest ]; then
+	if [ "$MODE" = guest ]; then
 		start_guest g -m 1 -v 1 -n 0 -k pio -t 30 -u 20
 		GEN_TIDS=$(awk '$1 == "vcpu" { print $4 }' "$TMP/g.out")
 		go_guest g
@@ -98,6 +107,7 @@ for line in sys.stdin:
     for i in range(int(line)):
         os.write(comm, b"hp")
         os.sched_rr_get_interval(0)
+        os.sched_get_priority_max(os.SCHED_FIFO)
     print("done", flush=True)' <"$TMP/gen.in" >"$TMP/gen.out" &
 	GEN=$!
 	PIDS+=("$GEN")
@@ -117,7 +127,7 @@ gen_on() {
 
 # gen_burst: exits on the CPU the maker runs on; fake: 1000 of them
 gen_burst() {
-	if [ $MODE = guest ]; then
+	if [ "$MODE" = guest ]; then
 		sleep 0.4
 		return
 	fi
@@ -130,7 +140,7 @@ gen_burst() {
 
 # gen_end: no more exits; WANT is how many were made
 gen_end() {
-	if [ $MODE = guest ]; then
+	if [ "$MODE" = guest ]; then
 		kill -TERM "$g_PID"
 		wait "$g_PID"
 		WANT=$(awk '$1 == "done" { s += $4 } END { print s + 0 }' "$TMP/g.out")
@@ -157,27 +167,40 @@ column_values() {
 		{ col = 0; for (i = 1; i <= NF; i++) if ($i == want) col = i }' "$TMP/k.out"
 }
 
-# check OPT WHAT: kvmstat's log sums to the exits made
+# check WHAT: kvmstat's log sums to the exits made
 check() {
 	stop k
-	[ "$STATUS" = 0 ] || fail "$1 $2: kvmstat exited $STATUS: $(cat "$TMP/k.err")"
-	got=$(column_sum "$TMP/k.out" "$FIELD")
-	[ "$got" = "$WANT" ] ||
-		fail "$1 $2: $FIELD sums to $got, want $WANT; its deltas: $(column_values); kvmstat said: $(cat "$TMP/k.err")"
-	grep -q 'could not be read' "$TMP/k.err" && fail "$1 $2: $(cat "$TMP/k.err")"
-	echo "ok: ${1:-bpf} $2: $FIELD = $got of $WANT"
+	[ "$STATUS" = 0 ] || fail "$run $1: kvmstat exited $STATUS: $(cat "$TMP/k.err")"
+	for f in $FIELDS; do
+		FIELD=$f
+		got=$(column_sum "$TMP/k.out" "$FIELD")
+		[ "$got" = "$WANT" ] ||
+			fail "$run $1: $FIELD sums to $got, want $WANT; its deltas: $(column_values); kvmstat said: $(cat "$TMP/k.err")"
+	done
+	grep -q 'could not be read' "$TMP/k.err" && fail "$run $1: $(cat "$TMP/k.err")"
+	echo "ok: $run $1: $FIELDS = $got of $WANT"
 }
 
-for opt in '' --no-bpf; do
-	if [ $MODE = guest ]; then
-		FIELD='kvm_userspace_exit(IO)' FILTER='^kvm_userspace_exit'
-	elif [ -z "$opt" ]; then
-		export KVMSTAT_TRACEFS_ROOT=$TMP/tf-bpf FIELD='kvm_userspace_exit(HOTPLUG)'
+# BPF; perf events, groups of one (whose read does not fail when the
+# kernel stops them) and of two
+runs="bpf perf2"
+[ "$MODE" = fake ] && runs="bpf perf1 perf2"
+for run in $runs; do
+	opt=--no-bpf
+	if [ "$MODE" = guest ]; then
+		FIELDS='kvm_userspace_exit(IO)' FILTER='^kvm_userspace_exit'
+	elif [ "$run" = bpf ]; then
+		export KVMSTAT_TRACEFS_ROOT=$TMP/tf-bpf FIELDS='kvm_userspace_exit(HOTPLUG)'
 		FILTER='^kvm_userspace_exit'
+	elif [ "$run" = perf1 ]; then
+		export KVMSTAT_TRACEFS_ROOT=$TMP/tf-perf
+		FIELDS=kvm_userspace_exit FILTER='^kvm_userspace_exit$'
 	else
-		export KVMSTAT_TRACEFS_ROOT=$TMP/tf-perf FIELD=kvm_userspace_exit
-		FILTER='^kvm_userspace_exit$'
+		export KVMSTAT_TRACEFS_ROOT=$TMP/tf-perf
+		FIELDS='kvm_userspace_exit kvm_vcpu_wakeup'
+		FILTER='^kvm_(userspace_exit|vcpu_wakeup)$'
 	fi
+	[ "$run" = bpf ] && opt=""
 	gen_start
 	gen_on "$CPU"
 	# the fifo's writer stays the test's alone: the maker ends at its close
@@ -195,10 +218,10 @@ for opt in '' --no-bpf; do
 	fds_on=$(perf_fds)
 	gen_on "$CPU"
 	gen_burst
-	if [ "$opt" = --no-bpf ]; then
+	if [ "$run" != bpf ]; then
 		[ "$fds_off" -lt "$nfds" ] && [ "$fds_on" = "$nfds" ] ||
 			fail "perf fds: $nfds at the start, $fds_off with CPU $CPU offline, $fds_on back online"
-		echo "ok: perf fds: $nfds, $fds_off with CPU $CPU offline, $fds_on back online"
+		echo "ok: $run: perf fds: $nfds, $fds_off with CPU $CPU offline, $fds_on back online"
 	fi
 	# offline and online with no refresh in between
 	gen_on "$OTHER"
@@ -211,10 +234,10 @@ for opt in '' --no-bpf; do
 	gen_burst
 	gen_on "$OTHER"
 	refreshes 2
-	[ "$opt" = --no-bpf ] && { [ "$(perf_fds)" = "$nfds" ] || fail "perf fds after a fast cycle: $(perf_fds), want $nfds"; }
+	[ "$run" != bpf ] && { [ "$(perf_fds)" = "$nfds" ] || fail "perf fds after a fast cycle: $(perf_fds), want $nfds"; }
 	gen_end
 	refreshes 2
-	check "$opt" "offline and online twice"
+	check "offline and online twice"
 
 	# kvmstat starts with the CPU offline
 	gen_start
@@ -231,5 +254,5 @@ for opt in '' --no-bpf; do
 	gen_burst
 	gen_end
 	refreshes 2
-	check "$opt" "offline at the start"
+	check "offline at the start"
 done
