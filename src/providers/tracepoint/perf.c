@@ -333,11 +333,13 @@ out_close:
  * Opens a group on each online CPU without one: a CPU offline at the start
  * or whose group retired. Looks only when the online list changed since
  * the last look or a group retired (retired), one small read otherwise.
+ * Stops at the first error.
  */
 static int tp_open_online(struct tp_priv *tp, bool retired)
 {
 	char now[4096];
 	int *cpus, ncpus, rc = 0;
+	bool missed = false;
 
 	if (tp_read_online(now, sizeof(now))) {
 		if (!retired && tp->online && !strcmp(tp->online, now))
@@ -352,20 +354,24 @@ static int tp_open_online(struct tp_priv *tp, bool retired)
 	ncpus = tp_online_cpus(&cpus);
 	for (int i = 0; i < ncpus; i++) {
 		bool has = false;
-		int r;
 
 		for (size_t j = 0; j < tp->ngroups && !has; j++)
 			has = tp->groups[j].cpu == cpus[i] &&
 			      tp->groups[j].nfds;
 		if (has)
 			continue;
-		r = tp_open_group(tp, cpus[i], -1, -1);
-		if (r && r != -ENODEV && !rc)
-			rc = r;
+		rc = tp_open_group(tp, cpus[i], -1, -1);
+		/* offline again since the list was read */
+		if (rc == -ENODEV && !tp_cpu_online(cpus[i])) {
+			missed = true;
+			rc = 0;
+		}
+		if (rc)
+			break;
 	}
 	free(cpus);
-	/* after a failure, look again next time */
-	if (!rc)
+	/* a CPU without its group: look again next time */
+	if (!rc && !missed)
 		tp->online = xstrdup(now);
 	return rc;
 }
