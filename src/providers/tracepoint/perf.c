@@ -170,19 +170,9 @@ static int tp_online_cpus(int **cpus)
 	return n;
 }
 
-static bool tp_cpu_online(int cpu)
-{
-	int *cpus, n = tp_online_cpus(&cpus);
-	bool on = false;
-
-	for (int i = 0; i < n; i++)
-		on |= cpus[i] == cpu;
-	free(cpus);
-	return on;
-}
-
 /* Opens one group of every member, on a CPU or for a thread. -ENODEV,
- * said nowhere, for a CPU that went offline meanwhile. */
+ * said nowhere, for a CPU perf does not count on: offline, or coming or
+ * going (the online list shows a CPU before perf takes it, and after). */
 static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 {
 	struct tp_group g = { .cpu = cpu, .tid = tid, .vcpu = vcpu };
@@ -210,7 +200,7 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 			tp_close_group(tp, &g);
 			if (rc == -ESRCH) /* the thread is already gone */
 				return rc;
-			if (rc == -ENODEV && cpu >= 0 && !tp_cpu_online(cpu))
+			if (rc == -ENODEV && cpu >= 0)
 				return rc;
 			return tp_perf_error(tp, rc,
 					     tp_event_name_by_id(tp,
@@ -361,8 +351,7 @@ static int tp_open_online(struct tp_priv *tp, bool retired)
 		if (has)
 			continue;
 		rc = tp_open_group(tp, cpus[i], -1, -1);
-		/* offline again since the list was read */
-		if (rc == -ENODEV && !tp_cpu_online(cpus[i])) {
+		if (rc == -ENODEV) { /* coming or going: next time */
 			missed = true;
 			rc = 0;
 		}
@@ -370,6 +359,9 @@ static int tp_open_online(struct tp_priv *tp, bool retired)
 			break;
 	}
 	free(cpus);
+	if (!rc && !tp->ngroups) /* not one CPU */
+		return tp_perf_error(tp, -ENODEV,
+				     tp_event_name_by_id(tp, tp->mem[0].id), 0);
 	/* a CPU without its group: look again next time */
 	if (!rc && !missed)
 		tp->online = xstrdup(now);
