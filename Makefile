@@ -82,9 +82,10 @@ DEPS_PKGS += libpcre2-dev
 DEPS_PKGS += libcrypt-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
-# the systemd units rated by systemd-analyze and their filters by strace
+# the systemd units rated by systemd-analyze and their filters by strace,
+# a decimal-comma locale made by localedef
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
-	openssl
+	openssl locales
 
 .PHONY: all run check unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check mounts

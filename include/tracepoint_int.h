@@ -82,7 +82,9 @@ struct tp_group {
 	int vcpu;  /* vCPU index of the thread, or -1 */
 	int *fds;  /* one per member, leader first */
 	size_t nfds;
-	uint64_t *final; /* counts of an exited thread, per member */
+	uint64_t *final;  /* counts of an exited thread, per member */
+	uint64_t enabled; /* time enabled at the last read: a CPU group's
+			   * stops when its CPU goes offline */
 };
 
 /* vCPU indices of the threads of one VM, from their names. */
@@ -139,6 +141,8 @@ struct tp_priv {
 	size_t ngroups;
 	size_t fds;    /* perf fds held by groups */
 	uint64_t *buf; /* group read buffer */
+	char *online;  /* system-wide: the online CPU list at the last look,
+			* NULL to look for CPUs without a group next time */
 
 	uint64_t *acc;	   /* per field id, this refresh */
 	uint64_t *retired; /* per field id, of what left the counters */

@@ -195,9 +195,10 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	 * in every mode) ends the monitor, never a core dump that leaves
 	 * the terminal in curses' state */
 	signal(SIGQUIT, SIG_IGN);
-	/* wide characters (µs) need the user's locale; without UTF-8 the
-	 * units are written in ASCII (us) */
-	setlocale(LC_ALL, "");
+	/* wide characters (µs) need the user's character set; without
+	 * UTF-8 the units are written in ASCII (us). LC_CTYPE alone: numbers
+	 * are read and written in the C locale (0.5, not 0,5) */
+	setlocale(LC_CTYPE, "");
 	tp->ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	if (!newterm(NULL, stdout, stdin)) {
 		free(tp);

@@ -6,6 +6,10 @@
  * picking up threads that appear later), read with one read() per group;
  * child events are kvm_stat's filtered events, one per reason and CPU.
  * Same fields and counts as the BPF engine, at a higher cost per hit.
+ * A CPU that goes offline takes its events away for good (the kernel
+ * stops them and splits the group, and they stay stopped when the CPU
+ * comes back): each refresh reads their counts a last time, and opens a
+ * new group on each CPU online without one.
  */
 #include <errno.h>
 #include <limits.h>
@@ -118,7 +122,57 @@ static const char *tp_event_name_by_id(const struct tp_priv *tp, int id)
 	return "?";
 }
 
-/* Opens one group of every member, on a CPU or for a thread. */
+/* The online CPU list ("0-3,8") into buf; false where sysfs has none. */
+static bool tp_read_online(char *buf, size_t len)
+{
+	ssize_t n = fs_read_at(AT_FDCWD, "/sys/devices/system/cpu/online", buf,
+			       len);
+
+	if (n <= 0)
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
+/* Online CPUs from sysfs, falling back to sysconf; caller frees *cpus. */
+static int tp_online_cpus(int **cpus)
+{
+	char buf[4096], *s, *save;
+	int n = 0, cap = 64;
+
+	*cpus = xmalloc(cap * sizeof(**cpus));
+	if (!tp_read_online(buf, sizeof(buf))) {
+		long m = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long i = 0; i < m; i++) {
+			if (n == cap)
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
+			(*cpus)[n++] = (int)i;
+		}
+		return n;
+	}
+	for (s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		int a, b;
+
+		if (sscanf(s, "%d-%d", &a, &b) != 2) {
+			if (sscanf(s, "%d", &a) != 1)
+				continue;
+			b = a;
+		}
+		for (int c = a; c <= b; c++) {
+			if (n == cap)
+				*cpus = xrealloc(*cpus,
+						 (cap *= 2) * sizeof(**cpus));
+			(*cpus)[n++] = c;
+		}
+	}
+	return n;
+}
+
+/* Opens one group of every member, on a CPU or for a thread. -ENODEV,
+ * said nowhere, for a CPU perf does not count on: offline, or coming or
+ * going (the online list shows a CPU before perf takes it, and after). */
 static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 {
 	struct tp_group g = { .cpu = cpu, .tid = tid, .vcpu = vcpu };
@@ -134,7 +188,8 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 		pa.type = PERF_TYPE_TRACEPOINT;
 		pa.size = sizeof(pa);
 		pa.config = (uint64_t)tp->mem[i].id;
-		pa.read_format = PERF_FORMAT_GROUP;
+		pa.read_format = PERF_FORMAT_GROUP |
+				 PERF_FORMAT_TOTAL_TIME_ENABLED;
 		g.fds[i] = perf_open(&pa, tid, cpu, i ? g.fds[0] : -1);
 		if (g.fds[i] < 0) {
 			size_t nopen = tp->fds + i;
@@ -144,6 +199,8 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 			tp->fds += i;
 			tp_close_group(tp, &g);
 			if (rc == -ESRCH) /* the thread is already gone */
+				return rc;
+			if (rc == -ENODEV && cpu >= 0)
 				return rc;
 			return tp_perf_error(tp, rc,
 					     tp_event_name_by_id(tp,
@@ -169,43 +226,6 @@ static int tp_open_group(struct tp_priv *tp, int cpu, pid_t tid, int vcpu)
 			      (tp->ngroups + 1) * sizeof(*tp->groups));
 	tp->groups[tp->ngroups++] = g;
 	return 0;
-}
-
-/* Online CPUs from sysfs ("0-3,8"), falling back to sysconf. */
-static int tp_online_cpus(int **cpus)
-{
-	char buf[4096], *s;
-	int n = 0, cap = 64;
-
-	*cpus = xmalloc(cap * sizeof(**cpus));
-	if (fs_read_at(AT_FDCWD, "/sys/devices/system/cpu/online", buf,
-		       sizeof(buf)) <= 0) {
-		long m = sysconf(_SC_NPROCESSORS_ONLN);
-
-		for (long i = 0; i < m; i++) {
-			if (n == cap)
-				*cpus = xrealloc(*cpus,
-						 (cap *= 2) * sizeof(**cpus));
-			(*cpus)[n++] = (int)i;
-		}
-		return n;
-	}
-	for (s = strtok(buf, ",\n"); s; s = strtok(NULL, ",\n")) {
-		int a, b;
-
-		if (sscanf(s, "%d-%d", &a, &b) != 2) {
-			if (sscanf(s, "%d", &a) != 1)
-				continue;
-			b = a;
-		}
-		for (int c = a; c <= b; c++) {
-			if (n == cap)
-				*cpus = xrealloc(*cpus,
-						 (cap *= 2) * sizeof(**cpus));
-			(*cpus)[n++] = c;
-		}
-	}
-	return n;
 }
 
 /* Threads named (or first run) after their group opened get their vCPU
@@ -259,13 +279,93 @@ static int tp_scan_threads(struct tp_priv *tp)
 	return rc;
 }
 
-/* Reads one group's counts into tp->buf; false when it cannot be read. */
+/* Reads one group's counts into tp->buf (number of members, time enabled,
+ * a count per member); false when it cannot be read whole. */
 static bool tp_read_group(struct tp_priv *tp, struct tp_group *g)
 {
-	size_t want = (1 + g->nfds) * sizeof(uint64_t);
+	size_t want = (2 + g->nfds) * sizeof(uint64_t);
 	ssize_t n = read(g->fds[0], tp->buf, want);
 
 	return n == (ssize_t)want && tp->buf[0] == g->nfds;
+}
+
+/*
+ * A CPU group that stopped counting (its CPU went offline, maybe to come
+ * back since): every member's count, read a last time, joins the retired
+ * totals, and the group is closed. The kernel has split the group then, so
+ * each member is read alone unless the group still reads whole. -EIO when
+ * a count could not be read.
+ */
+static int tp_retire_cpu_group(struct tp_priv *tp, struct tp_group *g)
+{
+	int rc = 0;
+
+	if (tp_read_group(tp, g)) {
+		for (size_t i = 0; i < g->nfds; i++)
+			tp->retired[tp->mem[i].field] += tp->buf[2 + i];
+		goto out_close;
+	}
+	for (size_t i = 0; i < g->nfds; i++) {
+		uint64_t v[3]; /* 1, time enabled, count */
+
+		if (read(g->fds[i], v, sizeof(v)) == (ssize_t)sizeof(v) &&
+		    v[0] == 1)
+			tp->retired[tp->mem[i].field] += v[2];
+		else
+			rc = -EIO;
+	}
+out_close:
+	tp_close_group(tp, g);
+	return rc;
+}
+
+/*
+ * Opens a group on each online CPU without one: a CPU offline at the start
+ * or whose group retired. Looks only when the online list changed since
+ * the last look or a group retired (retired), one small read otherwise.
+ * Stops at the first error.
+ */
+static int tp_open_online(struct tp_priv *tp, bool retired)
+{
+	char now[4096];
+	int *cpus, ncpus, rc = 0;
+	bool missed = false;
+
+	if (tp_read_online(now, sizeof(now))) {
+		if (!retired && tp->online && !strcmp(tp->online, now))
+			return 0;
+	} else if (!retired && tp->online) {
+		return 0; /* no list to watch: the sysconf count at the start */
+	} else {
+		now[0] = '\0';
+	}
+	free(tp->online);
+	tp->online = NULL;
+	ncpus = tp_online_cpus(&cpus);
+	for (int i = 0; i < ncpus; i++) {
+		bool has = false;
+
+		for (size_t j = 0; j < tp->ngroups && !has; j++)
+			has = tp->groups[j].cpu == cpus[i] &&
+			      tp->groups[j].nfds;
+		if (has)
+			continue;
+		rc = tp_open_group(tp, cpus[i], -1, -1);
+		if (rc == -ENODEV) { /* coming or going: next time */
+			missed = true;
+			rc = 0;
+		}
+		if (rc)
+			break;
+	}
+	free(cpus);
+	if (!rc && !tp->ngroups) /* not one CPU */
+		return tp_perf_error(tp, -ENODEV,
+				     tp_event_name_by_id(tp, tp->mem[0].id), 0);
+	/* a CPU without its group: look again next time */
+	if (!rc && !missed)
+		tp->online = xstrdup(now);
+	return rc;
 }
 
 static bool tp_thread_alive(const struct tp_priv *tp, pid_t tid)
@@ -283,10 +383,10 @@ static void tp_account_group(struct tp_priv *tp, const struct tp_group *g,
 			     uint64_t *acc, struct sample_set *out)
 {
 	for (size_t i = 0; i < g->nfds; i++) {
-		acc[tp->mem[i].field] += tp->buf[1 + i];
+		acc[tp->mem[i].field] += tp->buf[2 + i];
 		if (out && g->vcpu >= 0)
 			sample_set_push(out, tp->mem[i].field, tp->pid, g->vcpu,
-					g->tid, tp->buf[1 + i], 0);
+					g->tid, tp->buf[2 + i], 0);
 	}
 }
 
@@ -294,8 +394,6 @@ static void tp_account_group(struct tp_priv *tp, const struct tp_group *g,
  * thread of the -p VM. */
 int tp_perf_open(struct tp_priv *tp)
 {
-	int *cpus, ncpus, rc = 0;
-
 	for (size_t i = 0; i < tp->nev; i++)
 		if (tp->ev[i].field >= 0)
 			tp_add_member(tp, tp->ev[i].id, NULL, tp->ev[i].field);
@@ -307,14 +405,41 @@ int tp_perf_open(struct tp_priv *tp)
 			     "no tracepoint matches the field filter");
 		return -ENOENT;
 	}
-	tp->buf = xmalloc((tp->nmem + 1) * sizeof(*tp->buf));
+	tp->buf = xmalloc((tp->nmem + 2) * sizeof(*tp->buf));
 	if (tp->pid)
 		return tp_scan_threads(tp);
-	ncpus = tp_online_cpus(&cpus);
-	for (int i = 0; i < ncpus && !rc; i++)
-		rc = tp_open_group(tp, cpus[i], -1, -1);
-	free(cpus);
-	return rc;
+	return tp_open_online(tp, false);
+}
+
+/*
+ * Reads every CPU group into tp->acc; one that stopped, its CPU gone
+ * offline, retires (and leaves the array). Then opens groups on CPUs that
+ * are online without one.
+ */
+static int tp_read_cpus(struct tp_priv *tp)
+{
+	bool retired = false;
+	size_t kept = 0;
+	int rc = 0, r;
+
+	for (size_t i = 0; i < tp->ngroups; i++) {
+		struct tp_group *g = &tp->groups[i];
+
+		/* time enabled stands still only for a stopped event */
+		if (tp_read_group(tp, g) && tp->buf[1] != g->enabled) {
+			g->enabled = tp->buf[1];
+			tp_account_group(tp, g, tp->acc, NULL);
+			tp->groups[kept++] = *g;
+			continue;
+		}
+		r = tp_retire_cpu_group(tp, g);
+		if (r && !rc)
+			rc = r;
+		retired = true;
+	}
+	tp->ngroups = kept;
+	r = tp_open_online(tp, retired);
+	return rc ? rc : r;
 }
 
 /* Reads every group into tp->acc (and per-vCPU samples into out). */
@@ -322,12 +447,13 @@ int tp_perf_read(struct tp_priv *tp, struct sample_set *out)
 {
 	int rc = 0;
 
-	if (tp->pid)
-		tp_scan_threads(tp);
+	if (!tp->pid)
+		return tp_read_cpus(tp);
+	tp_scan_threads(tp);
 	tp_assign_vcpus(tp);
 	for (size_t i = 0; i < tp->ngroups; i++) {
 		struct tp_group *g = &tp->groups[i];
-		bool alive = g->tid <= 0 || tp_thread_alive(tp, g->tid);
+		bool alive = tp_thread_alive(tp, g->tid);
 
 		if (!g->nfds) {
 			/* an exited vCPU thread: its last counts stay shown */
@@ -352,7 +478,7 @@ int tp_perf_read(struct tp_priv *tp, struct sample_set *out)
 			tp_account_group(tp, g, tp->retired,
 					 tp->want_vms ? out : NULL);
 			g->final = xmalloc(g->nfds * sizeof(*g->final));
-			memcpy(g->final, tp->buf + 1,
+			memcpy(g->final, tp->buf + 2,
 			       g->nfds * sizeof(*g->final));
 			tp_close_group(tp, g);
 		}
@@ -367,6 +493,7 @@ void tp_perf_close(struct tp_priv *tp)
 		free(tp->groups[i].final);
 	}
 	free(tp->groups);
+	free(tp->online);
 	for (size_t i = 0; i < tp->nmem; i++)
 		free(tp->mem[i].filter);
 	free(tp->mem);
