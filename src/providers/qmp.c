@@ -40,7 +40,7 @@
 #include "hist.h"
 #include "options.h"
 #include "provider.h"
-#include "qmp.h"
+#include "qmp_client.h"
 #include "reading.h"
 #include "util.h"
 

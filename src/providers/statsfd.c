@@ -56,7 +56,7 @@
 #include "options.h"
 #include "provider.h"
 #include "reading.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "util.h"
 #include "vm.h"
 

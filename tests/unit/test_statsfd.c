@@ -31,7 +31,7 @@
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct kvm_stats_header) == 24,
