@@ -220,7 +220,7 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 
 # the QMP provider against a fake monitor that answers with the input
 FUZZ_TARGETS += qmp_provider
-FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/providers/provider.c \
+FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
 	src/render/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
 	src/lib/errmsg.c
