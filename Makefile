@@ -86,7 +86,7 @@ DEPS_PKGS += libcrypt-dev
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
 	openssl
 
-.PHONY: all run check unit system bench install uninstall clean deps deps-test \
+.PHONY: all run check check-layers unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check
 
 all: $(BIN) $(GUEST)
@@ -180,7 +180,12 @@ openmetrics-fixtures: $(OM_FIXTURE_WRITE)
 system: $(BIN) $(GUEST)
 	tests/system/run.sh
 
-check: deps-test
+# The layering rules of README's Layout section, read from the includes;
+# check runs it first, so a change that breaks a rule fails at once.
+check-layers:
+	@tests/check_layers.sh
+
+check: check-layers deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory system

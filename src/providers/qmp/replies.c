@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hist.h"
 #include "provider.h"
 #include "qmp_client.h"
 #include "qmp_int.h"
