@@ -2,10 +2,12 @@
 /*
  * The QMP provider's monitors (qmp_int.h): connecting each VM's socket
  * (greeting, capabilities, -p and -g checks, schema, vCPUs), what a
- * failure says and when it is tried again, and this refresh's query-stats
- * commands, sent pipelined.
+ * failure says (the provider's notices, each VM's problem once) and when
+ * it is tried again, and this refresh's query-stats commands, sent
+ * pipelined.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,31 @@
 #include "qmp_int.h"
 #include "reading.h"
 #include "util.h"
+
+/* Adds a notice, after any not yet shown. */
+void qp_note(struct provider *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->notice)
+		errmsg_clear(&p->msg);
+	else if (errmsg_isset(&p->msg))
+		errmsg_add(&p->msg, "; ");
+	va_start(ap, fmt);
+	errmsg_vadd(&p->msg, fmt, ap);
+	va_end(ap);
+	p->notice = true;
+}
+
+/* Reports a VM's problem once: again only when it changes. */
+void qp_vm_note(struct provider *p, struct qp_vm *vm, const char *text)
+{
+	if (vm->problem && !strcmp(vm->problem, text))
+		return;
+	free(vm->problem);
+	vm->problem = xstrdup(text);
+	qp_note(p, "%s", text);
+}
 
 void qp_vcpus_free(struct qp_vm *vm)
 {

@@ -30,15 +30,14 @@
  * the refresh that lost it flags SAMPLE_REBASE all the same. Gauges and
  * peaks sum (peaks: the maximum) the VMs read in this refresh only.
  *
- * This file is the provider itself (open, read, close) and its notices;
- * the rest of src/providers/qmp/ talks to the monitors (monitors.c, over
- * the QMP client of qmp_client.h), binds what query-stats-schemas says to
+ * This file is the provider itself (open, read, close); the rest of
+ * src/providers/qmp/ talks to the monitors and says what went wrong
+ * (monitors.c, over the QMP client of qmp_client.h), binds what query-stats-schemas says to
  * fields (schemas.c) and takes the query-stats replies (replies.c), all
  * through qmp_int.h. The provider's names carry the prefix qp_; qmp_ is
  * the client's.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,34 +49,6 @@
 #include "qmp_int.h"
 #include "reading.h"
 #include "util.h"
-
-static void qp_note(struct provider *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Adds a notice, after any not yet shown. */
-static void qp_note(struct provider *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!p->notice)
-		errmsg_clear(&p->msg);
-	else if (errmsg_isset(&p->msg))
-		errmsg_add(&p->msg, "; ");
-	va_start(ap, fmt);
-	errmsg_vadd(&p->msg, fmt, ap);
-	va_end(ap);
-	p->notice = true;
-}
-
-/* Reports a VM's problem once: again only when it changes. */
-void qp_vm_note(struct provider *p, struct qp_vm *vm, const char *text)
-{
-	if (vm->problem && !strcmp(vm->problem, text))
-		return;
-	free(vm->problem);
-	vm->problem = xstrdup(text);
-	qp_note(p, "%s", text);
-}
 
 /*
  * One refresh: late replies first, then every ready VM's query-stats go

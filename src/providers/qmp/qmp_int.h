@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The inside of the QMP provider (src/providers/qmp/), shared by its
- * parts: qmp.c (the provider: open, read, close, notices), monitors.c
- * (the sockets, over qmp_client.h), schemas.c (statistics bound to
+ * parts: qmp.c (the provider: open, read, close), monitors.c (the
+ * sockets, over qmp_client.h, and the notices), schemas.c (statistics bound to
  * fields) and replies.c (query-stats replies into samples). Nothing
  * outside that folder includes it. Its names carry the prefix qp_.
  */
@@ -112,10 +112,6 @@ struct qp_priv {
 	unsigned int retry_ms; /* how soon a failed socket is tried again */
 };
 
-/* qmp.c */
-/* Reports a VM's problem once: again only when it changes. */
-void qp_vm_note(struct provider *p, struct qp_vm *vm, const char *text);
-
 /* schemas.c */
 /* Grows a VM's and its vCPUs' per-slot arrays to every slot. */
 void qp_vm_fit(struct qp_priv *d, struct qp_vm *vm);
@@ -134,6 +130,11 @@ void qp_hist_grow(struct provider *p, struct qp_stat *st, size_t n);
 int qp_vm_schema(struct provider *p, struct qp_vm *vm, json_t *r);
 
 /* monitors.c */
+/* Adds a notice, after any not yet shown. */
+void qp_note(struct provider *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Reports a VM's problem once: again only when it changes. */
+void qp_vm_note(struct provider *p, struct qp_vm *vm, const char *text);
 /* Forgets a VM's vCPUs (a new connection asks again). */
 void qp_vcpus_free(struct qp_vm *vm);
 /* The vCPU with QOM path qom, added when new. */

@@ -3,7 +3,8 @@
  * The statsfd provider's scan (statsfd_int.h): which processes hold a VM
  * and which stats fds, from their fd directories (the ones KVM's debugfs
  * names, or every process under the proc root), listing again only those
- * whose fd count changed; the one-time notices about VMs found without
+ * whose fd count changed (a young VM's, whose VMM is still opening its
+ * stats fds, every time); the one-time notices about VMs found without
  * stats fds or out of reach.
  */
 #include <errno.h>
@@ -16,6 +17,22 @@
 #include "statsfd_int.h"
 #include "util.h"
 #include "vm.h"
+
+/* Whether pid is a VM created moments ago (its stats fds may come). */
+static bool sfd_young_has(const struct sfd_priv *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Whether pid may be such a VM: it is, or a VM came whose process could
+ * not be told (young pid 0: any may be). */
+bool sfd_young_maybe(const struct sfd_priv *d, pid_t pid)
+{
+	return sfd_young_has(d, pid) || sfd_young_has(d, 0);
+}
 
 /* Appends a stats link to d->links, which holds *n. */
 static void sfd_link_add(struct sfd_priv *d, size_t *n, int srcfd, int vcpu)

@@ -34,16 +34,15 @@
  * maxima. A histogram is a cumulative parent field with a child per bucket
  * named "NAME(i)", so the default filter hides the buckets.
  *
- * This file is the provider itself (open, read, close) and its notices;
- * the rest of src/providers/statsfd/ finds the VMs (scan.c), copies and
- * tracks their stats fds (copies.c), watches for VMs between refreshes
- * (watch.c) and binds the layouts to fields (schema.c), all through
- * statsfd_int.h.
+ * This file is the provider itself (open, read, close); the rest of
+ * src/providers/statsfd/ gathers its notices (notes.c), finds the VMs
+ * (scan.c), copies and tracks their stats fds (copies.c), watches for
+ * VMs between refreshes (watch.c) and binds the layouts to fields
+ * (schema.c), all through statsfd_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,42 +62,6 @@
 #ifndef KVM_CAP_BINARY_STATS_FD
 #define KVM_CAP_BINARY_STATS_FD 203
 #endif
-
-/* Appends one notice to d->note ("; " between them). */
-__attribute__((format(printf, 2, 3))) void sfd_note_add(struct sfd_priv *d,
-							const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errmsg_isset(&d->note))
-		errmsg_add(&d->note, "; ");
-	va_start(ap, fmt);
-	errmsg_vadd(&d->note, fmt, ap);
-	va_end(ap);
-}
-
-/* Hands the gathered notices to main, after any not shown yet. */
-static void sfd_note_flush(struct provider *p)
-{
-	struct sfd_priv *d = p->priv;
-
-	if (!errmsg_isset(&d->note))
-		return;
-	if (p->notice && errmsg_isset(&p->msg))
-		errmsg_add(&p->msg, "; %s", d->note.text);
-	else
-		provider_msg(p, true, "%s", d->note.text);
-	errmsg_clear(&d->note);
-}
-
-bool sfd_denied_errno(int err)
-{
-	return err == -EPERM || err == -EACCES;
-}
-
-/* The fix for a permission error on a VM process's fds. */
-const char sfd_perm_hint[] =
-	"kvmstat needs CAP_SYS_PTRACE over the VM process (root, and ptrace access under Yama and LSM rules) and read access to /proc/PID/fd";
 
 /* Adds one file's values (read into d->data) to the aggregate agg. */
 static void sfd_file_add(struct sfd_priv *d, const struct sfd_file *f,

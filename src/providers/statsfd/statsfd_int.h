@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The inside of the statsfd provider (src/providers/statsfd/), shared by
- * its parts: statsfd.c (the provider: open, read, close, notices), scan.c
- * (finding VM processes and their stats fds), copies.c (the VMs tracked
- * and the stats fds copied from them), watch.c (pidfds, inotify and young
- * VMs between refreshes) and schema.c (layouts bound to fields). Nothing
- * outside that folder includes it. Its names carry the prefix sfd_.
+ * its parts: statsfd.c (the provider: open, read, close), notes.c (its
+ * notices), scan.c (finding VM processes and their stats fds), copies.c
+ * (the VMs tracked and the stats fds copied from them), watch.c (pidfds,
+ * inotify and young VMs between refreshes) and schema.c (layouts bound
+ * to fields). Nothing outside that folder includes it. Its names carry
+ * the prefix sfd_.
  */
 #ifndef KVMSTAT_STATSFD_INT_H
 #define KVMSTAT_STATSFD_INT_H
@@ -159,7 +160,7 @@ struct sfd_priv {
 	struct errmsg note; /* notices gathered in this call */
 };
 
-/* statsfd.c */
+/* notes.c */
 /* Appends one notice to d->note ("; " between them). */
 __attribute__((format(printf, 2, 3))) void sfd_note_add(struct sfd_priv *d,
 							const char *fmt, ...);
@@ -167,6 +168,8 @@ __attribute__((format(printf, 2, 3))) void sfd_note_add(struct sfd_priv *d,
 bool sfd_denied_errno(int err);
 /* The fix for a permission error on a VM process's fds. */
 extern const char sfd_perm_hint[];
+/* Hands the gathered notices to main, after any not shown yet. */
+void sfd_note_flush(struct provider *p);
 
 /* schema.c */
 /* The shared schema for a file just parsed (s is consumed). */
@@ -210,6 +213,9 @@ int sfd_vm_cmp(const void *a, const void *b);
 void sfd_vms_sweep(struct sfd_priv *d);
 
 /* scan.c */
+/* Whether pid may be a VM created moments ago: it is one, or a VM came
+ * whose process could not be told (young pid 0: any may be). */
+bool sfd_young_maybe(const struct sfd_priv *d, pid_t pid);
 /*
  * Walks the proc root: new VM processes are tracked, their stats fds
  * copied; fds the VMMs closed are closed here too, and VMs that are no
@@ -223,9 +229,7 @@ void sfd_reap(struct sfd_priv *d);
 void sfd_scan_one(struct provider *p, pid_t pid);
 
 /* watch.c */
-/* Whether pid may be a VM created moments ago: it is one, or a VM came
- * whose process could not be told (young pid 0: any may be). */
-bool sfd_young_maybe(const struct sfd_priv *d, pid_t pid);
+
 /*
  * Whatever happened since the last look, without blocking: VMs whose
  * process exited are read a last time and their copies closed, VMs just

@@ -37,22 +37,6 @@ static void sfd_young_arm(struct sfd_priv *d, uint64_t now)
 	timerfd_settime(d->tfd, 0, &its, NULL);
 }
 
-/* Whether pid is a VM created moments ago (its stats fds may come). */
-static bool sfd_young_has(const struct sfd_priv *d, pid_t pid)
-{
-	for (size_t i = 0; i < d->nyoung; i++)
-		if (d->young[i].pid == pid)
-			return true;
-	return false;
-}
-
-/* Whether pid may be such a VM: it is, or a VM came whose process could
- * not be told (young pid 0: any may be). */
-bool sfd_young_maybe(const struct sfd_priv *d, pid_t pid)
-{
-	return sfd_young_has(d, pid) || sfd_young_has(d, 0);
-}
-
 static void sfd_young_add(struct sfd_priv *d, pid_t pid, uint64_t now)
 {
 	for (size_t i = 0; i < d->nyoung; i++) {
