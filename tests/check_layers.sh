@@ -44,7 +44,6 @@ declare -A HEADER_LAYERS=(
 	[reading.h]=providers  # inline: one value a provider reads
 	[bpf_shared.h]=bpf     # maps shared by kvmstat.bpf.c and its loader
 	[lat_shared.h]=bpf     # maps shared by latency.bpf.c and its loader
-	[arch.h]=arch          # the descriptors of arch/*/arch.c
 )
 
 # Includes that break a rule today, each to go (file, header, why).
