@@ -87,7 +87,7 @@ DEPS_PKGS += libcrypt-dev
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
 	openssl locales
 
-.PHONY: all run check unit system bench install uninstall clean deps deps-test \
+.PHONY: all run check check-layers unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check mounts
 
 all: $(BIN) $(GUEST)
@@ -97,6 +97,8 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%.o: override CFLAGS += $(CHECK_CFLAGS)
+# a suite reaches a module's private header (beside its code) as "app/x.h"
+$(BUILD)/tests/%.o: override CPPFLAGS += -Isrc
 
 $(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 	@mkdir -p $(dir $@)
@@ -187,7 +189,12 @@ system: $(BIN) $(GUEST)
 mounts:
 	@tests/mounts.sh
 
-check: deps-test
+# The layering rules of README's Layout section, read from the includes;
+# check runs it first, so a change that breaks a rule fails at once.
+check-layers:
+	@tests/check_layers.sh
+
+check: check-layers deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@$(MAKE) --no-print-directory mounts
 	@$(MAKE) --no-print-directory unit
@@ -217,19 +224,19 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -Wall -Wextra \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 FUZZ_TARGETS += statsfd
-FUZZ_SRCS_statsfd := src/sys/statsfd.c src/render/units.c src/lib/util.c \
+FUZZ_SRCS_statsfd := src/sys/statsfd_format.c src/render/units.c src/lib/util.c \
 	src/lib/errmsg.c
 
 # QMP messages from a monitor (socket pair), jansson underneath
 FUZZ_TARGETS += qmp
-FUZZ_SRCS_qmp := src/sys/qmp.c src/lib/util.c src/lib/errmsg.c
+FUZZ_SRCS_qmp := src/sys/qmp_client.c src/lib/util.c src/lib/errmsg.c
 FUZZ_CFLAGS_qmp := $(JANSSON_CFLAGS)
 FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 
 # the QMP provider against a fake monitor that answers with the input
 FUZZ_TARGETS += qmp_provider
-FUZZ_SRCS_qmp_provider := src/providers/qmp.c src/providers/provider.c \
-	src/sys/qmp.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
+FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
+	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
 	src/render/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
 	src/lib/errmsg.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
@@ -261,7 +268,8 @@ FUZZ_LIBS_webconfig := $(CRYPT_LIBS)
 FUZZ_BINS = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard include/*.h)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard include/*.h) \
+		$(shell find src -name '*.h')
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WERROR) $(FUZZ_CFLAGS_$*) -o $@ $< \
 		$(FUZZ_SRCS_$*) $(FUZZ_LIBS_$*)

@@ -70,7 +70,7 @@ struct options {
 	const char *tracefs_root; /* NULL: look in the usual places */
 	const char *proc_root;
 	/* QMP timing in ms, shortened by tests; 0 takes the defaults in
-	 * qmp.h (a reply 1000, a retry of a failed socket 3000). */
+	 * qmp_client.h (a reply 1000, a retry of a failed socket 3000). */
 	unsigned int qmp_reply_timeout_ms;
 	unsigned int qmp_retry_ms;
 };

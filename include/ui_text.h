@@ -22,11 +22,11 @@
  * (UTF-8 included) are kept, so a kernel or VMM name that needs no escape
  * is written as it is. Shared by batch, log and CSV output.
  */
-void text_escape_name(struct strbuf *b, const char *name);
+void ui_text_escape_name(struct strbuf *b, const char *name);
 
 /*
  * kvm_stat's "%-42s%10llu%10lld\n" per row, rows as sorted in the
- * snapshot, names escaped (text_escape_name); rows that could not be read
+ * snapshot, names escaped (ui_text_escape_name); rows that could not be read
  * are left out. With units (--units), those rows are shown with "-" and
  * the lines of fields with a unit, a histogram or a yes/no value go on
  * with them after the columns.

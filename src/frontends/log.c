@@ -258,7 +258,7 @@ static void log_accumulate(struct log_priv *lp, const struct snapshot *snap)
 			struct strbuf name;
 
 			strbuf_init(&name);
-			text_escape_name(&name, r->name);
+			ui_text_escape_name(&name, r->name);
 			fprintf(stderr,
 				"kvmstat: %s: per-vCPU columns that appeared after the start (a new vCPU, a new event of one) are left out of the log, whose columns are fixed at the start; restart kvmstat to log them\n",
 				name.s);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "qmp.h"
+#include "qmp_client.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

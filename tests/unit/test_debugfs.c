@@ -28,14 +28,13 @@
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
+#include "providers/debugfs/debugfs_int.h"
 #include "sample.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"
 
 extern const struct provider_ops debugfs_provider_ops;
-/* exposed for tests by src/provider_debugfs.c */
-bool debugfs_hidden_errno(int err);
 
 /* One provider on one fixture tree. */
 struct dfx {

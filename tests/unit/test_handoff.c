@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/handoff.h"
 #include "fs.h"
-#include "handoff.h"
 #include "suites.h"
 #include "util.h"
 

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/signals.h"
 #include "errmsg.h"
 #include "loop.h"
-#include "signals.h"
 #include "suites.h"
 #include "util.h"
 

@@ -26,7 +26,7 @@
 #include "filter.h"
 #include "options.h"
 #include "provider.h"
-#include "qmp.h"
+#include "qmp_client.h"
 #include "sample.h"
 #include "suites.h"
 #include "util.h"

@@ -31,7 +31,7 @@
 #include "options.h"
 #include "provider.h"
 #include "stats.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "suites.h"
 #include "testlib.h"
 #include "util.h"
@@ -952,7 +952,7 @@ END_TEST
 
 /*
  * A VM that starts after kvmstat is found by a later scan (within
- * STATSFD_RESCAN_NS) and counts all of its value: it all happened during
+ * SFD_RESCAN_NS) and counts all of its value: it all happened during
  * the run.
  */
 START_TEST(test_real_late_vm)

@@ -490,16 +490,16 @@ START_TEST(test_escape_name)
 	struct strbuf b;
 
 	strbuf_init(&b);
-	text_escape_name(&b, "kvm_exit(HLT)");
+	ui_text_escape_name(&b, "kvm_exit(HLT)");
 	ck_assert_str_eq(b.s, "kvm_exit(HLT)");
 	strbuf_reset(&b);
-	text_escape_name(&b, "a b,c\td\n\x7f\\e\xc3\xa9");
+	ui_text_escape_name(&b, "a b,c\td\n\x7f\\e\xc3\xa9");
 	ck_assert_str_eq(b.s, "a\\x20b\\x2cc\\x09d\\x0a\\x7f\\x5ce\xc3\xa9");
 	strbuf_reset(&b);
-	text_escape_name(&b, "");
+	ui_text_escape_name(&b, "");
 	ck_assert_str_eq(b.s, "");
 	strbuf_reset(&b);
-	text_escape_name(&b, " ");
+	ui_text_escape_name(&b, " ");
 	ck_assert_str_eq(b.s, "\\x20");
 	strbuf_free(&b);
 }

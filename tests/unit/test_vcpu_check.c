@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/vcpu_check.h"
 #include "errmsg.h"
 #include "suites.h"
-#include "vcpu_check.h"
 
 START_TEST(test_unset)
 {

@@ -8,8 +8,8 @@
  * Nothing here prints: failures return -errno and leave a line in q->err
  * (errmsg.h).
  */
-#ifndef KVMSTAT_QMP_H
-#define KVMSTAT_QMP_H
+#ifndef KVMSTAT_QMP_CLIENT_H
+#define KVMSTAT_QMP_CLIENT_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "qmp.h"
+#include "qmp_client.h"
 #include "util.h"
 
 #define QMP_READ_MIN 16384

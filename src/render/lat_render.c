@@ -17,13 +17,13 @@ static const char *const lat_titles[LAT_NKINDS] = {
 	[LAT_VMM] = "Time in the VMM (kvm_userspace_exit to re-entry at %s)",
 };
 
-static const char *lat_ns(double ns, char *buf, size_t len)
+static const char *lat_render_ns(double ns, char *buf, size_t len)
 {
 	return units_format_seconds(ns / 1e9, 0, buf, len);
 }
 
 /* "< 65.5 µs" for bucket i, ">= 275 s" for the open last one. */
-static const char *lat_bound(int i, char *buf, size_t len)
+static const char *lat_render_bound(int i, char *buf, size_t len)
 {
 	uint64_t lo, hi;
 	char t[32];
@@ -32,9 +32,11 @@ static const char *lat_bound(int i, char *buf, size_t len)
 		return "-";
 	lat_bucket_range((size_t)i, &lo, &hi);
 	if (hi == UINT64_MAX)
-		snprintf(buf, len, ">= %s", lat_ns((double)lo, t, sizeof(t)));
+		snprintf(buf, len, ">= %s",
+			 lat_render_ns((double)lo, t, sizeof(t)));
 	else
-		snprintf(buf, len, "< %s", lat_ns((double)hi, t, sizeof(t)));
+		snprintf(buf, len, "< %s",
+			 lat_render_ns((double)hi, t, sizeof(t)));
 	return buf;
 }
 
@@ -69,30 +71,33 @@ void lat_render_text(struct strbuf *b, const struct lat_snap *s, pid_t pid)
 				    all ? 100.0 * (double)r->total /
 						    (double)all :
 					  0.0,
-				    lat_ns((double)r->min, mn, sizeof(mn)),
-				    lat_ns((double)r->total / (double)r->count,
-					   av, sizeof(av)),
-				    lat_ns((double)r->max, mx, sizeof(mx)),
-				    lat_bound(lat_row_quantile(r, 500), p[0],
-					      32),
-				    lat_bound(lat_row_quantile(r, 900), p[1],
-					      32),
-				    lat_bound(lat_row_quantile(r, 990), p[2],
-					      32));
+				    lat_render_ns((double)r->min, mn,
+						  sizeof(mn)),
+				    lat_render_ns((double)r->total /
+							  (double)r->count,
+						  av, sizeof(av)),
+				    lat_render_ns((double)r->max, mx,
+						  sizeof(mx)),
+				    lat_render_bound(lat_row_quantile(r, 500),
+						     p[0], 32),
+				    lat_render_bound(lat_row_quantile(r, 900),
+						     p[1], 32),
+				    lat_render_bound(lat_row_quantile(r, 990),
+						     p[2], 32));
 		}
 		if (!shown)
 			strbuf_add(b, " (none yet)\n");
 	}
 }
 
-static json_t *lat_u64(uint64_t v)
+static json_t *lat_render_u64(uint64_t v)
 {
 	return json_integer((json_int_t)(v > INT64_MAX ? INT64_MAX : v));
 }
 
 /* A percentile as its bucket's upper bound in ns (null when empty or
  * open). */
-static json_t *lat_pct(const struct lat_row *r, unsigned int permille)
+static json_t *lat_render_pct(const struct lat_row *r, unsigned int permille)
 {
 	int i = lat_row_quantile(r, permille);
 	uint64_t lo, hi;
@@ -100,7 +105,7 @@ static json_t *lat_pct(const struct lat_row *r, unsigned int permille)
 	if (i < 0)
 		return json_null();
 	lat_bucket_range((size_t)i, &lo, &hi);
-	return hi == UINT64_MAX ? json_null() : lat_u64(hi);
+	return hi == UINT64_MAX ? json_null() : lat_render_u64(hi);
 }
 
 json_t *lat_render_json(const struct lat_snap *s)
@@ -121,13 +126,13 @@ json_t *lat_render_json(const struct lat_snap *s)
 		json_object_set_new(h, "vcpu",
 				    r->vcpu >= 0 ? json_integer(r->vcpu) :
 						   json_null());
-		json_object_set_new(h, "count", lat_u64(r->count));
-		json_object_set_new(h, "total_ns", lat_u64(r->total));
-		json_object_set_new(h, "min_ns", lat_u64(r->min));
-		json_object_set_new(h, "max_ns", lat_u64(r->max));
-		json_object_set_new(h, "p50_ns", lat_pct(r, 500));
-		json_object_set_new(h, "p90_ns", lat_pct(r, 900));
-		json_object_set_new(h, "p99_ns", lat_pct(r, 990));
+		json_object_set_new(h, "count", lat_render_u64(r->count));
+		json_object_set_new(h, "total_ns", lat_render_u64(r->total));
+		json_object_set_new(h, "min_ns", lat_render_u64(r->min));
+		json_object_set_new(h, "max_ns", lat_render_u64(r->max));
+		json_object_set_new(h, "p50_ns", lat_render_pct(r, 500));
+		json_object_set_new(h, "p90_ns", lat_render_pct(r, 900));
+		json_object_set_new(h, "p99_ns", lat_render_pct(r, 990));
 		for (size_t j = 0; j < LAT_NBUCKETS; j++) {
 			json_t *e;
 			uint64_t lo, hi;
@@ -136,11 +141,12 @@ json_t *lat_render_json(const struct lat_snap *s)
 				continue;
 			lat_bucket_range(j, &lo, &hi);
 			e = json_object();
-			json_object_set_new(e, "lo_ns", lat_u64(lo));
+			json_object_set_new(e, "lo_ns", lat_render_u64(lo));
 			json_object_set_new(e, "hi_ns",
-					    hi == UINT64_MAX ? json_null() :
-							       lat_u64(hi));
-			json_object_set_new(e, "count", lat_u64(r->b[j]));
+					    hi == UINT64_MAX ?
+						    json_null() :
+						    lat_render_u64(hi));
+			json_object_set_new(e, "count", lat_render_u64(r->b[j]));
 			json_array_append_new(bk, e);
 		}
 		json_object_set_new(h, "buckets", bk);
@@ -150,7 +156,8 @@ json_t *lat_render_json(const struct lat_snap *s)
 	return o;
 }
 
-static void lat_labels(struct strbuf *b, const struct lat_row *r, const char *le)
+static void lat_render_labels(struct strbuf *b, const struct lat_row *r,
+			      const char *le)
 {
 	if (r->pid)
 		strbuf_addf(b, "{pid=\"%d\",", (int)r->pid);
@@ -215,14 +222,14 @@ void lat_render_prom(struct strbuf *b, const struct lat_snap *s, bool om)
 					snprintf(le, sizeof(le), "%.9g",
 						 (double)hi / 1e9);
 				strbuf_addf(b, "%s_bucket", fams[k]);
-				lat_labels(b, r, le);
+				lat_render_labels(b, r, le);
 				strbuf_addf(b, " %" PRIu64 "\n", cum);
 			}
 			strbuf_addf(b, "%s_count", fams[k]);
-			lat_labels(b, r, NULL);
+			lat_render_labels(b, r, NULL);
 			strbuf_addf(b, " %" PRIu64 "\n", cum);
 			strbuf_addf(b, "%s_sum", fams[k]);
-			lat_labels(b, r, NULL);
+			lat_render_labels(b, r, NULL);
 			strbuf_addf(b, " %.9f\n", (double)r->total / 1e9);
 		}
 	}

@@ -8,8 +8,8 @@
  * in the file and apart from the others, every stat's data in the data
  * block; descriptors of unknown type, unit or base are kept but skipped.
  */
-#ifndef KVMSTAT_STATSFD_H
-#define KVMSTAT_STATSFD_H
+#ifndef KVMSTAT_STATSFD_FORMAT_H
+#define KVMSTAT_STATSFD_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,7 +13,7 @@
 #include "ui_text.h"
 #include "units.h"
 
-void text_escape_name(struct strbuf *b, const char *name)
+void ui_text_escape_name(struct strbuf *b, const char *name)
 {
 	static const char hex[] = "0123456789abcdef";
 	char esc[5] = { '\\', 'x', 0, 0, 0 };
@@ -115,7 +115,7 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
 		char t[32], d[32];
 
 		strbuf_reset(&name);
-		text_escape_name(&name, r->name);
+		ui_text_escape_name(&name, r->name);
 		if (!r->valid) {
 			/* kvm_stat never prints a value it could not read:
 			 * neither does the default, and never as 0 */
@@ -140,7 +140,7 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
 void ui_text_log_header(struct strbuf *b, char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		text_escape_name(b, names[i]);
+		ui_text_escape_name(b, names[i]);
 		strbuf_add(b, " ");
 	}
 	strbuf_add(b, "\n");
@@ -163,7 +163,7 @@ void ui_text_csv_header(struct strbuf *b, char *const *names, size_t n)
 	strbuf_add(b, "timestamp");
 	for (size_t i = 0; i < n; i++) {
 		strbuf_add(b, ",");
-		text_escape_name(b, names[i]);
+		ui_text_escape_name(b, names[i]);
 	}
 	strbuf_add(b, "\n");
 }

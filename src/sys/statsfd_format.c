@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "statsfd.h"
+#include "statsfd_format.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct kvm_stats_header) == 24,
@@ -28,13 +28,13 @@ _Static_assert(sizeof(struct kvm_stats_desc) == 16,
 #define DESC_HEAD sizeof(struct kvm_stats_desc)
 
 /* A byte range of the file: [start, end). */
-struct block {
+struct statsfd_block {
 	const char *what;
 	uint64_t start, end;
 };
 
 /* Reads len bytes at off: 0, -EIO when the file ends first, or -errno. */
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+static int statsfd_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t got = 0;
 
@@ -55,7 +55,7 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 }
 
 /* A name safe to quote in a message: [A-Za-z0-9_] kept, others '?'. */
-static void name_quote(const char *name, char *out, size_t len)
+static void statsfd_name_quote(const char *name, char *out, size_t len)
 {
 	size_t i;
 
@@ -67,7 +67,7 @@ static void name_quote(const char *name, char *out, size_t len)
 	out[i] = '\0';
 }
 
-static bool name_plain(const char *s)
+static bool statsfd_name_plain(const char *s)
 {
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -77,7 +77,8 @@ static bool name_plain(const char *s)
 }
 
 /* Whether two non-empty blocks share a byte. */
-static bool block_overlap(const struct block *a, const struct block *b)
+static bool statsfd_block_overlap(const struct statsfd_block *a,
+				  const struct statsfd_block *b)
 {
 	if (a->start == a->end || b->start == b->end)
 		return false;
@@ -85,8 +86,9 @@ static bool block_overlap(const struct block *a, const struct block *b)
 }
 
 /* Checks blk against the file size (0: unknown) and the blocks before it. */
-static int block_check(const struct block *blk, const struct block *prev,
-		       size_t nprev, uint64_t fsize, struct errmsg *msg)
+static int statsfd_block_check(const struct statsfd_block *blk,
+			       const struct statsfd_block *prev, size_t nprev,
+			       uint64_t fsize, struct errmsg *msg)
 {
 	if (fsize && blk->end > fsize)
 		return errmsg_set(msg, -EINVAL,
@@ -95,7 +97,7 @@ static int block_check(const struct block *blk, const struct block *prev,
 				  (unsigned long long)blk->end,
 				  (unsigned long long)fsize);
 	for (size_t i = 0; i < nprev; i++)
-		if (block_overlap(blk, &prev[i]))
+		if (statsfd_block_overlap(blk, &prev[i]))
 			return errmsg_set(msg, -EINVAL,
 					  "%s [%llu, %llu) overlaps the %s [%llu, %llu)",
 					  blk->what,
@@ -107,7 +109,7 @@ static int block_check(const struct block *blk, const struct block *prev,
 	return 0;
 }
 
-static uint32_t get_u32(const unsigned char *p)
+static uint32_t statsfd_get_u32(const unsigned char *p)
 {
 	uint32_t v;
 
@@ -116,7 +118,8 @@ static uint32_t get_u32(const unsigned char *p)
 }
 
 /* Decodes descriptor i from the raw block; -EINVAL when it is malformed. */
-static int desc_decode(struct statsfd_schema *s, uint32_t i, struct errmsg *msg)
+static int statsfd_desc_decode(struct statsfd_schema *s, uint32_t i,
+			       struct errmsg *msg)
 {
 	size_t stride = DESC_HEAD + s->name_size;
 	const unsigned char *p = s->raw + (size_t)i * stride;
@@ -133,16 +136,16 @@ static int desc_decode(struct statsfd_schema *s, uint32_t i, struct errmsg *msg)
 	if (!*name)
 		return errmsg_set(msg, -EINVAL, "descriptor %u: empty name", i);
 	d->name = name;
-	d->flags = get_u32(p + offsetof(struct kvm_stats_desc, flags));
+	d->flags = statsfd_get_u32(p + offsetof(struct kvm_stats_desc, flags));
 	memcpy(&exp, p + offsetof(struct kvm_stats_desc, exponent), sizeof(exp));
 	memcpy(&size, p + offsetof(struct kvm_stats_desc, size), sizeof(size));
 	d->exponent = exp;
 	d->size = size;
-	d->offset = get_u32(p + offsetof(struct kvm_stats_desc, offset));
-	d->bucket_size = get_u32(p +
-				 offsetof(struct kvm_stats_desc, bucket_size));
+	d->offset = statsfd_get_u32(p + offsetof(struct kvm_stats_desc, offset));
+	d->bucket_size = statsfd_get_u32(
+		p + offsetof(struct kvm_stats_desc, bucket_size));
 	if (!d->size) {
-		name_quote(name, q, sizeof(q));
+		statsfd_name_quote(name, q, sizeof(q));
 		return errmsg_set(msg, -EINVAL, "descriptor %u (%s): size 0", i,
 				  q);
 	}
@@ -211,12 +214,12 @@ static int desc_decode(struct statsfd_schema *s, uint32_t i, struct errmsg *msg)
 		 (d->hist == HIST_LINEAR && !d->bucket_size) ||
 		 (d->hist == HIST_LOG2 && d->size > STATSFD_LOG_BUCKETS_MAX))
 		d->skip = STATSFD_SKIP_SHAPE;
-	else if (!name_plain(name))
+	else if (!statsfd_name_plain(name))
 		d->skip = STATSFD_SKIP_NAME;
 	return 0;
 }
 
-static int desc_name_cmp(const void *a, const void *b)
+static int statsfd_desc_name_cmp(const void *a, const void *b)
 {
 	const struct statsfd_desc *x = *(const struct statsfd_desc *const *)a;
 	const struct statsfd_desc *y = *(const struct statsfd_desc *const *)b;
@@ -227,7 +230,7 @@ static int desc_name_cmp(const void *a, const void *b)
 	return (x > y) - (x < y); /* file order */
 }
 
-static int desc_offset_cmp(const void *a, const void *b)
+static int statsfd_desc_offset_cmp(const void *a, const void *b)
 {
 	const struct statsfd_desc *x = *(const struct statsfd_desc *const *)a;
 	const struct statsfd_desc *y = *(const struct statsfd_desc *const *)b;
@@ -240,7 +243,7 @@ static int desc_offset_cmp(const void *a, const void *b)
  * that the usable stats' data ranges lie within STATSFD_DATA_MAX and apart
  * from each other, and sets data_len.
  */
-static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
+static int statsfd_desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 {
 	struct statsfd_desc **v;
 	size_t n = 0;
@@ -253,7 +256,7 @@ static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 	for (uint32_t i = 0; i < s->num_desc; i++)
 		if (s->desc[i].skip == STATSFD_USE)
 			v[n++] = &s->desc[i];
-	qsort(v, n, sizeof(*v), desc_name_cmp);
+	qsort(v, n, sizeof(*v), statsfd_desc_name_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (!strcmp(v[i]->name, v[i - 1]->name))
 			v[i]->skip = STATSFD_SKIP_DUP;
@@ -263,14 +266,14 @@ static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 		if (s->desc[i].skip == STATSFD_USE)
 			v[n++] = &s->desc[i];
 	s->nuse = n;
-	qsort(v, n, sizeof(*v), desc_offset_cmp);
+	qsort(v, n, sizeof(*v), statsfd_desc_offset_cmp);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t end = (uint64_t)v[i]->offset +
 			       (uint64_t)v[i]->size * sizeof(uint64_t);
 		char q1[64], q2[64];
 
 		if (end > STATSFD_DATA_MAX) {
-			name_quote(v[i]->name, q1, sizeof(q1));
+			statsfd_name_quote(v[i]->name, q1, sizeof(q1));
 			rc = errmsg_set(msg, -EINVAL,
 					"stat %s: data [%llu, %llu) beyond %u bytes",
 					q1, (unsigned long long)v[i]->offset,
@@ -279,8 +282,8 @@ static int desc_layout(struct statsfd_schema *s, struct errmsg *msg)
 			break;
 		}
 		if (i + 1 < n && end > v[i + 1]->offset) {
-			name_quote(v[i]->name, q1, sizeof(q1));
-			name_quote(v[i + 1]->name, q2, sizeof(q2));
+			statsfd_name_quote(v[i]->name, q1, sizeof(q1));
+			statsfd_name_quote(v[i + 1]->name, q2, sizeof(q2));
 			rc = errmsg_set(msg, -EINVAL, "stats %s and %s overlap",
 					q1, q2);
 			break;
@@ -307,7 +310,7 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg)
 {
 	struct kvm_stats_header h;
 	struct statsfd_schema *s;
-	struct block blk[4];
+	struct statsfd_block blk[4];
 	uint64_t fsize = 0;
 	void *data = NULL;
 	struct stat st;
@@ -319,7 +322,7 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg)
 	errmsg_clear(msg);
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
 		fsize = st.st_size > 0 ? (uint64_t)st.st_size : 0;
-	rc = pread_full(fd, &h, sizeof(h), 0);
+	rc = statsfd_pread_full(fd, &h, sizeof(h), 0);
 	if (rc == -EIO)
 		return errmsg_set(msg, -EINVAL, "shorter than the stats header");
 	if (rc)
@@ -333,19 +336,20 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg)
 		return errmsg_set(msg, -EINVAL, "num_desc %u above %u",
 				  h.num_desc, STATSFD_NUM_DESC_MAX);
 	stride = DESC_HEAD + h.name_size;
-	blk[0] = (struct block){ "header", 0, sizeof(h) };
-	blk[1] = (struct block){ "id", h.id_offset,
-				 (uint64_t)h.id_offset + h.name_size };
-	blk[2] = (struct block){ "descriptor block", h.desc_offset,
-				 h.desc_offset + (uint64_t)h.num_desc * stride };
+	blk[0] = (struct statsfd_block){ "header", 0, sizeof(h) };
+	blk[1] = (struct statsfd_block){ "id", h.id_offset,
+					 (uint64_t)h.id_offset + h.name_size };
+	blk[2] = (struct statsfd_block){ "descriptor block", h.desc_offset,
+					 h.desc_offset + (uint64_t)h.num_desc *
+								 stride };
 	for (int i = 1; i < 3; i++) {
-		rc = block_check(&blk[i], blk, (size_t)i, fsize, msg);
+		rc = statsfd_block_check(&blk[i], blk, (size_t)i, fsize, msg);
 		if (rc)
 			return rc;
 	}
 
 	id = xmalloc(h.name_size);
-	rc = pread_full(fd, id, h.name_size, h.id_offset);
+	rc = statsfd_pread_full(fd, id, h.name_size, h.id_offset);
 	if (!rc && !memchr(id, '\0', h.name_size))
 		rc = errmsg_set(msg, -EINVAL, "id not NUL-terminated");
 	if (rc) {
@@ -367,20 +371,20 @@ int statsfd_schema_read(int fd, struct statsfd_schema **out, struct errmsg *msg)
 	s->raw_len = (size_t)h.num_desc * stride;
 	s->raw = xmalloc(s->raw_len ? s->raw_len : 1);
 	s->desc = xcalloc(h.num_desc ? h.num_desc : 1, sizeof(*s->desc));
-	rc = pread_full(fd, s->raw, s->raw_len, h.desc_offset);
+	rc = statsfd_pread_full(fd, s->raw, s->raw_len, h.desc_offset);
 	if (rc == -EIO)
 		rc = errmsg_set(msg, -EINVAL,
 				"descriptor block past the end of the file");
 	for (uint32_t i = 0; !rc && i < h.num_desc; i++)
-		rc = desc_decode(s, i, msg);
+		rc = statsfd_desc_decode(s, i, msg);
 	if (!rc)
-		rc = desc_layout(s, msg);
+		rc = statsfd_desc_layout(s, msg);
 	if (rc)
 		goto out_free;
 
-	blk[3] = (struct block){ "data block", h.data_offset,
-				 (uint64_t)h.data_offset + s->data_len };
-	rc = block_check(&blk[3], blk, 3, fsize, msg);
+	blk[3] = (struct statsfd_block){ "data block", h.data_offset,
+					 (uint64_t)h.data_offset + s->data_len };
+	rc = statsfd_block_check(&blk[3], blk, 3, fsize, msg);
 	if (rc)
 		goto out_free;
 	/* the data must be readable in full, not just described */
@@ -416,7 +420,7 @@ int statsfd_data_read(int fd, const struct statsfd_schema *s, void *buf)
 {
 	if (!s->data_len)
 		return 0;
-	return pread_full(fd, buf, s->data_len, s->data_offset);
+	return statsfd_pread_full(fd, buf, s->data_len, s->data_offset);
 }
 
 const char *statsfd_skip_name(enum statsfd_skip skip)

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The statsfd provider between refreshes (statsfd_int.h): one epoll set
+ * the loop polls (wake_fd) holds each VM's pidfd, inotify on KVM's debugfs
+ * directory and a timer; a VM created meanwhile is looked at as it
+ * appears, then again (young) until its VMM has opened its stats fds.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "options.h"
+#include "provider.h"
+#include "statsfd_int.h"
+#include "util.h"
+#include "vm.h"
+
+/* Arms the timer for the young VMs' next look (or disarms it). */
+static void sfd_young_arm(struct sfd_priv *d, uint64_t now)
+{
+	struct itimerspec its = { 0 };
+	uint64_t every = SFD_YOUNG_EVERY_NS;
+
+	if (d->tfd < 0)
+		return;
+	for (size_t i = 0; i < d->nyoung; i++)
+		if (d->young[i].until > now &&
+		    d->young[i].until - now >
+			    SFD_YOUNG_FOR_NS - SFD_YOUNG_FAST_FOR_NS)
+			every = SFD_YOUNG_FAST_NS;
+	if (d->nyoung)
+		its.it_value.tv_nsec = (long)every;
+	timerfd_settime(d->tfd, 0, &its, NULL);
+}
+
+static void sfd_young_add(struct sfd_priv *d, pid_t pid, uint64_t now)
+{
+	for (size_t i = 0; i < d->nyoung; i++) {
+		if (d->young[i].pid == pid) {
+			d->young[i].until = now + SFD_YOUNG_FOR_NS;
+			return;
+		}
+	}
+	if (d->nyoung == d->capyoung) {
+		d->capyoung = d->capyoung ? d->capyoung * 2 : 8;
+		d->young = xrealloc(d->young, d->capyoung * sizeof(*d->young));
+	}
+	d->young[d->nyoung++] = (struct sfd_young){ pid,
+						    now + SFD_YOUNG_FOR_NS };
+}
+
+/* Looks at the young VMs again; forgets those old enough or gone. */
+static void sfd_young_scan(struct provider *p, uint64_t now)
+{
+	struct sfd_priv *d = p->priv;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nyoung; i++) {
+		struct sfd_vm *vm;
+
+		if (!d->young[i].pid) {
+			sfd_scan(p, now);
+			if (now < d->young[i].until)
+				d->young[n++] = d->young[i];
+			continue;
+		}
+		sfd_scan_one(p, d->young[i].pid);
+		vm = sfd_vm_find(d, d->young[i].pid);
+		if (now < d->young[i].until && vm && !vm->dead)
+			d->young[n++] = d->young[i];
+	}
+	d->nyoung = n;
+}
+
+/* New entries in KVM's debugfs directory: VMs just created. */
+static void sfd_inotify_drain(struct provider *p, uint64_t now)
+{
+	struct sfd_priv *d = p->priv;
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+
+	while ((n = read(d->inofd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off + (ssize_t)sizeof(*ev) <= n;
+		     off += (ssize_t)sizeof(*ev) + ev->len) {
+			pid_t pid;
+
+			ev = (const void *)(buf + off);
+			if (ev->mask & IN_Q_OVERFLOW)
+				sfd_scan(p, now); /* events lost: look at all */
+			if (!ev->len || vm_debugfs_name(ev->name, &pid))
+				continue;
+			if (!d->names_ok) {
+				/* which process it is cannot be told here:
+				 * every one is looked at (young pid 0) */
+				sfd_scan(p, now);
+				sfd_young_add(d, 0, now);
+				continue;
+			}
+			pid = vm_proc_tgid(d->rootfd, pid);
+			if (pid == d->self || (d->pid && pid != d->pid))
+				continue;
+			sfd_scan_one(p, pid);
+			sfd_young_add(d, pid, now);
+		}
+	}
+}
+
+/*
+ * Whatever happened since the last look, without blocking: VMs whose
+ * process exited are read a last time and their copies closed, VMs just
+ * created have their stats fds copied, young VMs are looked at again.
+ */
+void sfd_wake(struct provider *p)
+{
+	struct sfd_priv *d = p->priv;
+	struct epoll_event ev[32];
+	bool timer = false;
+	uint64_t now;
+	int n;
+
+	if (d->epfd < 0) {
+		sfd_reap(d);
+		return;
+	}
+	while ((n = epoll_wait(d->epfd, ev, ARRAY_SIZE(ev), 0)) > 0) {
+		now = util_now_ns();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64;
+			struct sfd_vm *vm;
+
+			if (tag == SFD_EV_INOTIFY) {
+				sfd_inotify_drain(p, now);
+			} else if (tag == SFD_EV_TIMER) {
+				uint64_t ticks;
+
+				if (read(d->tfd, &ticks, sizeof(ticks)) < 0)
+					ticks = 0;
+				timer = true;
+			} else {
+				vm = sfd_vm_find(d, (pid_t)(tag & 0xffffffffu));
+				if (vm && !vm->dead)
+					sfd_vm_finish(vm);
+			}
+		}
+		if (n < (int)ARRAY_SIZE(ev))
+			break;
+	}
+	if (timer)
+		sfd_young_scan(p, util_now_ns());
+	if (timer || d->nyoung)
+		sfd_young_arm(d, util_now_ns());
+}
+
+int sfd_wake_fd(struct provider *p)
+{
+	const struct sfd_priv *d = p->priv;
+
+	return d ? d->epfd : -1;
+}
+
+/*
+ * KVM's debugfs directory, when it is of the same tree as the proc root
+ * (both the system's, or both injected by a test): its "PID-FD" entries
+ * name the VMs to scan, and inotify on it tells of each VM as it is
+ * created. Then the epoll set the loop polls: inotify, the timer for
+ * young VMs and, as they come, each VM's pidfd.
+ */
+void sfd_watch_open(struct sfd_priv *d, const struct options *opts)
+{
+	const char *dbg = opts->debugfs_root ? opts->debugfs_root :
+					       DEBUGFS_KVM_DEFAULT;
+	bool fake_dbg = strcmp(dbg, DEBUGFS_KVM_DEFAULT) != 0;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	/* in a pid namespace of its own, debugfs names pids we cannot see
+	 * by those numbers: /proc is scanned instead */
+	d->names_ok = vm_pidns_is_init(d->rootfd);
+	if (fake_dbg == d->fake_proc)
+		d->dbgfd = fs_open_dir(AT_FDCWD, dbg);
+	if (d->dbgfd < 0)
+		d->dbgfd = -1;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return;
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ev.data.u64 = SFD_EV_TIMER;
+	if (d->tfd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev)) {
+		close(d->tfd);
+		d->tfd = -1;
+	}
+	if (d->dbgfd < 0)
+		return;
+	d->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->inofd < 0)
+		return;
+	ev.data.u64 = SFD_EV_INOTIFY;
+	if (inotify_add_watch(d->inofd, dbg, IN_CREATE | IN_MOVED_TO) < 0 ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->inofd, &ev)) {
+		close(d->inofd);
+		d->inofd = -1;
+	}
+}
