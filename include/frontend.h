@@ -31,6 +31,8 @@ enum ui_action {
 	UI_SET_VMS,	 /* req.on: per-VM breakdowns wanted */
 	UI_CLEAR,	 /* default filter, every VM */
 	UI_SET_LATENCY,	 /* req.on: time exits (the latency view) */
+	UI_LIST_VMS,	 /* every running VM in the snapshots' directory
+			  * until the next request (a prompt for a pid) */
 };
 
 /* An action with its value, filled by frontend_ops.input. */

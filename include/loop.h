@@ -18,11 +18,11 @@
 #include "errmsg.h"
 #include "filter.h"
 #include "frontend.h"
-#include "guests.h"
 #include "options.h"
 #include "provider.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "vmdir.h"
 
 #define LOOP_MAX_PROVIDERS 8
 #define LOOP_MAX_FRONTENDS 4
@@ -60,12 +60,14 @@ struct loop {
 	bool children;		   /* child events where no front-end
 					 * asks for them (the monitor's 'x') */
 	int sigfd;
-	bool want_vms;	      /* the per-guest view is shown */
-	struct guests guests; /* guest names of the VMs seen */
-	char providers[128];  /* names of the open providers */
-	char *fields;	      /* -f set in the monitor, owned */
-	bool reopening;	      /* the monitor changed a setting */
-	char guest[128];      /* a guest chosen in the monitor */
+	bool want_vms;	     /* the per-guest view is shown */
+	struct vmdir vms;    /* the VMs of this refresh (vmdir.h) */
+	bool list_vms;	     /* every running VM too (a monitor's
+			       * prompt asks for a pid or a guest) */
+	char providers[128]; /* names of the open providers */
+	char *fields;	     /* -f set in the monitor, owned */
+	bool reopening;	     /* the monitor changed a setting */
+	char guest[128];     /* a guest chosen in the monitor */
 	struct loop_note notes[LOOP_MAX_NOTES]; /* about the sources */
 	size_t nnotes;
 	unsigned notes_gen; /* changes when a note is added */

@@ -29,8 +29,8 @@
 #include <time.h>
 
 #include "filter.h"
-#include "guests.h"
 #include "sample.h"
+#include "vmdir.h"
 
 struct stats;
 struct lat_snap;
@@ -132,6 +132,10 @@ struct snapshot {
 	const struct snap_note *notes;
 	size_t nnotes;
 	unsigned notes_gen;
+	/* the directory of VMs this refresh (names, vCPU threads, whether
+	 * the VM watched runs, every running VM where listed), the loop's;
+	 * NULL when the run looked none up */
+	const struct vmdir *vms;
 };
 
 /* What to build. Zeroed, it is the whole selection, every field, no
@@ -140,11 +144,13 @@ struct snap_request {
 	const struct field_filter *filter; /* the view's rows and the
 						 * busiest events; NULL
 						 * keeps every field */
-	bool children;	       /* also NAME(...) of the rows filter keeps */
-	pid_t pid;	       /* the view: 0 the whole selection, else VM */
-	int vcpu;	       /* with pid: SAMPLE_ALL_VCPUS or one vCPU */
-	bool per_vcpu;	       /* with pid: NAME/vcpuN rows for its vCPUs */
-	struct guests *guests; /* where VMs' names come from, or NULL */
+	bool children; /* also NAME(...) of the rows filter keeps */
+	pid_t pid;     /* the view: 0 the whole selection, else VM */
+	int vcpu;      /* with pid: SAMPLE_ALL_VCPUS or one vCPU */
+	bool per_vcpu; /* with pid: NAME/vcpuN rows for its vCPUs */
+	/* the VMs' names and vCPU threads (idle vCPUs get a scope too), or
+	 * NULL: none */
+	const struct vmdir *vms;
 };
 
 /*

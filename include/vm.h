@@ -73,6 +73,13 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v);
  * serves VMMs that do not name their threads. Returns 0 or -errno.
  */
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
+/*
+ * vCPU threads as every part of kvmstat finds them: the named threads in
+ * /proc (vm_load_vcpus), else KVM's debugfs tree (debugfs_root may be
+ * NULL: /proc alone). Returns 0 or -errno, as those.
+ */
+int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
+			 struct vm_info *v);
 
 /*
  * The scan over processes and their fd links, on a proc root opened by the

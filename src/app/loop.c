@@ -25,6 +25,7 @@
 #include "util.h"
 #include "vcpu_check.h"
 #include "vm.h"
+#include "vmscan.h"
 
 /* The monitor's next screen after a key changed something. */
 #define LOOP_SOON_NS 250000000ull
@@ -387,7 +388,7 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		.filter = &o->filter,
 		.children = fe->view->children || l->children,
 		.vcpu = SAMPLE_ALL_VCPUS,
-		.guests = l->want_vms || fe->view->vms ? &l->guests : NULL,
+		.vms = l->want_vms || fe->view->vms ? &l->vms : NULL,
 	};
 
 	if (!fe->view->whole && o->vcpu >= 0) {
@@ -407,6 +408,27 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 	snap->notes = l->snap_notes;
 	snap->nnotes = l->nnotes;
 	snap->notes_gen = l->notes_gen;
+	snap->vms = &l->vms;
+}
+
+/* The directory of VMs for this refresh's snapshots: names and vCPU
+ * threads where a view shows VMs, the VM watched, and every running VM
+ * while the monitor asks for one. */
+static void loop_scan_vms(struct loop *l)
+{
+	const struct options *o = l->opts;
+	struct vmscan_req r = {
+		.proc_root = o->proc_root,
+		.debugfs_root = o->debugfs_root,
+		.stats = &l->stats,
+		.watched = o->pid,
+		.vms = l->want_vms,
+		.all = l->list_vms,
+	};
+
+	for (size_t i = 0; i < l->nfes; i++)
+		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
+	vmscan_update(&l->vms, &r);
 }
 
 /* Starts or stops exit latency (--latency, the monitor's 'l'); a
@@ -451,6 +473,7 @@ int loop_render(struct loop *l, bool at_once_only)
 	struct lat_snap *lat = loop_lat_snap(l);
 	int first = 0;
 
+	loop_scan_vms(l);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
 		struct snapshot snap;
@@ -735,6 +758,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	struct errmsg err;
 
 	*quit = false;
+	/* every running VM is listed while a prompt asks for one */
+	l->list_vms = req->action == UI_LIST_VMS;
 	switch (req->action) {
 	case UI_QUIT:
 		*quit = true;
@@ -787,6 +812,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	case UI_SET_VMS:
 		l->want_vms = req->on || l->need.vms;
 		return reopen_providers(l);
+	case UI_LIST_VMS:
 	case UI_REFRESH:
 	case UI_NONE:
 		break;
@@ -976,7 +1002,7 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 
 	memset(l, 0, sizeof(*l));
 	l->opts = opts;
-	guests_init(&l->guests, opts->proc_root);
+	vmdir_init(&l->vms);
 	l->say = say;
 	l->sigfd = -1;
 	rc = resolve_vm(l);
@@ -1062,7 +1088,7 @@ void loop_close(struct loop *l)
 	latency_close(l->lat);
 	l->lat = NULL;
 	close_providers_fast(l);
-	guests_free(&l->guests);
+	vmdir_free(&l->vms);
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);

@@ -21,9 +21,7 @@ static size_t vcpu_check_threads(const struct options *o, int **out)
 	size_t n = 0;
 	int *v;
 
-	vm_load_vcpus(o->proc_root, &vi);
-	if (!vi.nvcpus)
-		vm_load_vcpus_debugfs(o->debugfs_root, &vi);
+	vm_load_vcpu_threads(o->proc_root, o->debugfs_root, &vi);
 	v = xcalloc(vi.nvcpus + 1, sizeof(*v));
 	for (size_t i = 0; i < vi.nvcpus; i++)
 		v[n++] = vi.vcpus[i].index;

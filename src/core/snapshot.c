@@ -16,7 +16,6 @@
 #include "snapshot.h"
 #include "stats.h"
 #include "util.h"
-#include "vm.h"
 
 /* What a snapshot owns. */
 struct snap_store {
@@ -287,27 +286,28 @@ static void sb_find_scopes(struct snap_builder *b)
 
 /*
  * Every vCPU of each VM found, idle ones too: a vCPU that counted nothing
- * has no cell, yet it is one of the VM's, so the threads its VMM named
- * "CPU N/KVM" in /proc (where the guest names come from) add its scope.
+ * has no cell, yet it is one of the VM's, so the threads the directory of
+ * VMs knows for it (named "CPU N/KVM" by its VMM) add its scope.
  */
-static void sb_find_vcpus(struct snap_builder *b, const struct guests *g)
+static void sb_find_vcpus(struct snap_builder *b, const struct vmdir *d)
 {
 	size_t nfound = b->nsc;
 
-	if (!g || !g->proc_root)
+	if (!d)
 		return;
 	for (size_t i = 0; i < nfound; i++) {
-		struct vm_info v = { .pid = b->sc[i].pid };
+		const struct vmdir_vm *vm;
 
-		if (b->sc[i].vcpu != SAMPLE_ALL_VCPUS ||
-		    vm_load_vcpus(g->proc_root, &v))
+		if (b->sc[i].vcpu != SAMPLE_ALL_VCPUS)
 			continue;
-		for (size_t c = 0; c < v.nvcpus; c++) {
-			int k = sb_scope(b, v.pid, v.vcpus[c].index);
+		vm = vmdir_find(d, b->sc[i].pid);
+		if (!vm || !vm->vcpus_read)
+			continue;
+		for (size_t c = 0; c < vm->nvcpus; c++) {
+			int k = sb_scope(b, vm->pid, vm->vcpus[c].index);
 
-			b->sc[k].tid = v.vcpus[c].tid;
+			b->sc[k].tid = vm->vcpus[c].tid;
 		}
-		vm_info_clear(&v);
 	}
 }
 
@@ -678,16 +678,17 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 }
 
 /* Guest names of the VMs, shared by their vCPUs. */
-static void sb_guests(struct snap_builder *b, struct guests *guests)
+static void sb_guests(struct snap_builder *b, const struct vmdir *d)
 {
 	struct snap_scope *all = b->st->scopes;
 	const struct snap_scope *whole = &all[0];
 
-	if (!guests)
+	if (!d)
 		return;
 	for (size_t i = 0; i < whole->nchildren; i++) {
 		struct snap_scope *vm = &all[1 + i];
-		const char *name = guests_name(guests, vm->pid);
+		const struct vmdir_vm *e = vmdir_find(d, vm->pid);
+		const char *name = e ? e->name : NULL;
 
 		if (!name)
 			continue;
@@ -714,12 +715,12 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	sb_index_buckets(&b);
 	sb_filter(&b, req->filter, req->children);
 	sb_find_scopes(&b);
-	sb_find_vcpus(&b, req->guests);
+	sb_find_vcpus(&b, req->vms);
 	sb_layout(&b);
 	sb_summaries(&b);
 	sb_rows(&b);
 	sb_hists(&b);
-	sb_guests(&b, req->guests);
+	sb_guests(&b, req->vms);
 	sb_view(&b, req);
 	out->interval_ns = s->interval_ns;
 	out->wall = s->wall;

@@ -850,3 +850,13 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
 	return 0;
 }
+
+int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
+			 struct vm_info *v)
+{
+	int rc = vm_load_vcpus(proc_root, v);
+
+	if (!v->nvcpus && debugfs_root)
+		return vm_load_vcpus_debugfs(debugfs_root, v);
+	return rc;
+}

@@ -7,7 +7,8 @@
 # its stats file counts halts, the guests view lists the VM by pid and
 # name with a rate; Enter lists both vCPUs with their thread ids, vCPU 1
 # busy with both events (the exit by its reason, not also its parent) and
-# vCPU 0 idle; Escape goes back; q exits 0.
+# vCPU 0 idle; Escape goes back; 'p' lists the VM and picks it by name;
+# q exits 0.
 source tests/system/lib.sh
 source tests/fakes/fakevm_lib.sh
 need_tracepoints
@@ -63,5 +64,13 @@ r0=$(screen | awk -v t="$tid0" '$1 == 0 && $2 == t')
 [ -n "$r0" ] && [ "$(awk '{ print $3 }' <<<"$r0")" = 0 ] || fail "vCPU 0 is idle: '$r0': $(screen)"
 keys Escape; expect "kvm statistics - guests"
 keys b; expect "kvm statistics - summary"
+# 'p' lists the running guests (the loop's directory of VMs), a name picks
+# one, the header names it; a pid that is no VM is refused
+keys p; expect "Show pid"
+expect "$(printf '%8d  alpha' "$alpha_VM")"
+keys 1 Enter; expect "is not a KVM VM"
+keys a l p h a Enter
+expect "kvm statistics - pid $alpha_VM (alpha)"
+keys c; expect "kvm statistics - summary"
 resize_and_quit
 echo "ok: guests view and vCPU drill-down from tracepoints and stats fds: $r1"

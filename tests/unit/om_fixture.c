@@ -23,14 +23,14 @@ static void om_push(struct stats *s, int f, pid_t pid, int vcpu, uint64_t v)
 void om_fixture_snapshot(const struct stats *s, const struct field_filter *f,
 			 struct snapshot *snap)
 {
-	struct guests names;
-	struct snap_request req = { .filter = f, .guests = &names };
+	struct vmdir names;
+	struct snap_request req = { .filter = f, .vms = &names };
 
-	guests_init(&names, NULL);
-	guests_set(&names, 100, "alpha");
-	guests_set(&names, 200, "be\"ta\\x\ny");
+	vmdir_init(&names);
+	vmdir_set_name(vmdir_get(&names, 100), "alpha");
+	vmdir_set_name(vmdir_get(&names, 200), "be\"ta\\x\ny");
 	snapshot_build(s, &req, snap);
-	guests_free(&names);
+	vmdir_free(&names);
 }
 
 /*

@@ -24,11 +24,12 @@
 extern const struct frontend_ops json_frontend_ops;
 
 /* Guest names of the fixture's VMs. */
-static void jt_names(struct guests *g)
+static void jt_names(struct vmdir *g)
 {
-	guests_init(g, NULL);
-	guests_set(g, 100, "alpha");
-	guests_set(g, 200, "b\xff\"c"); /* not UTF-8: written with '?' */
+	vmdir_init(g);
+	vmdir_set_name(vmdir_get(g, 100), "alpha");
+	/* not UTF-8: written with '?' */
+	vmdir_set_name(vmdir_get(g, 200), "b\xff\"c");
 }
 
 static int jt_fid(struct stats *s, const char *name, int parent,
@@ -100,8 +101,8 @@ static json_t *jt_render(bool pretty)
 {
 	struct stats s;
 	struct snapshot snap;
-	struct guests names;
-	struct snap_request req = { .guests = &names };
+	struct vmdir names;
+	struct snap_request req = { .vms = &names };
 	struct strbuf b;
 	json_error_t err;
 	json_t *j;
@@ -109,7 +110,7 @@ static json_t *jt_render(bool pretty)
 	jt_names(&names);
 	jt_build(&s);
 	snapshot_build(&s, &req, &snap);
-	guests_free(&names);
+	vmdir_free(&names);
 	strbuf_init(&b);
 	json_out_render(&b, &snap, "tracepoint statsfd", pretty);
 	ck_assert_uint_gt(b.len, 1);

@@ -124,7 +124,7 @@ static void lt_loop(struct loop *l, struct options *o, size_t n)
 	o->vcpu = -1;
 	o->proc_root = "/nonexistent-proc";
 	l->opts = o;
-	guests_init(&l->guests, o->proc_root);
+	vmdir_init(&l->vms);
 	l->say = lt_say;
 	l->sigfd = signals_open();
 	ck_assert_int_ge(l->sigfd, 0);
@@ -323,8 +323,9 @@ START_TEST(test_render_views)
 	ck_assert_str_eq(lt.rows[0], "kvm_exit");
 	ck_assert_str_eq(lt.rows[1], "kvm_exit kvm_exit(HLT)");
 	/* guest names were looked up for the views that show VMs */
-	ck_assert_uint_eq(l.guests.n, 1);
-	ck_assert_int_eq(l.guests.v[0].pid, 100);
+	ck_assert_uint_eq(l.vms.n, 1);
+	ck_assert_int_eq(l.vms.v[0].pid, 100);
+	ck_assert(l.vms.v[0].named);
 
 	/* the first sample at once: only the views that want it */
 	lt.rows[0][0] = lt.rows[1][0] = '\0';
@@ -352,7 +353,7 @@ START_TEST(test_render_views)
 	ck_assert_int_eq(loop_render(&l, false), 0);
 	ck_assert_str_eq(lt.rows[0], "kvm_exit kvm_exit(HLT)");
 
-	guests_free(&l.guests);
+	vmdir_free(&l.vms);
 	stats_free(&l.stats);
 	filter_free(&o.filter);
 	close(l.sigfd);

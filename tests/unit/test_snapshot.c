@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/vmscan.h"
 #include "errmsg.h"
-#include "guests.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "suites.h"
@@ -374,16 +374,16 @@ END_TEST
 START_TEST(test_tree)
 {
 	static const pid_t pids[] = { 30, 10, 20 };
-	struct guests names;
+	struct vmdir names;
 	const struct snap_scope *w, *vm;
 	struct snapshot snap;
-	struct snap_request req = { .guests = &names };
+	struct snap_request req = { .vms = &names };
 	struct stats s;
 	int f;
 
-	guests_init(&names, NULL);
-	guests_set(&names, 10, "ten");
-	guests_set(&names, 30, "thirty");
+	vmdir_init(&names);
+	vmdir_set_name(vmdir_get(&names, 10), "ten");
+	vmdir_set_name(vmdir_get(&names, 30), "thirty");
 	stats_init(&s, false);
 	f = fid(&s, "exits", -1, FIELD_CUMULATIVE);
 	for (int round = 1; round <= 2; round++) {
@@ -423,7 +423,7 @@ START_TEST(test_tree)
 	ck_assert(w->children[0].fresh);
 	snapshot_free(&snap);
 	stats_free(&s);
-	guests_free(&names);
+	vmdir_free(&names);
 }
 END_TEST
 
@@ -432,14 +432,14 @@ END_TEST
 START_TEST(test_outlives_stats)
 {
 	struct snap_request req = { .pid = 5, .vcpu = -1, .per_vcpu = true };
-	struct guests names;
+	struct vmdir names;
 	struct snapshot snap;
 	struct stats s;
 	int parent, kid[2];
 
-	guests_init(&names, NULL);
-	guests_set(&names, 5, "five");
-	req.guests = &names;
+	vmdir_init(&names);
+	vmdir_set_name(vmdir_get(&names, 5), "five");
+	req.vms = &names;
 	stats_init(&s, false);
 	parent = hist_fields(&s, 2, kid);
 	for (int round = 1; round <= 2; round++) {
@@ -454,7 +454,7 @@ START_TEST(test_outlives_stats)
 		memset(s.fields.v[i].name, 'X', strlen(s.fields.v[i].name));
 	memset(s.cells, 0xff, s.nkeys * sizeof(*s.cells));
 	stats_free(&s);
-	guests_free(&names);
+	vmdir_free(&names);
 	ck_assert_uint_eq(snap.nfields, 3);
 	ck_assert_str_eq(snap.fields[parent].name, "h");
 	ck_assert_str_eq(snap.fields[kid[1]].provider, "test");
@@ -474,12 +474,15 @@ START_TEST(test_outlives_stats)
 }
 END_TEST
 
-/* Guest names: looked up once per pid under the proc root, remembered
- * (also a VM without a name), set by hand. */
+/* The directory of VMs from a proc root: the VM watched named once
+ * (remembered, also without a name), told alive or not; names set by
+ * hand; kept by pid. */
 START_TEST(test_guest_names)
 {
 	char root[] = "/tmp/kvmstat-guests-XXXXXX", path[256];
-	struct guests g;
+	struct vmscan_req r = { .watched = 4242 };
+	const struct vmdir_vm *vm;
+	struct vmdir g;
 	FILE *f;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
@@ -490,23 +493,34 @@ START_TEST(test_guest_names)
 	ck_assert_ptr_nonnull(f);
 	fwrite("qemu\0-name\0guest=web1\0", 1, 22, f);
 	fclose(f);
-	guests_init(&g, root);
-	ck_assert_str_eq(guests_name(&g, 4242), "web1");
-	ck_assert_ptr_null(guests_name(&g, 4343)); /* no such process */
+	vmdir_init(&g);
+	r.proc_root = root;
+	vmscan_update(&g, &r);
+	vm = vmdir_find(&g, 4242);
+	ck_assert_ptr_nonnull(vm);
+	ck_assert_str_eq(vm->name, "web1");
+	ck_assert(vm->checked && !vm->alive); /* holds no VM fd */
+	r.watched = 4343;		      /* no such process */
+	vmscan_update(&g, &r);
+	ck_assert_ptr_null(vmdir_find(&g, 4343)->name);
+	ck_assert(!vmdir_find(&g, 4242)->checked);
 	/* looked up once: a new command line is not read again */
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fwrite("qemu\0-name\0other\0", 1, 17, f);
 	fclose(f);
-	ck_assert_str_eq(guests_name(&g, 4242), "web1");
-	guests_set(&g, 4343, "late");
-	guests_set(&g, 1, NULL);
-	ck_assert_str_eq(guests_name(&g, 4343), "late");
-	ck_assert_ptr_null(guests_name(&g, 1));
+	r.watched = 4242;
+	vmscan_update(&g, &r);
+	ck_assert_str_eq(vmdir_find(&g, 4242)->name, "web1");
+	vmdir_set_name(vmdir_get(&g, 4343), "late");
+	vmdir_set_name(vmdir_get(&g, 1), NULL);
+	ck_assert_str_eq(vmdir_find(&g, 4343)->name, "late");
+	ck_assert_ptr_null(vmdir_find(&g, 1)->name);
 	ck_assert_uint_eq(g.n, 3);
 	ck_assert_int_eq(g.v[0].pid, 1);
 	ck_assert_int_eq(g.v[2].pid, 4343);
-	guests_free(&g);
+	ck_assert_ptr_null(vmdir_find(&g, 77));
+	vmdir_free(&g);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/4242", root);
 	rmdir(path);
@@ -524,7 +538,8 @@ START_TEST(test_idle_vcpus)
 	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS };
 	const struct snap_scope *vm;
 	struct snapshot snap;
-	struct guests g;
+	struct vmscan_req r = { .stats = NULL, .vms = true };
+	struct vmdir g;
 	struct stats s;
 	FILE *f;
 	int e;
@@ -560,8 +575,11 @@ START_TEST(test_idle_vcpus)
 	ck_assert_uint_eq(snap.whole->children[0].nchildren, 1);
 	snapshot_free(&snap);
 
-	guests_init(&g, root);
-	req.guests = &g;
+	vmdir_init(&g);
+	r.proc_root = root;
+	r.stats = &s;
+	vmscan_update(&g, &r);
+	req.vms = &g;
 	snapshot_build(&s, &req, &snap);
 	ck_assert_uint_eq(snap.whole->nchildren, 1);
 	vm = &snap.whole->children[0];
@@ -575,7 +593,7 @@ START_TEST(test_idle_vcpus)
 		ck_assert_uint_eq(vm->children[c].nrows, c == 1 ? 1 : 0);
 	}
 	snapshot_free(&snap);
-	guests_free(&g);
+	vmdir_free(&g);
 	stats_free(&s);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	ck_assert_int_eq(system(path), 0);

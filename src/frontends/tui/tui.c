@@ -28,7 +28,7 @@
 #include "ui_text.h"
 #include "units.h"
 #include "util.h"
-#include "vm.h"
+#include "vmdir.h"
 
 #define KEY_ESC 27
 #define TUI_COLS_MAX 6
@@ -61,6 +61,12 @@ struct tui_row {
 	bool total;  /* the events view's Total line, kept last */
 };
 
+/* A running guest a prompt offers. */
+struct tui_pick {
+	pid_t pid;
+	char *name; /* owned, or NULL */
+};
+
 struct tui_priv {
 	const struct options *opts;
 	bool active; /* curses is on */
@@ -78,7 +84,9 @@ struct tui_priv {
 	enum tui_prompt prompt;
 	char input[256]; /* prompt text being edited */
 	char hint[256];	 /* the value it replaces, shown beside */
-	char **picks;	 /* 'p', 'g': the guests to pick ("PID  NAME") */
+	/* 'p', 'g': the running guests to pick from, once the loop has
+	 * listed them (picks NULL until then) */
+	struct tui_pick *picks;
 	size_t npicks;
 	struct errmsg error; /* why the last input was refused */
 	struct tui_row *rows;
@@ -89,7 +97,6 @@ struct tui_priv {
 	/* header facts */
 	pid_t pid;
 	char *pid_name; /* guest name of pid, looked up when pid changes */
-	pid_t named;	/* the pid pid_name is of */
 	bool dead;	/* the VM watched has exited */
 	char *guest;
 	double delay;
@@ -253,26 +260,29 @@ static void tui_free_notes(struct tui_priv *tp)
 static void tui_free_picks(struct tui_priv *tp)
 {
 	for (size_t i = 0; i < tp->npicks; i++)
-		free(tp->picks[i]);
+		free(tp->picks[i].name);
 	free(tp->picks);
 	tp->picks = NULL;
 	tp->npicks = 0;
 }
 
-/* The running guests, pid and name, to pick from (as kvm_stat lists). */
-static void tui_load_picks(struct tui_priv *tp)
+/* The running guests, pid and name, to pick from (as kvm_stat lists),
+ * from the snapshot's directory once the loop has listed them all. */
+static void tui_load_picks(struct tui_priv *tp, const struct snapshot *snap)
 {
-	struct vm_info *v = NULL;
-	size_t n = 0;
+	const struct vmdir *d = snap->vms;
 
-	tui_free_picks(tp);
-	if (vm_list(tp->opts->proc_root, &v, &n))
+	if ((tp->prompt != PROMPT_PID && tp->prompt != PROMPT_GUEST) || !d ||
+	    !d->listed)
 		return;
-	tp->picks = xcalloc(n ? n : 1, sizeof(*tp->picks));
-	for (size_t i = 0; i < n; i++)
-		tp->picks[tp->npicks++] = xasprintf("%8d  %s", v[i].pid,
-						    v[i].name ? v[i].name : "-");
-	vm_list_free(v, n);
+	tui_free_picks(tp);
+	tp->picks = xcalloc(d->n ? d->n : 1, sizeof(*tp->picks));
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].running)
+			tp->picks[tp->npicks++] = (struct tui_pick){
+				d->v[i].pid,
+				d->v[i].name ? xstrdup(d->v[i].name) : NULL,
+			};
 }
 
 static struct tui_row *tui_add_row(struct tui_priv *tp)
@@ -681,8 +691,13 @@ static void tui_draw_picks(struct tui_priv *tp, int y, int rows, int cols)
 	attron(A_UNDERLINE);
 	mvaddnstr(y++, 0, "     Pid  Guest name", cols);
 	attroff(A_UNDERLINE);
-	for (size_t i = 0; i < tp->npicks && y < rows - 1; i++)
-		mvaddnstr(y++, 0, tp->picks[i], cols);
+	for (size_t i = 0; i < tp->npicks && y < rows - 1; i++) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "%8d  %s", (int)tp->picks[i].pid,
+			 tp->picks[i].name ? tp->picks[i].name : "-");
+		mvaddnstr(y++, 0, line, cols);
+	}
 	if (!tp->npicks && y < rows - 1)
 		mvaddnstr(y, 0, "(no running guest found)", cols);
 	tui_draw_footer(tp, rows, cols);
@@ -921,9 +936,11 @@ static void tui_draw_footer(struct tui_priv *tp, int rows, int cols)
 	refresh();
 }
 
-static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
+static void tui_set_header(struct tui_priv *tp, const struct frontend *fe,
+			   const struct snapshot *snap)
 {
 	const struct options *o = tp->opts;
+	const struct vmdir_vm *vm;
 
 	tp->pid = o->pid;
 	free(tp->guest);
@@ -933,13 +950,10 @@ static void tui_set_header(struct tui_priv *tp, const struct frontend *fe)
 	tp->filter = o->fields ? xstrdup(o->fields) : NULL;
 	free(tp->providers);
 	tp->providers = fe->providers ? xstrdup(fe->providers) : NULL;
-	if (tp->pid != tp->named) {
-		free(tp->pid_name);
-		tp->pid_name = tp->pid ? vm_guest_name(o->proc_root, tp->pid) :
-					 NULL;
-		tp->named = tp->pid;
-	}
-	tp->dead = tp->pid && !vm_pid_is_vm(o->proc_root, tp->pid);
+	vm = tp->pid ? vmdir_find(snap->vms, tp->pid) : NULL;
+	free(tp->pid_name);
+	tp->pid_name = vm && vm->name ? xstrdup(vm->name) : NULL;
+	tp->dead = vm && vm->checked && !vm->alive;
 }
 
 /* The sources' notes of snap, failures first. */
@@ -961,8 +975,9 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct tui_priv *tp = fe->priv;
 
-	tui_set_header(tp, fe);
+	tui_set_header(tp, fe, snap);
 	tui_set_notes(tp, snap);
+	tui_load_picks(tp, snap);
 	if (tp->latency && !tp->help) {
 		char title[64];
 
@@ -993,10 +1008,39 @@ static int tui_input_fd(struct frontend *fe)
 	return STDIN_FILENO;
 }
 
+/* The pick of pid, or NULL. */
+static const struct tui_pick *tui_pick_find(const struct tui_priv *tp, pid_t pid)
+{
+	for (size_t i = 0; i < tp->npicks; i++)
+		if (tp->picks[i].pid == pid)
+			return &tp->picks[i];
+	return NULL;
+}
+
+/* The one running guest called name into *pid: 0, or -errno with the
+ * line in tp->error. Before the guests are listed, none is known. */
+static int tui_pick_guest(struct tui_priv *tp, const char *name, pid_t *pid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tp->npicks; i++)
+		if (tp->picks[i].name && !strcmp(tp->picks[i].name, name) &&
+		    !n++)
+			*pid = tp->picks[i].pid;
+	if (n == 1)
+		return 0;
+	if (!n)
+		return errmsg_set(&tp->error, -ENOENT,
+				  "no guest named \"%s\" among the running guests listed",
+				  name);
+	return errmsg_set(&tp->error, -ENOTUNIQ,
+			  "guest name \"%s\" matches several VMs: type a pid",
+			  name);
+}
+
 /* Checks a finished prompt; fills the request or an error to show. */
 static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 {
-	const struct options *o = tp->opts;
 	struct field_filter f = { 0 };
 	char *end;
 	long pid;
@@ -1018,17 +1062,17 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 		}
 		pid = strtol(tp->input, &end, 10);
 		if (*end || pid <= 0) {
-			pid_t p;
-
 			/* a guest name, for 'p' as for 'g' */
-			if (vm_resolve_guest(o->proc_root, tp->input, &p,
-					     &tp->error))
+			if (tui_pick_guest(tp, tp->input, &req->pid))
 				return UI_NONE;
-			pid = p;
 			snprintf(req->guest, sizeof(req->guest), "%s",
 				 tp->input);
-		} else if (vm_resolve_pid(o->proc_root, (pid_t)pid,
-					  &tp->error)) {
+			return UI_SET_PID;
+		}
+		if (tp->picks && !tui_pick_find(tp, (pid_t)pid)) {
+			errmsg_set(&tp->error, -ENOENT,
+				   "pid %ld is not a KVM VM (not among the running guests listed)",
+				   pid);
 			return UI_NONE;
 		}
 		req->pid = (pid_t)pid;
@@ -1063,10 +1107,15 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
 
 	switch (ch) {
 	case KEY_ESC:
+		/* the loop lists guests for a pid prompt until told */
+		act = tp->prompt == PROMPT_PID || tp->prompt == PROMPT_GUEST ?
+			      UI_REFRESH :
+			      UI_NONE;
 		tp->prompt = PROMPT_NONE;
 		errmsg_clear(&tp->error);
 		tui_free_picks(tp);
-		break;
+		tui_draw(tp);
+		return act;
 	case KEY_BACKSPACE:
 	case 127:
 	case 8:
@@ -1116,8 +1165,6 @@ static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 		snprintf(tp->hint, sizeof(tp->hint), "%d", o->pid);
 	else
 		snprintf(tp->hint, sizeof(tp->hint), "all");
-	if (p == PROMPT_PID || p == PROMPT_GUEST)
-		tui_load_picks(tp);
 	tui_draw(tp);
 }
 
@@ -1186,7 +1233,9 @@ static enum ui_action tui_key_prompt(struct frontend *fe,
 {
 	(void)ch;
 	tui_open_prompt(fe->priv, (enum tui_prompt)k->arg);
-	return UI_NONE;
+	/* the guests to pick from: the loop lists them */
+	return k->arg == PROMPT_PID || k->arg == PROMPT_GUEST ? UI_LIST_VMS :
+								UI_NONE;
 }
 
 /* 'b': the summary or the per-guest view. */

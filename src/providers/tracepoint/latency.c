@@ -345,9 +345,7 @@ static void lat_vm_load(struct latency *l, size_t i)
 	struct vm_info v = { .pid = l->vms[i].pid };
 
 	l->loaded_at[i] = l->reads;
-	vm_load_vcpus(l->cfg.proc_root, &v);
-	if (!v.nvcpus)
-		vm_load_vcpus_debugfs(l->cfg.debugfs_root, &v);
+	vm_load_vcpu_threads(l->cfg.proc_root, l->cfg.debugfs_root, &v);
 	if (!v.nvcpus)
 		return;
 	vm_info_clear(&l->vms[i]);

@@ -96,10 +96,8 @@ int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)
 	for (int pass = 0; pass < 2; pass++) {
 		if (!vm->loaded ||
 		    (pass && (reload || vm->loaded_at != tp->refresh))) {
-			vm_load_vcpus(tp->proc_root, &vm->info);
-			if (!vm->info.nvcpus)
-				vm_load_vcpus_debugfs(tp->debugfs_root,
-						      &vm->info);
+			vm_load_vcpu_threads(tp->proc_root, tp->debugfs_root,
+					     &vm->info);
 			tp_vm_remember(vm);
 			vm->loaded = true;
 			vm->loaded_at = tp->refresh;
