@@ -107,7 +107,6 @@ struct frontend {
 	bool usage;	       /* render failed on what the user asked
 				* for (exit status 2, not 1) */
 	struct ui_request req; /* the last request of input() */
-	const char *providers; /* "tracepoint debugfs", for headers */
 };
 
 extern const struct frontend_ops batch_frontend_ops;

@@ -46,9 +46,23 @@ struct loop_note {
 	struct errmsg text;
 };
 
+/* What the monitor changes as the run goes on; the options stay as
+ * parsed. The loop owns it and tells the providers (provider_cfg) and the
+ * front-ends (the snapshot's header facts) what they need of it. */
+struct loop_run {
+	pid_t pid;		    /* the VM watched (-p, -g, p, g); 0: all */
+	const char *guest;	    /* its guest name when chosen by name */
+	const char *fields;	    /* -f or the monitor's f, or NULL */
+	struct field_filter filter; /* fields, compiled */
+	bool children;		    /* the providers count child events */
+	double delay;		    /* seconds between refreshes */
+	bool include_past;	    /* totals since each VM started */
+};
+
 struct loop {
-	struct options *opts;	      /* the caller's; the monitor's
-					 * requests change them */
+	const struct options *opts;   /* the caller's, as parsed */
+	struct loop_run run;	      /* what the monitor changes */
+	struct provider_cfg pcfg;     /* what the providers are told */
 	void (*say)(const char *msg); /* a line for the user, or NULL */
 	struct stats stats;
 	struct provider provs[LOOP_MAX_PROVIDERS];
@@ -90,7 +104,7 @@ struct loop {
  * see loop_list_fields). opts must outlive the loop. 0, or -errno with
  * l->msg and l->usage set; after a failure only exiting is left.
  */
-int loop_open(struct loop *l, struct options *opts,
+int loop_open(struct loop *l, const struct options *opts,
 	      void (*say)(const char *msg));
 /* Runs until the end the front-ends' pace sets, a stop signal or the
  * monitor's quit. 0 (also when the reader went away), or -errno with

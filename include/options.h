@@ -87,6 +87,9 @@ struct options {
  * either case. */
 int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg);
 void options_free(struct options *o);
+/* The -f pattern in force: -f, else every field (-1/-l/-L, -f help) or
+ * the default (no child events). */
+const char *options_fields_pattern(const struct options *o);
 /* The --help text. */
 void options_usage(FILE *out);
 

@@ -19,15 +19,33 @@ struct arbiter;
 struct options;
 struct provider;
 
+/* What a provider is told of the run: the options it needs and the VM
+ * the run watches now (the monitor's p and g change it). A value, read
+ * only; a provider keeps no pointer to it (the strings it points to live
+ * as long as the run). */
+struct provider_cfg {
+	pid_t pid;		      /* only this VM; 0: every VM */
+	const char *guest;	      /* -g NAME as given, or NULL */
+	bool include_past;	      /* totals since each VM started */
+	bool no_bpf;		      /* --no-bpf: perf events */
+	const char *tracefs_root;     /* NULL: the kernel's */
+	const char *debugfs_root;     /* KVM's debugfs directory */
+	const char *proc_root;	      /* "/proc", or a fake tree */
+	const char *const *qmp_paths; /* --qmp sockets */
+	size_t nqmp;
+	unsigned int qmp_reply_timeout_ms; /* 0: the defaults */
+	unsigned int qmp_retry_ms;
+};
+
 struct provider_ops {
 	const char *name;
 	/* Do the options name this provider (-t, -d, -S, --qmp)? When any
 	 * provider is named, only the named ones open. */
 	bool (*asked)(const struct options *opts);
-	/* Usable on this host with these options? (cheap, no side effects) */
-	bool (*probe)(const struct options *opts);
+	/* Usable on this host with this config? (cheap, no side effects) */
+	bool (*probe)(const struct provider_cfg *cfg);
 	/* Opens the events it wants (provider_wants()), interning names. */
-	int (*open)(struct provider *p, const struct options *opts);
+	int (*open)(struct provider *p, const struct provider_cfg *cfg);
 	/* Pushes one raw reading per field (pid 0) and breakdowns. */
 	int (*read)(struct provider *p, struct sample_set *out);
 	void (*close)(struct provider *p);
@@ -68,6 +86,9 @@ extern const struct provider_ops *const provider_registry[];
 const struct provider_ops *provider_find(const char *name);
 /* Whether the options name this provider (ops->asked says so). */
 bool provider_asked(const struct provider_ops *ops, const struct options *opts);
+/* The config the options give (pid, guest and include_past as parsed:
+ * the run sets its own). */
+void provider_cfg_init(struct provider_cfg *c, const struct options *o);
 /* Whether -f (and p->children) keep name, whoever owns it, or may keep a
  * child of it (filter_may_keep_children). */
 bool provider_keeps(const struct provider *p, const char *name);

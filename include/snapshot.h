@@ -110,6 +110,18 @@ struct snap_note {
 	const char *text;   /* why, or what it did */
 };
 
+/* The facts a front-end's header shows, as the run has them now (the
+ * loop's, which the monitor's keys change). */
+struct snap_header {
+	pid_t pid;	     /* the VM watched, or 0: every VM */
+	const char *guest;   /* its guest name when chosen by name, or NULL */
+	const char *filter;  /* -f or the monitor's f, or NULL: the default */
+	double delay;	     /* seconds between refreshes */
+	bool children;	     /* child events shown where hidden by default */
+	const char *sources; /* the open sources ("tracepoint statsfd"), or
+			      * "no source: why" */
+};
+
 /* What front-ends render. Everything in it belongs to it. */
 struct snapshot {
 	const struct field_info *fields; /* by id; the snapshot's names */
@@ -136,6 +148,9 @@ struct snapshot {
 	 * the VM watched runs, every running VM where listed), the loop's;
 	 * NULL when the run looked none up */
 	const struct vmdir *vms;
+	/* what the header shows; set by the loop (its strings are the
+	 * loop's, as the notes) */
+	struct snap_header header;
 };
 
 /* What to build. Zeroed, it is the whole selection, every field, no

@@ -193,6 +193,15 @@ static void report_did(struct loop *l, struct provider *p)
 	errmsg_clear(&p->did);
 }
 
+/* What the providers are told: the options they need and the run's VM. */
+static void loop_provider_cfg(struct loop *l)
+{
+	provider_cfg_init(&l->pcfg, l->opts);
+	l->pcfg.pid = l->run.pid;
+	l->pcfg.guest = l->run.guest;
+	l->pcfg.include_past = l->run.include_past;
+}
+
 /* Whether ops opens alone, for every field, in a field table of its
  * own (what it did on the host on the way is noted). */
 static bool opens_alone(struct loop *l, const struct provider_ops *ops)
@@ -201,12 +210,12 @@ static bool opens_alone(struct loop *l, const struct provider_ops *ops)
 	struct provider p = {
 		.ops = ops,
 		.fields = &fields,
-		.want_vms = l->opts->pid != 0,
+		.want_vms = l->run.pid != 0,
 	};
 	bool ok;
 
 	field_table_init(&fields);
-	ok = !ops->open(&p, l->opts);
+	ok = !ops->open(&p, &l->pcfg);
 	report_did(l, &p);
 	if (ok)
 		ops->close(&p);
@@ -221,7 +230,7 @@ static bool opens_alone(struct loop *l, const struct provider_ops *ops)
  */
 static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
 {
-	return l->opts->fields && opens_alone(l, ops);
+	return l->run.fields && opens_alone(l, ops);
 }
 
 /*
@@ -245,7 +254,8 @@ static int open_providers(struct loop *l, bool all_fields)
 	for (size_t i = 0; provider_registry[i]; i++)
 		nasked += provider_asked(provider_registry[i], o);
 	explicit = nasked > 0;
-	lenient = explicit && (l->reopening || (o->pid && nasked > 1));
+	lenient = explicit && (l->reopening || (l->run.pid && nasked > 1));
+	loop_provider_cfg(l);
 	for (size_t i = 0; provider_registry[i]; i++) {
 		const struct provider_ops *ops = provider_registry[i];
 		struct provider *p;
@@ -253,7 +263,7 @@ static int open_providers(struct loop *l, bool all_fields)
 
 		if (explicit && !provider_asked(ops, o))
 			continue;
-		if (!explicit && ops->probe && !ops->probe(o))
+		if (!explicit && ops->probe && !ops->probe(&l->pcfg))
 			continue;
 		if (l->nprovs == ARRAY_SIZE(l->provs))
 			break;
@@ -264,11 +274,11 @@ static int open_providers(struct loop *l, bool all_fields)
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
 		p->filter = all_fields || l->need.counts_all ? NULL :
-							       &o->filter;
-		p->children = all_fields || o->children;
+							       &l->run.filter;
+		p->children = all_fields || l->run.children;
 		p->arbiter = &l->stats.arbiter;
-		p->want_vms = o->pid != 0 || o->guest || l->want_vms;
-		rc = ops->open(p, o);
+		p->want_vms = l->run.pid != 0 || l->run.guest || l->want_vms;
+		rc = ops->open(p, &l->pcfg);
 		report_did(l, p);
 		if (rc) {
 			const char *reason = errmsg_isset(&p->msg) ?
@@ -385,17 +395,17 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 	/* the providers may count child events for another front-end: this
 	 * one shows what -f (and 'x') alone keep */
 	struct snap_request req = {
-		.filter = &o->filter,
+		.filter = &l->run.filter,
 		.children = fe->view->children || l->children,
 		.vcpu = SAMPLE_ALL_VCPUS,
 		.vms = l->want_vms || fe->view->vms ? &l->vms : NULL,
 	};
 
 	if (!fe->view->whole && o->vcpu >= 0) {
-		req.pid = o->pid;
+		req.pid = l->run.pid;
 		req.vcpu = o->vcpu;
 	} else if (!fe->view->whole && o->per_vcpu) {
-		req.pid = o->pid;
+		req.pid = l->run.pid;
 		req.per_vcpu = true;
 	}
 	snapshot_build(&l->stats, &req, snap);
@@ -409,6 +419,14 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 	snap->nnotes = l->nnotes;
 	snap->notes_gen = l->notes_gen;
 	snap->vms = &l->vms;
+	snap->header = (struct snap_header){
+		.pid = l->run.pid,
+		.guest = l->run.guest,
+		.filter = l->run.fields,
+		.delay = l->run.delay,
+		.children = l->children,
+		.sources = l->providers,
+	};
 }
 
 /* The directory of VMs for this refresh's snapshots: names and vCPU
@@ -421,7 +439,7 @@ static void loop_scan_vms(struct loop *l)
 		.proc_root = o->proc_root,
 		.debugfs_root = o->debugfs_root,
 		.stats = &l->stats,
-		.watched = o->pid,
+		.watched = l->run.pid,
 		.vms = l->want_vms,
 		.all = l->list_vms,
 	};
@@ -439,7 +457,7 @@ static int loop_latency(struct loop *l, bool on)
 	struct latency_cfg cfg = { .tracefs_root = o->tracefs_root,
 				   .proc_root = o->proc_root,
 				   .debugfs_root = o->debugfs_root,
-				   .pid = o->pid };
+				   .pid = l->run.pid };
 	struct errmsg did;
 
 	latency_close(l->lat);
@@ -607,7 +625,7 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 
 static uint64_t delay_ns(const struct loop *l)
 {
-	return (uint64_t)(l->opts->delay * 1e9 + 0.5);
+	return (uint64_t)(l->run.delay * 1e9 + 0.5);
 }
 
 /* -g that the providers matched themselves (resolve_vm() left -p 0):
@@ -615,10 +633,9 @@ static uint64_t delay_ns(const struct loop *l)
  * the snapshots. */
 static void guest_pid(struct loop *l)
 {
-	struct options *o = l->opts;
 	pid_t pid = 0;
 
-	if (!o->guest || o->pid)
+	if (!l->run.guest || l->run.pid)
 		return;
 	for (size_t i = 0; i < l->stats.nkeys; i++) {
 		pid_t p = l->stats.keys[i].pid;
@@ -629,7 +646,7 @@ static void guest_pid(struct loop *l)
 			return; /* more than one: leave the choice open */
 		pid = p;
 	}
-	o->pid = pid;
+	l->run.pid = pid;
 }
 
 /* The first sample, then --vcpu checked against what it found. */
@@ -639,7 +656,7 @@ static int first_sample(struct loop *l)
 
 	sample_all(l);
 	guest_pid(l);
-	rc = vcpu_check(&l->stats, l->opts, &l->msg);
+	rc = vcpu_check(&l->stats, l->opts, l->run.pid, &l->msg);
 	if (rc)
 		l->usage = true;
 	return rc;
@@ -654,7 +671,7 @@ static bool nothing_matches(struct loop *l)
 	const struct options *o = l->opts;
 	bool empty = true;
 
-	if (!o->scripted || !o->fields)
+	if (!o->scripted || !l->run.fields)
 		return false;
 	for (size_t i = 0; empty && i < l->nfes; i++) {
 		struct snapshot snap;
@@ -670,7 +687,7 @@ static bool nothing_matches(struct loop *l)
 
 		snprintf(line, sizeof(line),
 			 "no field matches -f '%s': nothing to show (see -f help)",
-			 o->fields);
+			 l->run.fields);
 		loop_say(l, line);
 	}
 	return empty;
@@ -739,7 +756,7 @@ static int reopen_providers(struct loop *l)
 
 	close_providers_fast(l);
 	stats_free(&l->stats);
-	stats_init(&l->stats, l->opts->include_past);
+	stats_init(&l->stats, l->run.include_past);
 	l->reopening = true;
 	rc = open_providers(l, false);
 	l->reopening = false;
@@ -753,7 +770,7 @@ static int reopen_providers(struct loop *l)
 static int handle_request(struct loop *l, const struct ui_request *req,
 			  bool *quit)
 {
-	struct options *o = l->opts;
+	struct loop_run *run = &l->run;
 	bool pid_changed = false;
 	struct errmsg err;
 
@@ -773,12 +790,12 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		loop_latency(l, req->on);
 		break;
 	case UI_SET_DELAY:
-		o->delay = req->delay;
+		run->delay = req->delay;
 		break;
 	case UI_CLEAR:
-		pid_changed = o->pid != 0;
-		o->pid = 0;
-		o->guest = NULL;
+		pid_changed = run->pid != 0;
+		run->pid = 0;
+		run->guest = NULL;
 		if (l->lat_on)
 			loop_latency(l, true);
 		/* fall through */
@@ -787,18 +804,18 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		l->fields = req->action == UI_SET_FILTER && req->filter[0] ?
 				    xstrdup(req->filter) :
 				    NULL;
-		o->fields = l->fields;
-		if (filter_set(&o->filter,
-			       o->fields ? o->fields : FILTER_DEFAULT, &err))
+		run->fields = l->fields;
+		if (filter_set(&run->filter,
+			       run->fields ? run->fields : FILTER_DEFAULT, &err))
 			break;
 		/* every field is counted already: only the view changes */
 		if (l->need.counts_all && !pid_changed)
 			break;
 		return reopen_providers(l);
 	case UI_SET_PID:
-		o->pid = req->pid;
+		run->pid = req->pid;
 		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
-		o->guest = l->guest[0] ? l->guest : NULL;
+		run->guest = l->guest[0] ? l->guest : NULL;
 		if (l->lat_on)
 			loop_latency(l, true);
 		return reopen_providers(l);
@@ -807,7 +824,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		/* counted from the start: only the snapshots change */
 		if (l->need.counts_all)
 			break;
-		o->children = req->on || l->need.children;
+		run->children = req->on || l->need.children;
 		return reopen_providers(l);
 	case UI_SET_VMS:
 		l->want_vms = req->on || l->need.vms;
@@ -827,16 +844,17 @@ static int handle_request(struct loop *l, const struct ui_request *req,
  */
 static bool follow_guest(struct loop *l)
 {
-	struct options *o = l->opts;
+	struct loop_run *run = &l->run;
 	pid_t *pids = NULL;
 	bool moved = false;
 	int n;
 
-	if (!o->pid || !o->guest || vm_pid_is_vm(o->proc_root, o->pid))
+	if (!run->pid || !run->guest ||
+	    vm_pid_is_vm(l->opts->proc_root, run->pid))
 		return false;
-	n = vm_find_by_name(o->proc_root, o->guest, &pids);
-	if (n == 1 && pids[0] != o->pid) {
-		o->pid = pids[0];
+	n = vm_find_by_name(l->opts->proc_root, run->guest, &pids);
+	if (n == 1 && pids[0] != run->pid) {
+		run->pid = pids[0];
 		moved = true;
 	}
 	free(pids);
@@ -870,7 +888,7 @@ static void retry_failed(struct loop *l)
 		const struct provider_ops *ops = l->notes[i].ops;
 
 		if (ops && l->notes[i].failed && !l->notes[i].reading &&
-		    (!ops->probe || ops->probe(l->opts)))
+		    (!ops->probe || ops->probe(&l->pcfg)))
 			again = opens_alone(l, ops);
 	}
 	if (again && reopen_providers(l))
@@ -945,7 +963,7 @@ int loop_run(struct loop *l)
 /* -p/-g against the running system: a usage error when they name no VM. */
 static int resolve_vm(struct loop *l)
 {
-	struct options *o = l->opts;
+	const struct options *o = l->opts;
 	struct errmsg err;
 	pid_t pid;
 	int rc;
@@ -969,7 +987,7 @@ static int resolve_vm(struct loop *l)
 		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, &err);
 		if (rc)
 			return loop_fail(l, rc, true, "%s", err.text);
-		o->pid = pid;
+		l->run.pid = pid;
 	} else if (o->pid) {
 		rc = vm_resolve_pid(o->proc_root, o->pid, &err);
 		if (rc && (others || !checked))
@@ -996,13 +1014,37 @@ static int open_frontends(struct loop *l, bool late)
 	return 0;
 }
 
-int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg))
+/* The run's state as the options start it: the VM watched, the filter,
+ * the delay (the monitor changes them, the options stay as parsed). */
+static int loop_run_init(struct loop *l)
+{
+	const struct options *o = l->opts;
+	struct errmsg err;
+
+	l->run = (struct loop_run){
+		.pid = o->pid,
+		.guest = o->guest,
+		.fields = o->fields,
+		.children = o->children,
+		.delay = o->delay,
+		.include_past = o->include_past,
+	};
+	if (filter_set(&l->run.filter, options_fields_pattern(o), &err))
+		return loop_fail(l, -EINVAL, true, "%s", err.text);
+	return 0;
+}
+
+int loop_open(struct loop *l, const struct options *opts,
+	      void (*say)(const char *msg))
 {
 	int rc;
 
 	memset(l, 0, sizeof(*l));
 	l->opts = opts;
 	vmdir_init(&l->vms);
+	rc = loop_run_init(l);
+	if (rc)
+		return rc;
 	l->say = say;
 	l->sigfd = -1;
 	rc = resolve_vm(l);
@@ -1023,18 +1065,16 @@ int loop_open(struct loop *l, struct options *opts, void (*say)(const char *msg)
 		if (fe->ops->check && (rc = fe->ops->check(fe, opts)))
 			return loop_fail(l, rc, true, "%s", fe->msg.text);
 	}
-	for (size_t i = 0; i < l->nfes; i++)
-		l->fes[i].providers = l->providers;
 	/* what the front-ends need the providers to count */
 	/* the monitor starts with child events hidden, as kvm_stat's,
 	 * until its 'x' */
 	l->children = opts->children && !l->need.counts_all;
 	if (l->need.past)
-		opts->include_past = true;
+		l->run.include_past = true;
 	if (l->need.children || l->need.counts_all)
-		opts->children = true;
+		l->run.children = true;
 	l->want_vms = l->need.vms;
-	stats_init(&l->stats, opts->include_past);
+	stats_init(&l->stats, l->run.include_past);
 	if (opts->fields_help)
 		return 0;
 
@@ -1089,6 +1129,7 @@ void loop_close(struct loop *l)
 	l->lat = NULL;
 	close_providers_fast(l);
 	vmdir_free(&l->vms);
+	filter_free(&l->run.filter);
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);

@@ -329,7 +329,6 @@ static const char *env_or(const char *name, const char *fallback)
 int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 {
 	bool once = false, log = false;
-	const char *pattern;
 	long v;
 	int c;
 
@@ -523,10 +522,14 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		o->use_tracepoints = true;
 		o->tracepoints_implied = true;
 	}
-	pattern = o->fields			? o->fields :
-		  o->scripted || o->fields_help ? FILTER_ALL :
-						  FILTER_DEFAULT;
-	return filter_set(&o->filter, pattern, msg);
+	return filter_set(&o->filter, options_fields_pattern(o), msg);
+}
+
+const char *options_fields_pattern(const struct options *o)
+{
+	return o->fields		     ? o->fields :
+	       o->scripted || o->fields_help ? FILTER_ALL :
+					       FILTER_DEFAULT;
 }
 
 void options_free(struct options *o)

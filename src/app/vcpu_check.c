@@ -15,9 +15,9 @@
 
 /* The vCPU indices of VM pid from its threads, else from debugfs; caller
  * frees *out (never NULL). */
-static size_t vcpu_check_threads(const struct options *o, int **out)
+static size_t vcpu_check_threads(const struct options *o, pid_t pid, int **out)
 {
-	struct vm_info vi = { .pid = o->pid };
+	struct vm_info vi = { .pid = pid };
 	size_t n = 0;
 	int *v;
 
@@ -30,7 +30,7 @@ static size_t vcpu_check_threads(const struct options *o, int **out)
 	return n;
 }
 
-int vcpu_check(const struct stats *s, const struct options *o,
+int vcpu_check(const struct stats *s, const struct options *o, pid_t pid,
 	       struct errmsg *msg)
 {
 	char list[256] = "";
@@ -39,11 +39,11 @@ int vcpu_check(const struct stats *s, const struct options *o,
 
 	if (o->vcpu < 0)
 		return 0;
-	n = stats_vcpus_of(s, o->pid, &v);
+	n = stats_vcpus_of(s, pid, &v);
 	if (!n) {
 		/* nothing counted yet: the VM's named threads tell */
 		free(v);
-		n = vcpu_check_threads(o, &v);
+		n = vcpu_check_threads(o, pid, &v);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (v[i] == o->vcpu) {
@@ -54,7 +54,7 @@ int vcpu_check(const struct stats *s, const struct options *o,
 			 "%s%d", i ? " " : "", v[i]);
 	}
 	free(v);
-	return errmsg_set(msg, -EINVAL, "VM %d has no vCPU %d (%s%s)", o->pid,
+	return errmsg_set(msg, -EINVAL, "VM %d has no vCPU %d (%s%s)", pid,
 			  o->vcpu, n ? "its vCPUs: " : "no vCPU is known: ",
 			  n ? list : "name its threads or use debugfs");
 }

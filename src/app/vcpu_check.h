@@ -15,11 +15,11 @@
 struct errmsg;
 
 /*
- * 0 when o->vcpu is unset or names a vCPU of VM o->pid; else -EINVAL with
+ * 0 when o->vcpu is unset or names a vCPU of VM pid (the run's); else -EINVAL with
  * one line in msg: "VM PID has no vCPU N (its vCPUs: 0 1 2)", or what to
  * do when no vCPU is known at all. Run it after the first sample.
  */
-int vcpu_check(const struct stats *s, const struct options *o,
+int vcpu_check(const struct stats *s, const struct options *o, pid_t pid,
 	       struct errmsg *msg);
 
 #endif

@@ -70,7 +70,7 @@ static int json_render(struct frontend *fe, const struct snapshot *snap)
 	if (jp->skip_zero && ui_text_all_zero(snap))
 		return 0;
 	strbuf_reset(&jp->b);
-	json_out_render(&jp->b, snap, fe->providers, !jp->lines);
+	json_out_render(&jp->b, snap, snap->header.sources, !jp->lines);
 	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s, jp->b.len));
 }
 

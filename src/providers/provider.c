@@ -8,6 +8,7 @@
 
 #include "arbiter.h"
 #include "errmsg.h"
+#include "options.h"
 #include "provider.h"
 
 void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
@@ -18,6 +19,23 @@ void provider_msg(struct provider *p, bool notice, const char *fmt, ...)
 	errmsg_vset(&p->msg, 0, fmt, ap);
 	va_end(ap);
 	p->notice = notice;
+}
+
+void provider_cfg_init(struct provider_cfg *c, const struct options *o)
+{
+	*c = (struct provider_cfg){
+		.pid = o->pid,
+		.guest = o->guest,
+		.include_past = o->include_past,
+		.no_bpf = o->no_bpf,
+		.tracefs_root = o->tracefs_root,
+		.debugfs_root = o->debugfs_root,
+		.proc_root = o->proc_root,
+		.qmp_paths = o->qmp_paths,
+		.nqmp = o->nqmp,
+		.qmp_reply_timeout_ms = o->qmp_reply_timeout_ms,
+		.qmp_retry_ms = o->qmp_retry_ms,
+	};
 }
 
 bool provider_asked(const struct provider_ops *ops, const struct options *opts)

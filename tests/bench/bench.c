@@ -107,6 +107,7 @@ struct hit_state {
 	struct mincount_bpf *mc;
 	struct bpf_link *link;
 	struct options o;
+	struct provider_cfg cfg;
 	struct provider p;
 	struct stats s;
 };
@@ -136,7 +137,8 @@ static int hit_attach(const struct hit_way *w, struct hit_state *h)
 	h->p.fields = &h->s.fields;
 	h->p.filter = &h->o.filter;
 	h->p.want_vms = w->want_vms;
-	if (h->p.ops->open(&h->p, &h->o)) {
+	provider_cfg_init(&h->cfg, &h->o);
+	if (h->p.ops->open(&h->p, &h->cfg)) {
 		fprintf(stderr, "bench: %s: %s\n", w->name, h->p.msg.text);
 		return -1;
 	}
@@ -249,6 +251,7 @@ int main(int argc, char **argv)
 	char *args[8] = { "kvmstat", "-l" };
 	struct errmsg err;
 	struct options o;
+	struct provider_cfg cfg;
 	struct provider p = { 0 };
 	struct stats s;
 	struct snapshot snap;
@@ -305,7 +308,8 @@ int main(int argc, char **argv)
 	p.want_vms = argc > 3 && !strcmp(argv[3], "want_vms");
 	fds0 = count_fds();
 	w0 = wall_ns();
-	rc = p.ops->open(&p, &o);
+	provider_cfg_init(&cfg, &o);
+	rc = p.ops->open(&p, &cfg);
 	if (rc) {
 		fprintf(stderr, "bench: open %s: %s\n", argv[1], p.msg.text);
 		return 1;

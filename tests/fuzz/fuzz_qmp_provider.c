@@ -100,6 +100,7 @@ static void setup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct provider_cfg cfg;
 	struct serve_arg a = { data, size };
 	const char *paths[1];
 	struct options o;
@@ -127,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.children = true;
 	if (pthread_create(&t, NULL, serve, &a))
 		abort();
-	if (!qmp_provider_ops.open(&p, &o)) {
+	provider_cfg_init(&cfg, &o);
+	if (!qmp_provider_ops.open(&p, &cfg)) {
 		for (int r = 0; r < 2; r++) {
 			qmp_provider_ops.read(&p, &set);
 			for (size_t i = 0; i < set.n; i++)

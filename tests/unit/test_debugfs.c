@@ -207,7 +207,7 @@ static int dfx_open(struct dfx *f, const char *root, const char *regex,
 	int rc;
 
 	dfx_init(f, root, regex, pid, want_vms);
-	rc = f->p.ops->open(&f->p, &f->o);
+	rc = test_provider_open(&f->p, &f->o);
 	f->opened = rc == 0;
 	return rc;
 }
@@ -373,7 +373,7 @@ START_TEST(test_units_by_name)
 	dfx_init(&f, root, NULL, 0, false);
 	owned = field_table_intern(&f.fields, "halt_poll_fail_ns", -1,
 				   FIELD_CUMULATIVE, "statsfd");
-	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	ck_assert_int_eq(test_provider_open(&f.p, &f.o), 0);
 	f.opened = true;
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		const struct field_info *fi;
@@ -772,7 +772,7 @@ START_TEST(test_fill_in_claimed)
 	halt = field_table_intern(&f.fields, "halt_exits", -1, FIELD_CUMULATIVE,
 				  "statsfd");
 	f.p.filter = &f.filter;
-	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	ck_assert_int_eq(test_provider_open(&f.p, &f.o), 0);
 	f.opened = true;
 	ck_assert_str_eq(f.fields.v[halt].provider, "statsfd");
 
@@ -808,7 +808,7 @@ START_TEST(test_fill_in_claimed)
 	dfx_init(&f, root, "^halt_exits$", 0, false);
 	halt = field_table_intern(&f.fields, "halt_exits", -1, FIELD_CUMULATIVE,
 				  "statsfd");
-	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), 0);
+	ck_assert_int_eq(test_provider_open(&f.p, &f.o), 0);
 	f.opened = true;
 	dfx_read(&f);
 	ck_assert_uint_eq(f.set.n, 2);
@@ -948,10 +948,12 @@ START_TEST(test_missing_root)
 	fx_build(root, sizeof(root));
 	fx_path(path, sizeof(path), root, "nonexistent");
 	dfx_init(&f, path, NULL, 0, false);
-	ck_assert(!f.p.ops->probe(&f.o));
-	ck_assert(f.p.ops->probe(&(struct options){ .debugfs_root = root }));
+	ck_assert(!test_provider_probe(f.p.ops, &f.o));
+	ck_assert(test_provider_probe(f.p.ops, &(struct options){
+						       .debugfs_root = root }));
 	fx_path(path, sizeof(path), root, "exits");
-	ck_assert(!f.p.ops->probe(&(struct options){ .debugfs_root = path }));
+	ck_assert(!test_provider_probe(f.p.ops, &(struct options){
+							.debugfs_root = path }));
 	dfx_free(&f);
 
 	fx_path(path, sizeof(path), root, "nonexistent");
@@ -1001,8 +1003,9 @@ START_TEST(test_empty_root)
 	struct dfx f;
 
 	fx_tmpdir(root, sizeof(root));
-	ck_assert(debugfs_provider_ops.probe(
-		&(struct options){ .debugfs_root = root }));
+	ck_assert(
+		test_provider_probe(&debugfs_provider_ops,
+				    &(struct options){ .debugfs_root = root }));
 	ck_assert_int_eq(dfx_open(&f, root, NULL, 0, false), -ENOENT);
 	ck_assert_msg(strstr(f.p.msg.text, "no KVM counters"), "msg: %s",
 		      f.p.msg.text);
@@ -1047,7 +1050,7 @@ START_TEST(test_emfile)
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	rl.rlim_cur = (rlim_t)lim;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	ck_assert_int_eq(f.p.ops->open(&f.p, &f.o), -EMFILE);
+	ck_assert_int_eq(test_provider_open(&f.p, &f.o), -EMFILE);
 	ck_assert_msg(strstr(f.p.msg.text, "ulimit"), "msg: %s", f.p.msg.text);
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);

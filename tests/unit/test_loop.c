@@ -310,12 +310,12 @@ START_TEST(test_render_views)
 	struct errmsg err;
 
 	lt_loop(&l, &o, 2);
-	ck_assert_int_eq(filter_set(&o.filter, FILTER_DEFAULT, &err), 0);
+	ck_assert_int_eq(filter_set(&l.run.filter, FILTER_DEFAULT, &err), 0);
 	l.fes[1].view = &lt_metrics_view;
 	frontend_needs(l.fes, 2, &l.need);
 	/* what loop_open does with these needs */
 	l.children = false;
-	o.children = true;
+	l.run.children = true;
 	l.want_vms = true;
 	lt_stats(&l.stats);
 
@@ -335,7 +335,7 @@ START_TEST(test_render_views)
 
 	/* --vcpu 1 of VM 100: the text gets that vCPU's rows (kvm_exit
 	 * counted 20 there), the metrics still everything */
-	o.pid = 100;
+	l.run.pid = 100; /* the monitor's p, or -p */
 	o.vcpu = 1;
 	ck_assert_int_eq(loop_render(&l, false), 0);
 	ck_assert_str_eq(lt.rows[0], "kvm_exit");
@@ -355,7 +355,7 @@ START_TEST(test_render_views)
 
 	vmdir_free(&l.vms);
 	stats_free(&l.stats);
-	filter_free(&o.filter);
+	filter_free(&l.run.filter);
 	close(l.sigfd);
 }
 END_TEST
@@ -414,10 +414,12 @@ START_TEST(test_open_folds_needs)
 	ck_assert_int_eq(loop_open(&l, &o, lt_say), 0);
 	ck_assert_uint_eq(l.nfes, 2);
 	ck_assert(!l.fe_open[0] && !l.fe_open[1]);
-	ck_assert(o.include_past && l.stats.include_past);
-	ck_assert(o.children && !l.children);
+	/* the run's state takes the needs; the options stay as parsed */
+	ck_assert(l.run.include_past && l.stats.include_past);
+	ck_assert(!o.include_past);
+	ck_assert(l.run.children && !l.children);
 	ck_assert(l.want_vms);
-	ck_assert_str_eq(l.fes[1].providers, "");
+	ck_assert_str_eq(l.providers, "");
 	loop_close(&l);
 	options_free(&o);
 

@@ -29,6 +29,7 @@
 #include "qmp_client.h"
 #include "sample.h"
 #include "suites.h"
+#include "testlib.h"
 #include "util.h"
 
 extern const struct provider_ops qmp_provider_ops;
@@ -373,7 +374,7 @@ static int qfx_open(size_t n, const char *pattern)
 		ck_assert_int_eq(filter_set(&fx.filter, pattern, &err), 0);
 		fx.p.filter = &fx.filter;
 	}
-	rc = fx.p.ops->open(&fx.p, &fx.o);
+	rc = test_provider_open(&fx.p, &fx.o);
 	fx.opened = rc == 0;
 	return rc;
 }

@@ -88,7 +88,7 @@ static void tp_setup(struct tp_fixture *f, const char *regex, bool no_bpf,
 	f->p.fields = &f->s.fields;
 	f->p.filter = &f->o.filter;
 	f->p.want_vms = true; /* per-VM and per-vCPU breakdowns */
-	ck_assert_msg(f->p.ops->open(&f->p, &f->o) == 0, "open: %s",
+	ck_assert_msg(test_provider_open(&f->p, &f->o) == 0, "open: %s",
 		      f->p.msg.text);
 }
 

@@ -22,7 +22,7 @@ START_TEST(test_unset)
 	struct errmsg err = { "" };
 
 	stats_init(&s, false);
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), 0);
 	ck_assert_str_eq(err.text, "");
 	stats_free(&s);
 }
@@ -45,9 +45,9 @@ START_TEST(test_counted)
 	sample_set_push(&s.set, f, 200, 5, 0, 10, 0);
 	stats_update(&s, 1000000000ull);
 	for (o.vcpu = 0; o.vcpu <= 2; o.vcpu++)
-		ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
+		ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), 0);
 	o.vcpu = 5;
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), -EINVAL);
 	ck_assert_str_eq(err.text, "VM 100 has no vCPU 5 (its vCPUs: 0 1 2)");
 	stats_free(&s);
 }
@@ -87,18 +87,18 @@ START_TEST(test_before_counts)
 	stats_init(&s, false);
 
 	o.vcpu = 0;
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), -EINVAL);
 	ck_assert_str_eq(
 		err.text,
 		"VM 100 has no vCPU 0 (no vCPU is known: name its threads or use debugfs)");
 
 	vc_debugfs_vcpu(root, 3, 4242);
 	vc_debugfs_vcpu(root, 0, 4241);
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), 0);
 	o.vcpu = 3;
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), 0);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), 0);
 	o.vcpu = 1;
-	ck_assert_int_eq(vcpu_check(&s, &o, &err), -EINVAL);
+	ck_assert_int_eq(vcpu_check(&s, &o, o.pid, &err), -EINVAL);
 	ck_assert_str_eq(err.text, "VM 100 has no vCPU 1 (its vCPUs: 0 3)");
 
 	stats_free(&s);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "options.h"
+#include "provider.h"
 #include "testlib.h"
 
 /* What the forked checks report to the runner. */
@@ -74,4 +76,20 @@ unsigned int test_skip_summary(FILE *out)
 		skips->n, skips->n == 1 ? "" : "s",
 		skips->n == 1 ? "it" : "them", skips->text);
 	return skips->n;
+}
+
+int test_provider_open(struct provider *p, const struct options *o)
+{
+	struct provider_cfg c;
+
+	provider_cfg_init(&c, o);
+	return p->ops->open(p, &c);
+}
+
+bool test_provider_probe(const struct provider_ops *ops, const struct options *o)
+{
+	struct provider_cfg c;
+
+	provider_cfg_init(&c, o);
+	return ops->probe(&c);
 }

@@ -29,4 +29,13 @@ void test_skip_init(void);
  * returns the number. */
 unsigned int test_skip_summary(FILE *out);
 
+struct options;
+struct provider;
+struct provider_ops;
+/* A provider opened (probed) with the config options o give, as the loop
+ * gives it (provider_cfg_init). */
+int test_provider_open(struct provider *p, const struct options *o);
+bool test_provider_probe(const struct provider_ops *ops,
+			 const struct options *o);
+
 #endif

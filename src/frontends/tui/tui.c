@@ -68,7 +68,6 @@ struct tui_pick {
 };
 
 struct tui_priv {
-	const struct options *opts;
 	bool active; /* curses is on */
 	bool color;
 	enum tui_view view;
@@ -190,7 +189,6 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	if (rc)
 		return rc;
 	tp = xcalloc(1, sizeof(*tp));
-	tp->opts = opts;
 	tp->sort = 3; /* CurAvg/s, as kvm_stat */
 	tui_current = tp;
 	util_set_fatal_hook(tui_restore);
@@ -936,20 +934,19 @@ static void tui_draw_footer(struct tui_priv *tp, int rows, int cols)
 	refresh();
 }
 
-static void tui_set_header(struct tui_priv *tp, const struct frontend *fe,
-			   const struct snapshot *snap)
+static void tui_set_header(struct tui_priv *tp, const struct snapshot *snap)
 {
-	const struct options *o = tp->opts;
+	const struct snap_header *h = &snap->header;
 	const struct vmdir_vm *vm;
 
-	tp->pid = o->pid;
+	tp->pid = h->pid;
 	free(tp->guest);
-	tp->guest = o->guest ? xstrdup(o->guest) : NULL;
-	tp->delay = o->delay;
+	tp->guest = h->guest ? xstrdup(h->guest) : NULL;
+	tp->delay = h->delay;
 	free(tp->filter);
-	tp->filter = o->fields ? xstrdup(o->fields) : NULL;
+	tp->filter = h->filter ? xstrdup(h->filter) : NULL;
 	free(tp->providers);
-	tp->providers = fe->providers ? xstrdup(fe->providers) : NULL;
+	tp->providers = h->sources ? xstrdup(h->sources) : NULL;
 	vm = tp->pid ? vmdir_find(snap->vms, tp->pid) : NULL;
 	free(tp->pid_name);
 	tp->pid_name = vm && vm->name ? xstrdup(vm->name) : NULL;
@@ -975,7 +972,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct tui_priv *tp = fe->priv;
 
-	tui_set_header(tp, fe, snap);
+	tui_set_header(tp, snap);
 	tui_set_notes(tp, snap);
 	tui_load_picks(tp, snap);
 	if (tp->latency && !tp->help) {
@@ -1148,21 +1145,19 @@ static enum ui_action tui_prompt_key(struct tui_priv *tp, int ch,
  * the current value shown beside as a hint. */
 static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 {
-	const struct options *o = tp->opts;
-
 	tp->prompt = p;
 	errmsg_clear(&tp->error);
 	tp->input[0] = '\0';
 	tp->hint[0] = '\0';
 	if (p == PROMPT_FILTER)
 		snprintf(tp->hint, sizeof(tp->hint), "%s",
-			 o->fields ? o->fields : "default");
+			 tp->filter ? tp->filter : "default");
 	else if (p == PROMPT_DELAY)
-		snprintf(tp->hint, sizeof(tp->hint), "%.1f", o->delay);
-	else if (o->pid && o->guest)
-		snprintf(tp->hint, sizeof(tp->hint), "%s", o->guest);
-	else if (o->pid)
-		snprintf(tp->hint, sizeof(tp->hint), "%d", o->pid);
+		snprintf(tp->hint, sizeof(tp->hint), "%.1f", tp->delay);
+	else if (tp->pid && tp->guest)
+		snprintf(tp->hint, sizeof(tp->hint), "%s", tp->guest);
+	else if (tp->pid)
+		snprintf(tp->hint, sizeof(tp->hint), "%d", tp->pid);
 	else
 		snprintf(tp->hint, sizeof(tp->hint), "all");
 	tui_draw(tp);

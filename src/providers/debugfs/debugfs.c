@@ -97,7 +97,7 @@ static void debugfs_root_msg(struct provider *p, const char *root, int err)
 	}
 }
 
-static bool debugfs_probe(const struct options *opts)
+static bool debugfs_probe(const struct provider_cfg *opts)
 {
 	const char *root = opts->debugfs_root ? opts->debugfs_root :
 						DEBUGFS_KVM_DEFAULT;
@@ -194,7 +194,7 @@ static void debugfs_close(struct provider *p)
  * VM directory. Files the kernel hides are left out and counted in a
  * notice.
  */
-static int debugfs_open(struct provider *p, const struct options *opts)
+static int debugfs_open(struct provider *p, const struct provider_cfg *opts)
 {
 	const char *root = opts->debugfs_root ? opts->debugfs_root :
 						DEBUGFS_KVM_DEFAULT;

@@ -123,7 +123,7 @@ static int qp_read(struct provider *p, struct sample_set *out)
 	return 0;
 }
 
-static bool qp_probe(const struct options *opts)
+static bool qp_probe(const struct provider_cfg *opts)
 {
 	return opts->nqmp > 0;
 }
@@ -164,7 +164,7 @@ static void qp_close(struct provider *p)
  * Connects every socket (each with its own reply timeout). Succeeds when
  * at least one VM answers; the others are noted and retried from read().
  */
-static int qp_open(struct provider *p, const struct options *opts)
+static int qp_open(struct provider *p, const struct provider_cfg *opts)
 {
 	struct qp_priv *d;
 	size_t up = 0, wanted = 0;

@@ -243,7 +243,7 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 }
 
 /* Host support: the kernel offers KVM_GET_STATS_FD. */
-static bool sfd_probe(const struct options *opts)
+static bool sfd_probe(const struct provider_cfg *opts)
 {
 	int fd, rc;
 
@@ -357,7 +357,7 @@ static int sfd_privilege_error(struct provider *p)
  * Finds the VMs (or the -p VM) and copies their stats fds. Without -p,
  * having no VM is fine: VMs that start later are found by a later scan.
  */
-static int sfd_open(struct provider *p, const struct options *opts)
+static int sfd_open(struct provider *p, const struct provider_cfg *opts)
 {
 	const char *root = opts->proc_root ? opts->proc_root : "/proc";
 	struct sfd_priv *d;

@@ -20,7 +20,7 @@
 #include "errmsg.h"
 #include "sample.h"
 
-struct options;
+struct provider_cfg;
 struct provider;
 struct reading;
 struct sample_set;
@@ -245,6 +245,6 @@ int sfd_wake_fd(struct provider *p);
  * created. Then the epoll set the loop polls: inotify, the timer for
  * young VMs and, as they come, each VM's pidfd.
  */
-void sfd_watch_open(struct sfd_priv *d, const struct options *opts);
+void sfd_watch_open(struct sfd_priv *d, const struct provider_cfg *opts);
 
 #endif

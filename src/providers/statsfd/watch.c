@@ -171,7 +171,7 @@ int sfd_wake_fd(struct provider *p)
  * created. Then the epoll set the loop polls: inotify, the timer for
  * young VMs and, as they come, each VM's pidfd.
  */
-void sfd_watch_open(struct sfd_priv *d, const struct options *opts)
+void sfd_watch_open(struct sfd_priv *d, const struct provider_cfg *opts)
 {
 	const char *dbg = opts->debugfs_root ? opts->debugfs_root :
 					       DEBUGFS_KVM_DEFAULT;

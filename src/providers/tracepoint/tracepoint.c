@@ -58,7 +58,7 @@ static int tp_find_events(const char *tracefs_root, char out[PATH_MAX])
 /* Always worth trying on the host: open mounts tracefs, or says why the
  * kvm tracepoints cannot be had (no root, no kvm module); under an
  * injected root, once it is a directory. */
-static bool tp_probe(const struct options *o)
+static bool tp_probe(const struct provider_cfg *o)
 {
 	struct stat st;
 
@@ -177,7 +177,7 @@ static void tp_report_wanted(struct tp_priv *tp)
 						  tp->src[i].tabs[j].r[k].field);
 }
 
-static int tp_open(struct provider *p, const struct options *o)
+static int tp_open(struct provider *p, const struct provider_cfg *o)
 {
 	struct tp_priv *tp = xcalloc(1, sizeof(*tp));
 	const char *isa;
