@@ -3,9 +3,10 @@
  * The exporter's --web-config FILE, in the format of the Prometheus
  * exporter-toolkit: TLS (tls_server_config: cert_file, key_file) and
  * basic authentication (basic_auth_users: USER: BCRYPT-HASH). Only that
- * subset of YAML is read: block mappings indented with spaces, plain or
- * quoted scalars, comments, blank lines; anything else is refused with the
- * line and what is wrong, never guessed at. Passwords are checked with
+ * subset of YAML is read: one document (a byte-order mark, "---" and
+ * "..." markers allowed), block mappings indented with spaces, plain or
+ * quoted scalars, null, comments, blank lines; anything else is refused
+ * with the line and what is wrong, never guessed at. Passwords are checked with
  * libxcrypt's crypt_r against $2y$/$2b$/$2a$ hashes.
  */
 #ifndef KVMSTAT_WEBCONFIG_H
@@ -18,6 +19,10 @@ struct errmsg;
 
 /* Longest file accepted. */
 #define WEBCONFIG_MAX (64u * 1024)
+/* A bcrypt hash's length, and the costs crypt accepts. */
+#define WEBCONFIG_HASH_LEN 60
+#define WEBCONFIG_COST_MIN 4
+#define WEBCONFIG_COST_MAX 31
 
 /* One user of basic_auth_users. */
 struct webconfig_user {
@@ -32,6 +37,7 @@ struct webconfig {
 				     * the file's directory are resolved */
 	struct webconfig_user *users;
 	size_t nusers;
+	int cost; /* the highest bcrypt cost of users, 0 without */
 };
 
 /*
