@@ -27,9 +27,7 @@ struct errmsg;
 /* One user of basic_auth_users. */
 struct webconfig_user {
 	char *name;
-	char *hash;	/* bcrypt */
-	char *verified; /* the last password that matched, or NULL: a
-			 * scrape every few seconds need not pay bcrypt */
+	char *hash; /* bcrypt */
 };
 
 struct webconfig {
@@ -52,8 +50,13 @@ int webconfig_load(const char *path, struct webconfig *out, struct errmsg *msg);
 void webconfig_free(struct webconfig *w);
 /* Whether basic authentication is asked for. */
 bool webconfig_auth(const struct webconfig *w);
-/* Whether user and password match a user of w (bcrypt). */
-bool webconfig_check(struct webconfig *w, const char *user,
+/*
+ * Whether user and password match a user of w: one bcrypt run (tens of
+ * milliseconds at cost 10), whether the user exists or not, and nothing
+ * remembered. Thread-safe; webauth.h runs it off the HTTP thread and
+ * caches its verdicts.
+ */
+bool webconfig_check(const struct webconfig *w, const char *user,
 		     const char *password);
 
 #endif

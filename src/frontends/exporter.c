@@ -11,6 +11,7 @@
  * stops on close.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -28,14 +31,31 @@
 #include "options.h"
 #include "strbuf.h"
 #include "util.h"
+#include "webauth.h"
 #include "webconfig.h"
 
-/* An open connection, for the deadline of the request it carries. */
+struct exp_list;
+
+/* An open connection, for the deadlines of the request it carries. */
 struct exp_conn {
-	struct exp_conn *prev, *next;
-	int fd;		   /* our own dup of its socket: shutdown() on it
-				 * can never hit a reused descriptor */
-	uint64_t since_ns; /* connected, or its last request completed */
+	struct exp_conn *prev, *next; /* in its list */
+	struct exp_list *list;	      /* waiting or answering; NULL once cut */
+	int fd;			      /* our own dup of its socket: shutdown()
+				       * on it can never hit a reused
+				       * descriptor */
+	uint64_t since_ns;	      /* when it entered its list */
+};
+
+/* Connections in one phase of a request, oldest first. */
+struct exp_list {
+	struct exp_conn *head, *tail;
+	uint64_t limit_ns; /* how long one may stay */
+};
+
+/* A request's state while its password is checked (basic auth only). */
+struct exp_req {
+	struct webauth_job job;
+	struct MHD_Connection *conn;
 };
 
 struct exporter {
@@ -45,13 +65,23 @@ struct exporter {
 					 * NULL until the first publish */
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
-	struct strbuf text;	    /* main thread only */
-	pthread_mutex_t conns_lock; /* guards conns */
-	struct exp_conn *conns;	    /* open connections */
-	struct webconfig wc;	    /* --web-config; users checked on the
-				     * server's thread only */
-	char *cert, *key;	    /* PEM, kept while the server runs */
-	struct MHD_Response *unauthorized;
+	struct MHD_Response *unauthorized, *busy;
+	struct strbuf text; /* main thread only */
+	/* deadlines: the connections and their reaper thread */
+	pthread_mutex_t conns_lock; /* guards what follows, to quit */
+	pthread_cond_t reap;	    /* a list was empty, or quit */
+	struct exp_list waiting;    /* for a request header: since they
+				     * connected or had their last answer */
+	struct exp_list answering;  /* header in, answer not sent yet */
+	size_t nconns;		    /* open and not cut */
+	size_t evict_at;	    /* this many: a new one cuts the oldest
+				     * waiting one */
+	bool quit;
+	pthread_t reaper;
+	bool reaper_started;
+	struct webconfig wc;  /* --web-config */
+	struct webauth *auth; /* basic auth's checks, or NULL */
+	char *cert, *key;     /* PEM, kept while the server runs */
 };
 
 /* libmicrohttpd's functions, loaded when the first exporter starts. */
@@ -65,6 +95,8 @@ static const char exp_not_found[] = "not found: the metrics are at /metrics\n";
 static const char exp_not_allowed[] = "method not allowed: use GET\n";
 static const char exp_unavailable[] = "no sample yet: try again shortly\n";
 static const char exp_unauthorized[] = "unauthorized\n";
+static const char exp_busy[] =
+	"too many password checks at once: try again shortly\n";
 
 /* Parses a decimal port 1-65535 that is the whole string. */
 static int exp_port(const char *s, unsigned int *port)
@@ -140,10 +172,158 @@ static enum MHD_Result exp_queue(struct MHD_Connection *conn,
 	return mhd->queue_response(conn, status, r);
 }
 
+/* Appends c to list l (under conns_lock), waking the reaper if l was
+ * empty: it may be asleep with nothing to watch. */
+static void exp_list_add(struct exporter *e, struct exp_list *l,
+			 struct exp_conn *c)
+{
+	c->list = l;
+	c->since_ns = util_now_ns();
+	c->next = NULL;
+	c->prev = l->tail;
+	if (l->tail)
+		l->tail->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+	if (l->head == c)
+		pthread_cond_signal(&e->reap);
+}
+
+/* Takes c out of its list (under conns_lock). */
+static void exp_list_del(struct exp_conn *c)
+{
+	struct exp_list *l = c->list;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		l->tail = c->prev;
+	c->list = NULL;
+	c->prev = c->next = NULL;
+}
+
+/* Cuts c off (under conns_lock): the server's thread sees its socket
+ * shut down and closes it. */
+static void exp_cut(struct exporter *e, struct exp_conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	exp_list_del(c);
+	e->nconns--;
+}
+
+/* Moves the connection conn is on from list from (if there) to list to. */
+static void exp_move(struct exporter *e, struct MHD_Connection *conn,
+		     struct exp_list *from, struct exp_list *to)
+{
+	const union MHD_ConnectionInfo *ci =
+		mhd->get_connection_info(conn,
+					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct exp_conn *c = ci ? ci->socket_context : NULL;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&e->conns_lock);
+	if (c->list && (!from || c->list == from)) {
+		exp_list_del(c);
+		exp_list_add(e, to, c);
+	}
+	pthread_mutex_unlock(&e->conns_lock);
+}
+
+/*
+ * The reaper thread: cuts off connections whose request header is not in
+ * EXPORTER_HEADER_S seconds after they connected (or had their last
+ * answer), and requests not answered EXPORTER_DEADLINE_S seconds after
+ * their header; sleeps until the next such deadline.
+ */
+static void *exp_reaper(void *arg)
+{
+	struct exporter *e = arg;
+	struct exp_list *lists[] = { &e->waiting, &e->answering };
+
+	pthread_mutex_lock(&e->conns_lock);
+	while (!e->quit) {
+		uint64_t now = util_now_ns(), next = UINT64_MAX;
+		struct timespec ts;
+
+		for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+			struct exp_list *l = lists[i];
+
+			while (l->head && now - l->head->since_ns >= l->limit_ns)
+				exp_cut(e, l->head);
+			if (l->head && l->head->since_ns + l->limit_ns < next)
+				next = l->head->since_ns + l->limit_ns;
+		}
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&e->reap, &e->conns_lock);
+			continue;
+		}
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		pthread_cond_timedwait(&e->reap, &e->conns_lock, &ts);
+	}
+	pthread_mutex_unlock(&e->conns_lock);
+	return NULL;
+}
+
+/* Parks a request while its password is checked (under webauth's
+ * lock, on the server's thread). */
+static void exp_hold(void *arg)
+{
+	struct exp_req *r = arg;
+
+	mhd->suspend_connection(r->conn);
+}
+
+/* Takes a request up again: its verdict is in (a worker thread). */
+static void exp_release(void *arg)
+{
+	struct exp_req *r = arg;
+
+	mhd->resume_connection(r->conn);
+}
+
+/*
+ * The verdict on a request's credentials. On its first call, a request
+ * without them is DENIED at once; others are checked by webauth, from its
+ * cache or, for a password it has not seen, by a worker while the
+ * connection is suspended (PENDING); the call after the resume reads that
+ * verdict.
+ */
+static enum webauth_verdict
+exp_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
+{
+	struct exp_req *r = *req_cls;
+	enum webauth_verdict v = WEBAUTH_DENIED;
+	char *user, *pass = NULL;
+
+	if (r)
+		return webauth_verdict(&r->job);
+	r = xcalloc(1, sizeof(*r));
+	r->conn = conn;
+	*req_cls = r;
+	user = mhd->basic_auth_get_username_password(conn, &pass);
+	if (user && pass)
+		v = webauth_check(e->auth, user, pass, &r->job, r);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		mhd->free(pass);
+	}
+	if (user)
+		mhd->free(user);
+	return v;
+}
+
 /*
  * Every request: the published text for /metrics, the index for /, else
  * an error; called on the server's thread, so it only reads what
- * exporter_publish swapped in, under the lock.
+ * exporter_publish swapped in, under the lock. With basic auth, called
+ * again once a suspended request's password is checked.
  */
 static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
@@ -158,24 +338,24 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (webconfig_auth(&e->wc)) {
-		char *pass = NULL;
-		char *user = mhd->basic_auth_get_username_password(conn, &pass);
-		bool ok = user && pass && webconfig_check(&e->wc, user, pass);
+	/* the header is in: the header deadline is met */
+	if (!*req_cls)
+		exp_move(e, conn, &e->waiting, &e->answering);
+	if (e->auth) {
+		enum webauth_verdict v = exp_auth(e, conn, req_cls);
 
-		if (pass) {
-			explicit_bzero(pass, strlen(pass));
-			mhd->free(pass);
+		if (v == WEBAUTH_PENDING)
+			return MHD_YES; /* suspended */
+		if (*upload_data_size) {
+			*upload_data_size = 0; /* a body: read, unused */
+			return MHD_YES;
 		}
-		if (user)
-			mhd->free(user);
-		if (!ok)
-			return mhd
-				->queue_basic_auth_fail_response(conn,
-								 "kvmstat",
-								 e->unauthorized);
+		if (v == WEBAUTH_BUSY)
+			return exp_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 e->busy);
+		if (v != WEBAUTH_OK)
+			return exp_queue(conn, MHD_HTTP_UNAUTHORIZED,
+					 e->unauthorized);
 	}
 	if (strcmp(url, "/metrics")) {
 		if (strcmp(url, "/"))
@@ -200,7 +380,12 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	return rc;
 }
 
-/* Tracks connections opening and closing (the server's thread). */
+/*
+ * Tracks connections opening and closing (the server's thread). A new
+ * one waits for its header; when that makes evict_at, the connection
+ * that has waited longest for its header is cut to make room, whatever
+ * its address: slow clients give way to new ones.
+ */
 static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		       enum MHD_ConnectionNotificationCode code)
 {
@@ -212,18 +397,20 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 			mhd->get_connection_info(conn,
 						 MHD_CONNECTION_INFO_CONNECTION_FD);
 
+		if (!ci)
+			return;
 		c = xcalloc(1, sizeof(*c));
-		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0);
 		if (c->fd < 0) {
+			/* out of descriptors: no deadline could reach it */
+			shutdown(ci->connect_fd, SHUT_RDWR);
 			free(c);
 			return;
 		}
-		c->since_ns = util_now_ns();
 		pthread_mutex_lock(&e->conns_lock);
-		c->next = e->conns;
-		if (c->next)
-			c->next->prev = c;
-		e->conns = c;
+		exp_list_add(e, &e->waiting, c);
+		if (++e->nconns > e->evict_at)
+			exp_cut(e, e->waiting.head);
 		pthread_mutex_unlock(&e->conns_lock);
 		*ctx = c;
 		return;
@@ -231,48 +418,27 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 	if (!c)
 		return;
 	pthread_mutex_lock(&e->conns_lock);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		e->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	if (c->list) {
+		exp_list_del(c);
+		e->nconns--;
+	}
 	pthread_mutex_unlock(&e->conns_lock);
 	close(c->fd);
 	free(c);
 	*ctx = NULL;
 }
 
-/* A request was answered: the next one on the connection starts now. */
+/* A request ended: the next one on the connection waits for its header
+ * from now; its check state, if any, goes. */
 static void exp_completed(void *cls, struct MHD_Connection *conn,
 			  void **req_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct exporter *e = cls;
-	const union MHD_ConnectionInfo *ci =
-		mhd->get_connection_info(conn,
-					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct exp_conn *c = ci ? ci->socket_context : NULL;
 
-	(void)req_cls;
 	(void)toe;
-	if (!c)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	c->since_ns = util_now_ns();
-	pthread_mutex_unlock(&e->conns_lock);
-}
-
-/* Cuts off requests older than the deadline: the server's thread sees
- * the socket shut down and closes the connection. */
-static void exp_reap(struct exporter *e)
-{
-	uint64_t now = util_now_ns();
-
-	pthread_mutex_lock(&e->conns_lock);
-	for (struct exp_conn *c = e->conns; c; c = c->next)
-		if (now - c->since_ns > EXPORTER_DEADLINE_S * 1000000000ull)
-			shutdown(c->fd, SHUT_RDWR);
-	pthread_mutex_unlock(&e->conns_lock);
+	free(*req_cls);
+	*req_cls = NULL;
+	exp_move(e, conn, NULL, &e->waiting);
 }
 
 /* libmicrohttpd fails to make a response or add one of these valid
@@ -327,18 +493,35 @@ static int exp_listen(const struct exporter_addr *addr)
 	return fd;
 }
 
+/* Ends the reaper thread, if it runs. */
+static void exp_stop_reaper(struct exporter *e)
+{
+	if (!e->reaper_started)
+		return;
+	pthread_mutex_lock(&e->conns_lock);
+	e->quit = true;
+	pthread_cond_signal(&e->reap);
+	pthread_mutex_unlock(&e->conns_lock);
+	pthread_join(e->reaper, NULL);
+	e->reaper_started = false;
+}
+
+/* Frees e, its server stopped or never started. */
 static void exp_free(struct exporter *e)
 {
-	struct MHD_Response **fixed[] = { &e->index,	    &e->not_found,
-					  &e->not_allowed,  &e->unavailable,
-					  &e->unauthorized, &e->resp[0],
-					  &e->resp[1] };
+	struct MHD_Response **fixed[] = {
+		&e->index, &e->not_found,    &e->not_allowed, &e->unavailable,
+		&e->busy,  &e->unauthorized, &e->resp[0],     &e->resp[1],
+	};
 
+	exp_stop_reaper(e);
+	webauth_free(e->auth);
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
 			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->conns_lock);
+	pthread_cond_destroy(&e->reap);
 	strbuf_free(&e->text);
 	webconfig_free(&e->wc);
 	if (e->key)
@@ -396,6 +579,54 @@ static bool exp_loopback(const struct exporter_addr *addr)
 		&((const struct sockaddr_in6 *)&addr->ss)->sin6_addr);
 }
 
+/* How many descriptors are open. */
+static unsigned int exp_fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned int n = 0;
+
+	if (!d)
+		return 64; /* a guess where /proc is not mounted */
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * How many connections the server may hold: EXPORTER_MAX_CONNECTIONS
+ * where the open-file limit allows, after raising its soft limit toward
+ * the hard one as needed. Each connection takes two descriptors (its
+ * socket and our dup); EXPORTER_FD_SPARE stay for the rest of kvmstat.
+ */
+static unsigned int exp_conn_limit(void)
+{
+	unsigned int open = exp_fds_open(), n;
+	rlim_t want = (rlim_t)open + EXPORTER_FD_SPARE +
+		      2 * (rlim_t)EXPORTER_MAX_CONNECTIONS;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return EXPORTER_MIN_CONNECTIONS;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		struct rlimit up = rl;
+
+		up.rlim_cur = rl.rlim_max != RLIM_INFINITY &&
+					      rl.rlim_max < want ?
+				      rl.rlim_max :
+				      want;
+		if (up.rlim_cur > rl.rlim_cur && !setrlimit(RLIMIT_NOFILE, &up))
+			rl = up;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return EXPORTER_MAX_CONNECTIONS;
+	n = rl.rlim_cur > (rlim_t)open + EXPORTER_FD_SPARE ?
+		    (unsigned int)((rl.rlim_cur - open - EXPORTER_FD_SPARE) /
+				   2) :
+		    0;
+	return n > EXPORTER_MIN_CONNECTIONS ? n : EXPORTER_MIN_CONNECTIONS;
+}
+
 /*
  * Binds addr and starts serving (503 until the first publish). NULL on
  * failure with one line in msg saying what to do. Start it after signals
@@ -405,8 +636,9 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				       const char *web_config,
 				       struct errmsg *msg)
 {
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD, limit;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
+	pthread_condattr_t ca;
 	struct exporter *e;
 	int fd;
 
@@ -416,6 +648,13 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->conns_lock, NULL);
+	/* deadlines are util_now_ns()'s, on the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->reap, &ca);
+	pthread_condattr_destroy(&ca);
+	e->waiting.limit_ns = EXPORTER_HEADER_S * 1000000000ull;
+	e->answering.limit_ns = EXPORTER_DEADLINE_S * 1000000000ull;
 	strbuf_init(&e->text);
 	e->index = exp_fixed(exp_index_html, "text/html; charset=utf-8", false);
 	e->not_found = exp_fixed(exp_not_found, "text/plain; charset=utf-8",
@@ -425,8 +664,15 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e->unavailable = exp_fixed(exp_unavailable, "text/plain; charset=utf-8",
 				   false);
 	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	/* its challenge made once: libmicrohttpd's
+	 * MHD_queue_basic_auth_fail_response adds one more to the response
+	 * at every call, so a shared response would grow without end */
 	e->unauthorized = exp_fixed(exp_unauthorized,
 				    "text/plain; charset=utf-8", false);
+	exp_header(e->unauthorized, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		   "Basic realm=\"kvmstat\", charset=\"UTF-8\"");
+	e->busy = exp_fixed(exp_busy, "text/plain; charset=utf-8", false);
+	exp_header(e->busy, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (web_config) {
 		if (webconfig_load(web_config, &e->wc, msg))
 			goto out_free;
@@ -469,13 +715,21 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	}
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (webconfig_auth(&e->wc)) {
+		/* requests wait for their password check suspended */
+		flags |= MHD_ALLOW_SUSPEND_RESUME;
+		e->auth = webauth_new(&e->wc, exp_hold, exp_release);
+	}
+	limit = exp_conn_limit();
+	e->evict_at = limit - (limit / 4 < EXPORTER_EVICT_SPARE ?
+				       limit / 4 :
+				       EXPORTER_EVICT_SPARE);
+	if (pthread_create(&e->reaper, NULL, exp_reaper, e))
+		util_die("cannot start the exporter's deadline thread");
+	e->reaper_started = true;
 	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exp_handle, e,
 				      MHD_OPTION_LISTEN_SOCKET, fd,
-				      MHD_OPTION_CONNECTION_LIMIT,
-				      (unsigned int)EXPORTER_MAX_CONNECTIONS,
-				      MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				      (unsigned int)
-					      EXPORTER_PER_ADDR_CONNECTIONS,
+				      MHD_OPTION_CONNECTION_LIMIT, limit,
 				      MHD_OPTION_CONNECTION_TIMEOUT,
 				      (unsigned int)EXPORTER_TIMEOUT_S,
 				      MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -532,7 +786,7 @@ static void exp_latency(struct strbuf *b, const struct lat_snap *lat, bool om)
 
 /* Renders snap (a snapshot of the whole selection, its guest names the
  * guest labels) in both formats and makes them what scrapes get from now
- * on; then cuts off requests past their deadline. */
+ * on. */
 static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
@@ -559,14 +813,18 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	for (int f = 0; f < 2; f++)
 		if (old[f])
 			mhd->destroy_response(old[f]);
-	exp_reap(e);
 }
 
-/* Stops the server, closes the socket, frees e (NULL is fine). */
+/* Stops the server, closes the socket, frees e (NULL is fine). Requests
+ * waiting for a password check are answered first (503): the server may
+ * not stop with a connection suspended. */
 static void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
+	if (e->auth)
+		webauth_stop(e->auth);
+	exp_stop_reaper(e);
 	mhd->stop_daemon(e->daemon);
 	exp_free(e);
 }

@@ -5,14 +5,17 @@
  * after comments, nulls), what it refuses with the line (other settings,
  * lists, tabs, nesting, half a TLS pair, ": " in a plain value, a null
  * file or password, a password that is not a bcrypt hash or has a cost
- * crypt refuses) and the bcrypt check itself.
+ * crypt refuses) and the bcrypt check itself, as slow for an unknown user
+ * as for a known one.
  */
 #include <check.h>
 #include <crypt.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "errmsg.h"
 #include "suites.h"
@@ -65,7 +68,7 @@ START_TEST(test_full)
 	ck_assert(webconfig_auth(&w));
 	ck_assert_int_eq(w.cost, 4);
 	ck_assert(webconfig_check(&w, "prom", "pw"));
-	ck_assert(webconfig_check(&w, "prom", "pw")); /* remembered */
+	ck_assert(webconfig_check(&w, "prom", "pw"));
 	ck_assert(!webconfig_check(&w, "prom", "pW"));
 	ck_assert(!webconfig_check(&w, "prom", ""));
 	ck_assert(!webconfig_check(&w, "nobody", "pw"));
@@ -245,6 +248,58 @@ START_TEST(test_costs)
 }
 END_TEST
 
+/* The CPU time (this thread's: the machine's load does not count) of one
+ * refusal of user by webconfig_check, in ns. */
+static uint64_t check_ns(const struct webconfig *w, const char *user)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	ck_assert(!webconfig_check(w, user, "guess"));
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	return (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
+	       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* An unknown user takes as long as a known one with a wrong password: a
+ * bcrypt run of the file's cost, so the time does not tell who exists.
+ * Medians of seven each, taken in turn. */
+START_TEST(test_unknown_user_time)
+{
+	char h8[CRYPT_OUTPUT_SIZE], text[CRYPT_OUTPUT_SIZE + 64];
+	uint64_t known[7], unknown[7];
+	struct webconfig w;
+	struct errmsg m;
+
+	bcrypt_of("pw", 8, h8);
+	snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", h8);
+	ck_assert_int_eq(parse(text, &w, &m), 0);
+	ck_assert(webconfig_check(&w, "prom", "pw"));
+	for (int i = 0; i < 7; i++) {
+		known[i] = check_ns(&w, "prom");
+		unknown[i] = check_ns(&w, "nobody");
+	}
+	qsort(known, 7, sizeof(known[0]), cmp_u64);
+	qsort(unknown, 7, sizeof(unknown[0]), cmp_u64);
+	/* cost 8 is milliseconds; the two within a factor of 1.5 */
+	ck_assert_msg(known[3] > 1000000, "a cost-8 check took %llu ns",
+		      (unsigned long long)known[3]);
+	ck_assert_msg(unknown[3] * 3 > known[3] * 2 &&
+			      unknown[3] * 2 < known[3] * 3,
+		      "known user %llu ns, unknown %llu ns",
+		      (unsigned long long)known[3],
+		      (unsigned long long)unknown[3]);
+	webconfig_free(&w);
+}
+END_TEST
+
 START_TEST(test_load_errors)
 {
 	struct webconfig w;
@@ -267,6 +322,7 @@ Suite *webconfig_suite(void)
 	tcase_add_test(tc, test_sections_alone);
 	tcase_add_test(tc, test_yaml_forms);
 	tcase_add_test(tc, test_costs);
+	tcase_add_test(tc, test_unknown_user_time);
 	tcase_add_loop_test(tc, test_refused, 0,
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_load_errors);
