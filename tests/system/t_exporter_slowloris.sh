@@ -77,16 +77,22 @@ read -r _ ok _ reconnects _ held < <(head -n 1 "$TMP/slow2.out")
 echo "ok: as $UNIT runs it, 10 scrapes from 127.0.0.1 beside 64 slow clients from 127.0.0.1"
 
 # every slot taken by idle clients from the scraper's address: the ones
-# that waited longest give way to new connections
-(ulimit -n 8192 2>/dev/null; exec python3 tests/system/idlecrowd.py "$PORT" 2100 5) \
-	>"$TMP/crowd.out" 2>&1 || fail "idlecrowd.py: $(cat "$TMP/crowd.out")"
-cat "$TMP/crowd.out"
-read -r _ ok _ cut _ < <(head -n 1 "$TMP/crowd.out")
-[ "$ok" = 5/5 ] || fail "only $ok scrapes answered beside 2100 idle connections"
-[ "$cut" -ge 52 ] || fail "only $cut of 2100 idle connections were cut: the limit was not reached"
+# that waited longest give way to new connections (the clients need 2100
+# descriptors of their own)
+hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ] && [ "$hard" -lt 2200 ]; then
+	echo "note: open-file hard limit $hard, below the 2200 the idle clients need: not run"
+else
+	(ulimit -n 4096 2>/dev/null || ulimit -n "$hard"; exec python3 tests/system/idlecrowd.py "$PORT" 2100 5) \
+		>"$TMP/crowd.out" 2>&1 || fail "idlecrowd.py: $(cat "$TMP/crowd.out")"
+	cat "$TMP/crowd.out"
+	read -r _ ok _ cut _ < <(head -n 1 "$TMP/crowd.out")
+	[ "$ok" = 5/5 ] || fail "only $ok scrapes answered beside 2100 idle connections"
+	[ "$cut" -ge 52 ] || fail "only $cut of 2100 idle connections were cut: the limit was not reached"
+	echo "ok: 5 scrapes beside 2100 idle connections, $cut of them cut to make room"
+fi
 kill -TERM "$u_PID"
 wait "$u_PID"
 STATUS=$?
 [ "$STATUS" = 0 ] || fail "kvmstat exited $STATUS: $(cat "$TMP/u.err")"
-echo "ok: 5 scrapes beside 2100 idle connections, $cut of them cut to make room"
 echo ok
