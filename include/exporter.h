@@ -18,12 +18,13 @@
  * EXPORTER_HEADER_S seconds after the connection opened (or its last
  * answer was sent), and the answer sent in full within
  * EXPORTER_DEADLINE_S seconds of the header, both watched by a thread of
- * their own; a connection idle EXPORTER_TIMEOUT_S seconds is closed; each
- * has at most EXPORTER_CONN_MEMORY bytes for its request (larger headers
- * get 431, longer URLs 414). A response is the shared published text,
- * never a copy. With basic auth, passwords are checked off the server's
- * thread (webauth.h): a request with a password not seen lately waits,
- * suspended, for a worker; one that finds the queue full gets 503.
+ * their own (connwatch.h); a connection idle EXPORTER_TIMEOUT_S seconds
+ * is closed; each has at most EXPORTER_CONN_MEMORY bytes for its request
+ * (larger headers get 431, longer URLs 414). A response is the shared
+ * published text, never a copy. With basic auth, passwords are checked
+ * off the server's thread (webauth.h): a request with a password not
+ * seen lately waits, suspended, for a worker; one that finds the queue
+ * full gets 503.
  *
  * Answers: GET or HEAD /metrics: 200 with the Prometheus text format, or
  * OpenMetrics when the Accept header prefers application/openmetrics-text;

@@ -6,12 +6,14 @@
  * Responses are built once per sample by the main loop and shared by
  * every scrape (libmicrohttpd counts their references), so a scrape costs
  * a lookup and a send, and memory does not grow with the number of
- * clients beyond the per-connection pool. As a front-end (--listen, alone
- * or with -l/-L), it starts the server on open, publishes on render and
- * stops on close.
+ * clients beyond the per-connection pool. Each connection's steps are
+ * reported to connwatch, whose thread cuts off slow ones; with basic
+ * auth, a request whose password webauth has no verdict on waits
+ * suspended for its worker. As a front-end (--listen, alone or with
+ * -l/-L), it starts the server on open, publishes on render and stops on
+ * close.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,10 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "connwatch.h"
 #include "errmsg.h"
 #include "exporter.h"
 #include "lat_render.h"
@@ -33,24 +34,6 @@
 #include "util.h"
 #include "webauth.h"
 #include "webconfig.h"
-
-struct exp_list;
-
-/* An open connection, for the deadlines of the request it carries. */
-struct exp_conn {
-	struct exp_conn *prev, *next; /* in its list */
-	struct exp_list *list;	      /* waiting or answering; NULL once cut */
-	int fd;			      /* our own dup of its socket: shutdown()
-				       * on it can never hit a reused
-				       * descriptor */
-	uint64_t since_ns;	      /* when it entered its list */
-};
-
-/* Connections in one phase of a request, oldest first. */
-struct exp_list {
-	struct exp_conn *head, *tail;
-	uint64_t limit_ns; /* how long one may stay */
-};
 
 /* A request's state while its password is checked (basic auth only). */
 struct exp_req {
@@ -66,22 +49,11 @@ struct exporter {
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
 	struct MHD_Response *unauthorized, *busy;
-	struct strbuf text; /* main thread only */
-	/* deadlines: the connections and their reaper thread */
-	pthread_mutex_t conns_lock; /* guards what follows, to quit */
-	pthread_cond_t reap;	    /* a list was empty, or quit */
-	struct exp_list waiting;    /* for a request header: since they
-				     * connected or had their last answer */
-	struct exp_list answering;  /* header in, answer not sent yet */
-	size_t nconns;		    /* open and not cut */
-	size_t evict_at;	    /* this many: a new one cuts the oldest
-				     * waiting one */
-	bool quit;
-	pthread_t reaper;
-	bool reaper_started;
-	struct webconfig wc;  /* --web-config */
-	struct webauth *auth; /* basic auth's checks, or NULL */
-	char *cert, *key;     /* PEM, kept while the server runs */
+	struct strbuf text;	 /* main thread only */
+	struct connwatch *watch; /* the connections' deadlines */
+	struct webconfig wc;	 /* --web-config */
+	struct webauth *auth;	 /* basic auth's checks, or NULL */
+	char *cert, *key;	 /* PEM, kept while the server runs */
 };
 
 /* libmicrohttpd's functions, loaded when the first exporter starts. */
@@ -172,103 +144,14 @@ static enum MHD_Result exp_queue(struct MHD_Connection *conn,
 	return mhd->queue_response(conn, status, r);
 }
 
-/* Appends c to list l (under conns_lock), waking the reaper if l was
- * empty: it may be asleep with nothing to watch. */
-static void exp_list_add(struct exporter *e, struct exp_list *l,
-			 struct exp_conn *c)
-{
-	c->list = l;
-	c->since_ns = util_now_ns();
-	c->next = NULL;
-	c->prev = l->tail;
-	if (l->tail)
-		l->tail->next = c;
-	else
-		l->head = c;
-	l->tail = c;
-	if (l->head == c)
-		pthread_cond_signal(&e->reap);
-}
-
-/* Takes c out of its list (under conns_lock). */
-static void exp_list_del(struct exp_conn *c)
-{
-	struct exp_list *l = c->list;
-
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		l->head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		l->tail = c->prev;
-	c->list = NULL;
-	c->prev = c->next = NULL;
-}
-
-/* Cuts c off (under conns_lock): the server's thread sees its socket
- * shut down and closes it. */
-static void exp_cut(struct exporter *e, struct exp_conn *c)
-{
-	shutdown(c->fd, SHUT_RDWR);
-	exp_list_del(c);
-	e->nconns--;
-}
-
-/* Moves the connection conn is on from list from (if there) to list to. */
-static void exp_move(struct exporter *e, struct MHD_Connection *conn,
-		     struct exp_list *from, struct exp_list *to)
+/* The deadlines of the connection conn is on, or NULL. */
+static struct connwatch_conn *exp_watched(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci =
 		mhd->get_connection_info(conn,
 					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct exp_conn *c = ci ? ci->socket_context : NULL;
 
-	if (!c)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	if (c->list && (!from || c->list == from)) {
-		exp_list_del(c);
-		exp_list_add(e, to, c);
-	}
-	pthread_mutex_unlock(&e->conns_lock);
-}
-
-/*
- * The reaper thread: cuts off connections whose request header is not in
- * EXPORTER_HEADER_S seconds after they connected (or had their last
- * answer), and requests not answered EXPORTER_DEADLINE_S seconds after
- * their header; sleeps until the next such deadline.
- */
-static void *exp_reaper(void *arg)
-{
-	struct exporter *e = arg;
-	struct exp_list *lists[] = { &e->waiting, &e->answering };
-
-	pthread_mutex_lock(&e->conns_lock);
-	while (!e->quit) {
-		uint64_t now = util_now_ns(), next = UINT64_MAX;
-		struct timespec ts;
-
-		for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-			struct exp_list *l = lists[i];
-
-			while (l->head && now - l->head->since_ns >= l->limit_ns)
-				exp_cut(e, l->head);
-			if (l->head && l->head->since_ns + l->limit_ns < next)
-				next = l->head->since_ns + l->limit_ns;
-		}
-		if (next == UINT64_MAX) {
-			pthread_cond_wait(&e->reap, &e->conns_lock);
-			continue;
-		}
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
-		pthread_cond_timedwait(&e->reap, &e->conns_lock, &ts);
-	}
-	pthread_mutex_unlock(&e->conns_lock);
-	return NULL;
+	return ci ? ci->socket_context : NULL;
 }
 
 /* Parks a request while its password is checked (under webauth's
@@ -340,7 +223,7 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	(void)upload_data;
 	/* the header is in: the header deadline is met */
 	if (!*req_cls)
-		exp_move(e, conn, &e->waiting, &e->answering);
+		connwatch_header(e->watch, exp_watched(conn));
 	if (e->auth) {
 		enum webauth_verdict v = exp_auth(e, conn, req_cls);
 
@@ -380,51 +263,21 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	return rc;
 }
 
-/*
- * Tracks connections opening and closing (the server's thread). A new
- * one waits for its header; when that makes evict_at, the connection
- * that has waited longest for its header is cut to make room, whatever
- * its address: slow clients give way to new ones.
- */
+/* Tracks connections opening and closing (the server's thread). */
 static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		       enum MHD_ConnectionNotificationCode code)
 {
 	struct exporter *e = cls;
-	struct exp_conn *c = *ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
 			mhd->get_connection_info(conn,
 						 MHD_CONNECTION_INFO_CONNECTION_FD);
 
-		if (!ci)
-			return;
-		c = xcalloc(1, sizeof(*c));
-		c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0);
-		if (c->fd < 0) {
-			/* out of descriptors: no deadline could reach it */
-			shutdown(ci->connect_fd, SHUT_RDWR);
-			free(c);
-			return;
-		}
-		pthread_mutex_lock(&e->conns_lock);
-		exp_list_add(e, &e->waiting, c);
-		if (++e->nconns > e->evict_at)
-			exp_cut(e, e->waiting.head);
-		pthread_mutex_unlock(&e->conns_lock);
-		*ctx = c;
+		*ctx = ci ? connwatch_add(e->watch, ci->connect_fd) : NULL;
 		return;
 	}
-	if (!c)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	if (c->list) {
-		exp_list_del(c);
-		e->nconns--;
-	}
-	pthread_mutex_unlock(&e->conns_lock);
-	close(c->fd);
-	free(c);
+	connwatch_del(e->watch, *ctx);
 	*ctx = NULL;
 }
 
@@ -438,7 +291,7 @@ static void exp_completed(void *cls, struct MHD_Connection *conn,
 	(void)toe;
 	free(*req_cls);
 	*req_cls = NULL;
-	exp_move(e, conn, NULL, &e->waiting);
+	connwatch_answered(e->watch, exp_watched(conn));
 }
 
 /* libmicrohttpd fails to make a response or add one of these valid
@@ -493,19 +346,6 @@ static int exp_listen(const struct exporter_addr *addr)
 	return fd;
 }
 
-/* Ends the reaper thread, if it runs. */
-static void exp_stop_reaper(struct exporter *e)
-{
-	if (!e->reaper_started)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	e->quit = true;
-	pthread_cond_signal(&e->reap);
-	pthread_mutex_unlock(&e->conns_lock);
-	pthread_join(e->reaper, NULL);
-	e->reaper_started = false;
-}
-
 /* Frees e, its server stopped or never started. */
 static void exp_free(struct exporter *e)
 {
@@ -514,14 +354,12 @@ static void exp_free(struct exporter *e)
 		&e->busy,  &e->unauthorized, &e->resp[0],     &e->resp[1],
 	};
 
-	exp_stop_reaper(e);
+	connwatch_free(e->watch);
 	webauth_free(e->auth);
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
 			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->conns_lock);
-	pthread_cond_destroy(&e->reap);
 	strbuf_free(&e->text);
 	webconfig_free(&e->wc);
 	if (e->key)
@@ -579,54 +417,6 @@ static bool exp_loopback(const struct exporter_addr *addr)
 		&((const struct sockaddr_in6 *)&addr->ss)->sin6_addr);
 }
 
-/* How many descriptors are open. */
-static unsigned int exp_fds_open(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned int n = 0;
-
-	if (!d)
-		return 64; /* a guess where /proc is not mounted */
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
-/*
- * How many connections the server may hold: EXPORTER_MAX_CONNECTIONS
- * where the open-file limit allows, after raising its soft limit toward
- * the hard one as needed. Each connection takes two descriptors (its
- * socket and our dup); EXPORTER_FD_SPARE stay for the rest of kvmstat.
- */
-static unsigned int exp_conn_limit(void)
-{
-	unsigned int open = exp_fds_open(), n;
-	rlim_t want = (rlim_t)open + EXPORTER_FD_SPARE +
-		      2 * (rlim_t)EXPORTER_MAX_CONNECTIONS;
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return EXPORTER_MIN_CONNECTIONS;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		struct rlimit up = rl;
-
-		up.rlim_cur = rl.rlim_max != RLIM_INFINITY &&
-					      rl.rlim_max < want ?
-				      rl.rlim_max :
-				      want;
-		if (up.rlim_cur > rl.rlim_cur && !setrlimit(RLIMIT_NOFILE, &up))
-			rl = up;
-	}
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
-		return EXPORTER_MAX_CONNECTIONS;
-	n = rl.rlim_cur > (rlim_t)open + EXPORTER_FD_SPARE ?
-		    (unsigned int)((rl.rlim_cur - open - EXPORTER_FD_SPARE) /
-				   2) :
-		    0;
-	return n > EXPORTER_MIN_CONNECTIONS ? n : EXPORTER_MIN_CONNECTIONS;
-}
-
 /*
  * Binds addr and starts serving (503 until the first publish). NULL on
  * failure with one line in msg saying what to do. Start it after signals
@@ -638,7 +428,6 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 {
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD, limit;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
-	pthread_condattr_t ca;
 	struct exporter *e;
 	int fd;
 
@@ -647,14 +436,6 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 		return NULL;
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->conns_lock, NULL);
-	/* deadlines are util_now_ns()'s, on the monotonic clock */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&e->reap, &ca);
-	pthread_condattr_destroy(&ca);
-	e->waiting.limit_ns = EXPORTER_HEADER_S * 1000000000ull;
-	e->answering.limit_ns = EXPORTER_DEADLINE_S * 1000000000ull;
 	strbuf_init(&e->text);
 	e->index = exp_fixed(exp_index_html, "text/html; charset=utf-8", false);
 	e->not_found = exp_fixed(exp_not_found, "text/plain; charset=utf-8",
@@ -720,13 +501,13 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 		flags |= MHD_ALLOW_SUSPEND_RESUME;
 		e->auth = webauth_new(&e->wc, exp_hold, exp_release);
 	}
-	limit = exp_conn_limit();
-	e->evict_at = limit - (limit / 4 < EXPORTER_EVICT_SPARE ?
-				       limit / 4 :
-				       EXPORTER_EVICT_SPARE);
-	if (pthread_create(&e->reaper, NULL, exp_reaper, e))
-		util_die("cannot start the exporter's deadline thread");
-	e->reaper_started = true;
+	limit = connwatch_limit(EXPORTER_MAX_CONNECTIONS,
+				EXPORTER_MIN_CONNECTIONS, EXPORTER_FD_SPARE);
+	e->watch = connwatch_new(EXPORTER_HEADER_S * 1000000000ull,
+				 EXPORTER_DEADLINE_S * 1000000000ull,
+				 limit - (limit / 4 < EXPORTER_EVICT_SPARE ?
+						  limit / 4 :
+						  EXPORTER_EVICT_SPARE));
 	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exp_handle, e,
 				      MHD_OPTION_LISTEN_SOCKET, fd,
 				      MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -824,7 +605,6 @@ static void exporter_stop(struct exporter *e)
 		return;
 	if (e->auth)
 		webauth_stop(e->auth);
-	exp_stop_reaper(e);
 	mhd->stop_daemon(e->daemon);
 	exp_free(e);
 }
