@@ -7,17 +7,24 @@
  * start, publish and stop); scrapes only ever see those finished
  * texts, swapped under a mutex, so HTTP threads never touch the stats.
  *
- * Bounds, so that a slow or hostile client can neither block other
- * scrapes nor make memory grow: at most EXPORTER_PER_ADDR_CONNECTIONS
- * connections from one address (more are closed at once), so clients
- * that trickle headers in from a few addresses never fill the
- * EXPORTER_MAX_CONNECTIONS slots (more wait in the listen backlog); each
- * closed after EXPORTER_TIMEOUT_S seconds without progress, and a request that
- * trickles in byte by byte is cut off EXPORTER_DEADLINE_S seconds after
- * it began (checked at each publish, so up to one -s interval later);
- * each connection has at most EXPORTER_CONN_MEMORY bytes for its request
+ * Bounds, so that slow or hostile clients, from any address (the
+ * scraper's own included), can neither block other scrapes nor make
+ * memory grow: up to EXPORTER_MAX_CONNECTIONS connections (fewer where
+ * the open-file limit, whose soft limit is raised toward the hard one,
+ * cannot fit two descriptors each and EXPORTER_FD_SPARE more; more wait
+ * in the listen backlog), and from EXPORTER_EVICT_SPARE short of that, a
+ * new connection cuts the one that has waited longest for its request
+ * header, so slow clients give way; a request header must be in
+ * EXPORTER_HEADER_S seconds after the connection opened (or its last
+ * answer was sent), and the answer sent in full within
+ * EXPORTER_DEADLINE_S seconds of the header, both watched by a thread of
+ * their own (connwatch.h); a connection idle EXPORTER_TIMEOUT_S seconds
+ * is closed; each has at most EXPORTER_CONN_MEMORY bytes for its request
  * (larger headers get 431, longer URLs 414). A response is the shared
- * published text, never a copy.
+ * published text, never a copy. With basic auth, passwords are checked
+ * off the server's thread (webauth.h): a request with a password not
+ * seen lately waits, suspended, for a worker; one that finds the queue
+ * full gets 503.
  *
  * Answers: GET or HEAD /metrics: 200 with the Prometheus text format, or
  * OpenMetrics when the Accept header prefers application/openmetrics-text;
@@ -38,9 +45,12 @@ struct errmsg;
 
 #define EXPORTER_DEFAULT_ADDR "127.0.0.1"
 #define EXPORTER_DEFAULT_PORT 9712
-#define EXPORTER_MAX_CONNECTIONS 512u
-#define EXPORTER_PER_ADDR_CONNECTIONS 32u
+#define EXPORTER_MAX_CONNECTIONS 2048u
+#define EXPORTER_MIN_CONNECTIONS 32u
+#define EXPORTER_FD_SPARE 256u
+#define EXPORTER_EVICT_SPARE 64u
 #define EXPORTER_TIMEOUT_S 5u
+#define EXPORTER_HEADER_S 10u
 #define EXPORTER_DEADLINE_S 30u
 #define EXPORTER_CONN_MEMORY (16u * 1024)
 #define EXPORTER_BACKLOG 512

@@ -29,9 +29,9 @@ struct mhd_api {
 	__typeof__(MHD_get_connection_info) *get_connection_info;
 	__typeof__(MHD_basic_auth_get_username_password)
 		*basic_auth_get_username_password;
-	__typeof__(MHD_queue_basic_auth_fail_response)
-		*queue_basic_auth_fail_response;
 	__typeof__(MHD_free) *free;
+	__typeof__(MHD_suspend_connection) *suspend_connection;
+	__typeof__(MHD_resume_connection) *resume_connection;
 };
 
 /* The library's functions, loaded on the first call (from the main

@@ -3,9 +3,10 @@
  * The exporter's --web-config FILE, in the format of the Prometheus
  * exporter-toolkit: TLS (tls_server_config: cert_file, key_file) and
  * basic authentication (basic_auth_users: USER: BCRYPT-HASH). Only that
- * subset of YAML is read: block mappings indented with spaces, plain or
- * quoted scalars, comments, blank lines; anything else is refused with the
- * line and what is wrong, never guessed at. Passwords are checked with
+ * subset of YAML is read: one document (a byte-order mark, "---" and
+ * "..." markers allowed), block mappings indented with spaces, plain or
+ * quoted scalars, null, comments, blank lines; anything else is refused
+ * with the line and what is wrong, never guessed at. Passwords are checked with
  * libxcrypt's crypt_r against $2y$/$2b$/$2a$ hashes.
  */
 #ifndef KVMSTAT_WEBCONFIG_H
@@ -18,13 +19,15 @@ struct errmsg;
 
 /* Longest file accepted. */
 #define WEBCONFIG_MAX (64u * 1024)
+/* A bcrypt hash's length, and the costs crypt accepts. */
+#define WEBCONFIG_HASH_LEN 60
+#define WEBCONFIG_COST_MIN 4
+#define WEBCONFIG_COST_MAX 31
 
 /* One user of basic_auth_users. */
 struct webconfig_user {
 	char *name;
-	char *hash;	/* bcrypt */
-	char *verified; /* the last password that matched, or NULL: a
-			 * scrape every few seconds need not pay bcrypt */
+	char *hash; /* bcrypt */
 };
 
 struct webconfig {
@@ -32,6 +35,7 @@ struct webconfig {
 				     * the file's directory are resolved */
 	struct webconfig_user *users;
 	size_t nusers;
+	int cost; /* the highest bcrypt cost of users, 0 without */
 };
 
 /*
@@ -46,8 +50,13 @@ int webconfig_load(const char *path, struct webconfig *out, struct errmsg *msg);
 void webconfig_free(struct webconfig *w);
 /* Whether basic authentication is asked for. */
 bool webconfig_auth(const struct webconfig *w);
-/* Whether user and password match a user of w (bcrypt). */
-bool webconfig_check(struct webconfig *w, const char *user,
+/*
+ * Whether user and password match a user of w: one bcrypt run (tens of
+ * milliseconds at cost 10), whether the user exists or not, and nothing
+ * remembered. Thread-safe; webauth.h runs it off the HTTP thread and
+ * caches its verdicts.
+ */
+bool webconfig_check(const struct webconfig *w, const char *user,
 		     const char *password);
 
 #endif

@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 2
 declare -A ALLOW=(
 	[main]="app core lib sys providers render frontends arch bpf"
 	[app]="core lib sys providers render frontends arch bpf"
-	[frontends]="render core lib app:options.h app:webconfig.h"
+	[frontends]="render core lib app:options.h app:webconfig.h app:webauth.h"
 	[providers]="core sys lib arch bpf app:options.h"
 	[render]="core lib"
 	[core]="lib"

@@ -38,6 +38,8 @@ struct wc_parse {
 	enum wc_section sect; /* the mapping lines are added to */
 	int child_indent;     /* its entries' indentation, -1 unknown */
 	bool seen_tls, seen_users;
+	bool content; /* a "---" or an entry was read: no "---" from here */
+	bool ended;   /* "..." ended the document: only comments follow */
 };
 
 static int wc_err(struct wc_parse *p, const char *fmt, ...)
@@ -58,16 +60,19 @@ static bool wc_blank(const char *s, const char *end);
 
 /*
  * Reads one scalar at s (up to end): quoted ('..', ".." with \-escapes of
- * " \ / n t) or plain (to a " #" comment, trailing blanks trimmed). Writes
- * it to out (NUL-terminated) and the rest of the line to *rest. 0 or
- * -EINVAL.
+ * " \ / n t) or plain (to a " #" comment, trailing blanks trimmed; a key
+ * ends at its ": ", a value may hold none). Writes it to out
+ * (NUL-terminated), whether it was plain to *plain, and the rest of the
+ * line to *rest. 0 or -EINVAL.
  */
 static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
-		     bool key, char *out, size_t outlen, const char **rest)
+		     bool key, char *out, size_t outlen, bool *plain,
+		     const char **rest)
 {
 	size_t n = 0;
 
-	if (s < end && (*s == '\'' || *s == '"')) {
+	*plain = !(s < end && (*s == '\'' || *s == '"'));
+	if (!*plain) {
 		char q = *s++;
 
 		for (;;) {
@@ -119,11 +124,15 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 	while (s < end) {
 		char c = *s;
 
-		if (key && c == ':' && (s + 1 == end || s[1] == ' '))
-			break;
+		if (c == ':' && (s + 1 == end || s[1] == ' ' || s[1] == '\t')) {
+			if (key)
+				break;
+			return wc_err(p,
+				      "a ': ' inside a value (YAML reads a mapping there): quote the value");
+		}
 		if (c == '#' && n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
 			break;
-		if (c == '\0' || (c < 0x20 && c != '\t'))
+		if (c == '\0' || ((unsigned char)c < 0x20 && c != '\t'))
 			return wc_err(p, "a control character");
 		if (!n && strchr("[]{}&*!|>%@`,?-", c) && !key &&
 		    !(c == '-' && s + 1 < end && s[1] != ' '))
@@ -151,6 +160,13 @@ static bool wc_blank(const char *s, const char *end)
 	return s == end || *s == '#';
 }
 
+/* Whether a plain scalar is YAML's null. */
+static bool wc_null(const char *v)
+{
+	return !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+	       !strcmp(v, "NULL");
+}
+
 /* A path from the file, made relative to its directory. */
 static char *wc_path(const struct wc_parse *p, const char *v)
 {
@@ -159,14 +175,39 @@ static char *wc_path(const struct wc_parse *p, const char *v)
 	return xasprintf("%s/%s", p->dir, v);
 }
 
+/*
+ * Whether h is a bcrypt hash: $2a$, $2b$ or $2y$, a two-digit cost, '$',
+ * 22 characters of salt and 31 of hash in bcrypt's base-64 alphabet. 0;
+ * -ERANGE with the cost in *cost when it is outside 4-31 (crypt refuses
+ * those, so every password would fail); -EINVAL otherwise.
+ */
+static int wc_bcrypt(const char *h, int *cost)
+{
+	static const char b64[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789";
+
+	if (strlen(h) != WEBCONFIG_HASH_LEN || h[0] != '$' || h[1] != '2' ||
+	    !strchr("aby", h[2]) || h[3] != '$' || h[6] != '$' || h[4] < '0' ||
+	    h[4] > '9' || h[5] < '0' || h[5] > '9')
+		return -EINVAL;
+	for (const char *c = h + 7; *c; c++)
+		if (!strchr(b64, *c))
+			return -EINVAL;
+	*cost = (h[4] - '0') * 10 + (h[5] - '0');
+	if (*cost < WEBCONFIG_COST_MIN || *cost > WEBCONFIG_COST_MAX)
+		return -ERANGE;
+	return 0;
+}
+
 /* Takes "key: value" at indentation indent. */
 static int wc_entry(struct wc_parse *p, int indent, const char *key,
 		    const char *val, bool has_val)
 {
 	struct webconfig *w = p->w;
+	int cost, rc;
 
 	if (indent == 0) {
-		bool empty = !has_val || !strcmp(val, "{}");
+		bool empty = !has_val;
 
 		p->child_indent = -1;
 		if (!strcmp(key, "tls_server_config")) {
@@ -221,11 +262,18 @@ static int wc_entry(struct wc_parse *p, int indent, const char *key,
 	for (size_t i = 0; i < w->nusers; i++)
 		if (!strcmp(w->users[i].name, key))
 			return wc_err(p, "user \"%.64s\" twice", key);
-	if (strlen(val) != 60 || val[0] != '$' || val[1] != '2' ||
-	    !strchr("aby", val[2]) || val[3] != '$')
+	rc = wc_bcrypt(val, &cost);
+	if (rc == -ERANGE)
+		return wc_err(p,
+			      "the password of \"%.64s\" has bcrypt cost %d: the cost must be %d-%d (htpasswd -nBC 10 \"\" makes one of cost 10)",
+			      key, cost, WEBCONFIG_COST_MIN,
+			      WEBCONFIG_COST_MAX);
+	if (rc)
 		return wc_err(p,
 			      "the password of \"%.64s\" is not a bcrypt hash ($2y$..., 60 characters): make one with htpasswd -nBC 10 \"\" or mkpasswd -m bcrypt",
 			      key);
+	if (cost > w->cost)
+		w->cost = cost;
 	w->users = xrealloc(w->users, (w->nusers + 1) * sizeof(*w->users));
 	w->users[w->nusers++] = (struct webconfig_user){ .name = xstrdup(key),
 							 .hash = xstrdup(val) };
@@ -238,7 +286,7 @@ static int wc_line(struct wc_parse *p, const char *s, const char *end)
 	char key[WC_VALUE_MAX], val[WC_VALUE_MAX];
 	const char *rest;
 	int indent = 0, rc;
-	bool has_val = false;
+	bool has_val = false, plain;
 
 	if (end > s && end[-1] == '\r')
 		end--;
@@ -251,11 +299,25 @@ static int wc_line(struct wc_parse *p, const char *s, const char *end)
 	if (*s == '\t')
 		return wc_err(p, "a tab in the indentation: indent with spaces");
 	if (!indent && end - s >= 3 && !memcmp(s, "---", 3) &&
-	    wc_blank(s + 3, end))
-		return p->line == 1 ? 0 : wc_err(p, "one YAML document only");
+	    wc_blank(s + 3, end)) {
+		/* the start of the document: after comments, not after
+		 * entries or another "---" */
+		if (p->content || p->ended)
+			return wc_err(p, "one YAML document only");
+		p->content = true;
+		return 0;
+	}
+	if (p->ended)
+		return wc_err(p, "text after the document's end (\"...\")");
+	if (!indent && end - s >= 3 && !memcmp(s, "...", 3) &&
+	    wc_blank(s + 3, end)) {
+		p->ended = true;
+		return 0;
+	}
+	p->content = true;
 	if (*s == '-')
 		return wc_err(p, "a list where a mapping is expected");
-	rc = wc_scalar(p, s, end, true, key, sizeof(key), &rest);
+	rc = wc_scalar(p, s, end, true, key, sizeof(key), &plain, &rest);
 	if (rc)
 		return rc;
 	while (rest < end && *rest == ' ')
@@ -268,17 +330,24 @@ static int wc_line(struct wc_parse *p, const char *s, const char *end)
 	while (rest < end && (*rest == ' ' || *rest == '\t'))
 		rest++;
 	if (!wc_blank(rest, end)) {
-		rc = wc_scalar(p, rest, end, false, val, sizeof(val), &rest);
+		rc = wc_scalar(p, rest, end, false, val, sizeof(val), &plain,
+			       &rest);
 		if (rc)
 			return rc;
 		if (!wc_blank(rest, end))
 			return wc_err(p, "text after the value");
-		has_val = true;
-	} else {
-		val[0] = '\0';
+		/* YAML's plain nulls are no value; quoted, they are text */
+		has_val = !plain || !wc_null(val);
+		if (plain && !strcmp(val, "{}")) {
+			if (indent)
+				return wc_err(p,
+					      "\"%.64s\" is a mapping where text is expected",
+					      key);
+			has_val = false; /* an empty section */
+		}
 	}
-	if (has_val && (!strcmp(val, "~") || !strcmp(val, "null")) && !indent)
-		has_val = false;
+	if (!has_val)
+		val[0] = '\0';
 	return wc_entry(p, indent, key, val, has_val);
 }
 
@@ -289,11 +358,6 @@ void webconfig_free(struct webconfig *w)
 	for (size_t i = 0; i < w->nusers; i++) {
 		free(w->users[i].name);
 		free(w->users[i].hash);
-		if (w->users[i].verified) {
-			explicit_bzero(w->users[i].verified,
-				       strlen(w->users[i].verified));
-			free(w->users[i].verified);
-		}
 	}
 	free(w->users);
 	memset(w, 0, sizeof(*w));
@@ -312,6 +376,9 @@ int webconfig_parse(const char *text, size_t len, const char *dir,
 	if (len > WEBCONFIG_MAX)
 		return errmsg_set(msg, -EINVAL, "larger than %u KiB",
 				  WEBCONFIG_MAX / 1024);
+	/* a UTF-8 byte-order mark may open a YAML stream */
+	if (len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+		s += 3;
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *eol = nl ? nl : end;
@@ -401,27 +468,26 @@ static bool wc_same(const char *a, const char *b)
 	return !d;
 }
 
-bool webconfig_check(struct webconfig *w, const char *user, const char *password)
+bool webconfig_check(const struct webconfig *w, const char *user,
+		     const char *password)
 {
-	struct webconfig_user *u = NULL;
-	struct crypt_data cd; /* 32 KiB: the server thread's stack has room */
+	const struct webconfig_user *u = NULL;
+	char dummy[WEBCONFIG_HASH_LEN + 1];
+	struct crypt_data cd; /* 32 KiB: callers' stacks have room */
 	const char *h;
 	bool ok;
 
 	for (size_t i = 0; i < w->nusers; i++)
 		if (!strcmp(w->users[i].name, user))
 			u = &w->users[i];
-	if (!u)
-		return false;
-	if (u->verified && wc_same(u->verified, password))
-		return true;
+	/* an unknown user costs a bcrypt run too, at the highest cost of
+	 * the file, so that the time taken does not tell who exists */
+	snprintf(dummy, sizeof(dummy), "$2b$%02d$%s", w->cost ? w->cost : 10,
+		 "......................"
+		 "...............................");
 	memset(&cd, 0, sizeof(cd));
-	h = crypt_r(password, u->hash, &cd);
-	ok = h && h[0] == '$' && wc_same(h, u->hash);
+	h = crypt_r(password, u ? u->hash : dummy, &cd);
+	ok = u && h && h[0] == '$' && wc_same(h, u->hash);
 	explicit_bzero(&cd, sizeof(cd));
-	if (ok) {
-		free(u->verified);
-		u->verified = xstrdup(password);
-	}
 	return ok;
 }

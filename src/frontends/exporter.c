@@ -6,9 +6,12 @@
  * Responses are built once per sample by the main loop and shared by
  * every scrape (libmicrohttpd counts their references), so a scrape costs
  * a lookup and a send, and memory does not grow with the number of
- * clients beyond the per-connection pool. As a front-end (--listen, alone
- * or with -l/-L), it starts the server on open, publishes on render and
- * stops on close.
+ * clients beyond the per-connection pool. Each connection's steps are
+ * reported to connwatch, whose thread cuts off slow ones; with basic
+ * auth, a request whose password webauth has no verdict on waits
+ * suspended for its worker. As a front-end (--listen, alone or with
+ * -l/-L), it starts the server on open, publishes on render and stops on
+ * close.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "connwatch.h"
 #include "errmsg.h"
 #include "exporter.h"
 #include "lat_render.h"
@@ -28,14 +32,13 @@
 #include "options.h"
 #include "strbuf.h"
 #include "util.h"
+#include "webauth.h"
 #include "webconfig.h"
 
-/* An open connection, for the deadline of the request it carries. */
-struct exp_conn {
-	struct exp_conn *prev, *next;
-	int fd;		   /* our own dup of its socket: shutdown() on it
-				 * can never hit a reused descriptor */
-	uint64_t since_ns; /* connected, or its last request completed */
+/* A request's state while its password is checked (basic auth only). */
+struct exp_req {
+	struct webauth_job job;
+	struct MHD_Connection *conn;
 };
 
 struct exporter {
@@ -45,13 +48,12 @@ struct exporter {
 					 * NULL until the first publish */
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
-	struct strbuf text;	    /* main thread only */
-	pthread_mutex_t conns_lock; /* guards conns */
-	struct exp_conn *conns;	    /* open connections */
-	struct webconfig wc;	    /* --web-config; users checked on the
-				     * server's thread only */
-	char *cert, *key;	    /* PEM, kept while the server runs */
-	struct MHD_Response *unauthorized;
+	struct MHD_Response *unauthorized, *busy;
+	struct strbuf text;	 /* main thread only */
+	struct connwatch *watch; /* the connections' deadlines */
+	struct webconfig wc;	 /* --web-config */
+	struct webauth *auth;	 /* basic auth's checks, or NULL */
+	char *cert, *key;	 /* PEM, kept while the server runs */
 };
 
 /* libmicrohttpd's functions, loaded when the first exporter starts. */
@@ -65,6 +67,8 @@ static const char exp_not_found[] = "not found: the metrics are at /metrics\n";
 static const char exp_not_allowed[] = "method not allowed: use GET\n";
 static const char exp_unavailable[] = "no sample yet: try again shortly\n";
 static const char exp_unauthorized[] = "unauthorized\n";
+static const char exp_busy[] =
+	"too many password checks at once: try again shortly\n";
 
 /* Parses a decimal port 1-65535 that is the whole string. */
 static int exp_port(const char *s, unsigned int *port)
@@ -140,10 +144,69 @@ static enum MHD_Result exp_queue(struct MHD_Connection *conn,
 	return mhd->queue_response(conn, status, r);
 }
 
+/* The deadlines of the connection conn is on, or NULL. */
+static struct connwatch_conn *exp_watched(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		mhd->get_connection_info(conn,
+					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Parks a request while its password is checked (under webauth's
+ * lock, on the server's thread). */
+static void exp_hold(void *arg)
+{
+	struct exp_req *r = arg;
+
+	mhd->suspend_connection(r->conn);
+}
+
+/* Takes a request up again: its verdict is in (a worker thread). */
+static void exp_release(void *arg)
+{
+	struct exp_req *r = arg;
+
+	mhd->resume_connection(r->conn);
+}
+
+/*
+ * The verdict on a request's credentials. On its first call, a request
+ * without them is DENIED at once; others are checked by webauth, from its
+ * cache or, for a password it has not seen, by a worker while the
+ * connection is suspended (PENDING); the call after the resume reads that
+ * verdict.
+ */
+static enum webauth_verdict
+exp_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
+{
+	struct exp_req *r = *req_cls;
+	enum webauth_verdict v = WEBAUTH_DENIED;
+	char *user, *pass = NULL;
+
+	if (r)
+		return webauth_verdict(&r->job);
+	r = xcalloc(1, sizeof(*r));
+	r->conn = conn;
+	*req_cls = r;
+	user = mhd->basic_auth_get_username_password(conn, &pass);
+	if (user && pass)
+		v = webauth_check(e->auth, user, pass, &r->job, r);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		mhd->free(pass);
+	}
+	if (user)
+		mhd->free(user);
+	return v;
+}
+
 /*
  * Every request: the published text for /metrics, the index for /, else
  * an error; called on the server's thread, so it only reads what
- * exporter_publish swapped in, under the lock.
+ * exporter_publish swapped in, under the lock. With basic auth, called
+ * again once a suspended request's password is checked.
  */
 static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
@@ -158,24 +221,24 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (webconfig_auth(&e->wc)) {
-		char *pass = NULL;
-		char *user = mhd->basic_auth_get_username_password(conn, &pass);
-		bool ok = user && pass && webconfig_check(&e->wc, user, pass);
+	/* the header is in: the header deadline is met */
+	if (!*req_cls)
+		connwatch_header(e->watch, exp_watched(conn));
+	if (e->auth) {
+		enum webauth_verdict v = exp_auth(e, conn, req_cls);
 
-		if (pass) {
-			explicit_bzero(pass, strlen(pass));
-			mhd->free(pass);
+		if (v == WEBAUTH_PENDING)
+			return MHD_YES; /* suspended */
+		if (*upload_data_size) {
+			*upload_data_size = 0; /* a body: read, unused */
+			return MHD_YES;
 		}
-		if (user)
-			mhd->free(user);
-		if (!ok)
-			return mhd
-				->queue_basic_auth_fail_response(conn,
-								 "kvmstat",
-								 e->unauthorized);
+		if (v == WEBAUTH_BUSY)
+			return exp_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 e->busy);
+		if (v != WEBAUTH_OK)
+			return exp_queue(conn, MHD_HTTP_UNAUTHORIZED,
+					 e->unauthorized);
 	}
 	if (strcmp(url, "/metrics")) {
 		if (strcmp(url, "/"))
@@ -205,74 +268,30 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 		       enum MHD_ConnectionNotificationCode code)
 {
 	struct exporter *e = cls;
-	struct exp_conn *c = *ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
 			mhd->get_connection_info(conn,
 						 MHD_CONNECTION_INFO_CONNECTION_FD);
 
-		c = xcalloc(1, sizeof(*c));
-		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
-		if (c->fd < 0) {
-			free(c);
-			return;
-		}
-		c->since_ns = util_now_ns();
-		pthread_mutex_lock(&e->conns_lock);
-		c->next = e->conns;
-		if (c->next)
-			c->next->prev = c;
-		e->conns = c;
-		pthread_mutex_unlock(&e->conns_lock);
-		*ctx = c;
+		*ctx = ci ? connwatch_add(e->watch, ci->connect_fd) : NULL;
 		return;
 	}
-	if (!c)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		e->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	pthread_mutex_unlock(&e->conns_lock);
-	close(c->fd);
-	free(c);
+	connwatch_del(e->watch, *ctx);
 	*ctx = NULL;
 }
 
-/* A request was answered: the next one on the connection starts now. */
+/* A request ended: the next one on the connection waits for its header
+ * from now; its check state, if any, goes. */
 static void exp_completed(void *cls, struct MHD_Connection *conn,
 			  void **req_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct exporter *e = cls;
-	const union MHD_ConnectionInfo *ci =
-		mhd->get_connection_info(conn,
-					 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct exp_conn *c = ci ? ci->socket_context : NULL;
 
-	(void)req_cls;
 	(void)toe;
-	if (!c)
-		return;
-	pthread_mutex_lock(&e->conns_lock);
-	c->since_ns = util_now_ns();
-	pthread_mutex_unlock(&e->conns_lock);
-}
-
-/* Cuts off requests older than the deadline: the server's thread sees
- * the socket shut down and closes the connection. */
-static void exp_reap(struct exporter *e)
-{
-	uint64_t now = util_now_ns();
-
-	pthread_mutex_lock(&e->conns_lock);
-	for (struct exp_conn *c = e->conns; c; c = c->next)
-		if (now - c->since_ns > EXPORTER_DEADLINE_S * 1000000000ull)
-			shutdown(c->fd, SHUT_RDWR);
-	pthread_mutex_unlock(&e->conns_lock);
+	free(*req_cls);
+	*req_cls = NULL;
+	connwatch_answered(e->watch, exp_watched(conn));
 }
 
 /* libmicrohttpd fails to make a response or add one of these valid
@@ -327,18 +346,20 @@ static int exp_listen(const struct exporter_addr *addr)
 	return fd;
 }
 
+/* Frees e, its server stopped or never started. */
 static void exp_free(struct exporter *e)
 {
-	struct MHD_Response **fixed[] = { &e->index,	    &e->not_found,
-					  &e->not_allowed,  &e->unavailable,
-					  &e->unauthorized, &e->resp[0],
-					  &e->resp[1] };
+	struct MHD_Response **fixed[] = {
+		&e->index, &e->not_found,    &e->not_allowed, &e->unavailable,
+		&e->busy,  &e->unauthorized, &e->resp[0],     &e->resp[1],
+	};
 
+	connwatch_free(e->watch);
+	webauth_free(e->auth);
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		if (*fixed[i])
 			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->conns_lock);
 	strbuf_free(&e->text);
 	webconfig_free(&e->wc);
 	if (e->key)
@@ -405,7 +426,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				       const char *web_config,
 				       struct errmsg *msg)
 {
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD, limit;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
 	struct exporter *e;
 	int fd;
@@ -415,7 +436,6 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 		return NULL;
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->conns_lock, NULL);
 	strbuf_init(&e->text);
 	e->index = exp_fixed(exp_index_html, "text/html; charset=utf-8", false);
 	e->not_found = exp_fixed(exp_not_found, "text/plain; charset=utf-8",
@@ -425,8 +445,15 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e->unavailable = exp_fixed(exp_unavailable, "text/plain; charset=utf-8",
 				   false);
 	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	/* its challenge made once: libmicrohttpd's
+	 * MHD_queue_basic_auth_fail_response adds one more to the response
+	 * at every call, so a shared response would grow without end */
 	e->unauthorized = exp_fixed(exp_unauthorized,
 				    "text/plain; charset=utf-8", false);
+	exp_header(e->unauthorized, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		   "Basic realm=\"kvmstat\", charset=\"UTF-8\"");
+	e->busy = exp_fixed(exp_busy, "text/plain; charset=utf-8", false);
+	exp_header(e->busy, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (web_config) {
 		if (webconfig_load(web_config, &e->wc, msg))
 			goto out_free;
@@ -469,13 +496,21 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	}
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (webconfig_auth(&e->wc)) {
+		/* requests wait for their password check suspended */
+		flags |= MHD_ALLOW_SUSPEND_RESUME;
+		e->auth = webauth_new(&e->wc, exp_hold, exp_release);
+	}
+	limit = connwatch_limit(EXPORTER_MAX_CONNECTIONS,
+				EXPORTER_MIN_CONNECTIONS, EXPORTER_FD_SPARE);
+	e->watch = connwatch_new(EXPORTER_HEADER_S * 1000000000ull,
+				 EXPORTER_DEADLINE_S * 1000000000ull,
+				 limit - (limit / 4 < EXPORTER_EVICT_SPARE ?
+						  limit / 4 :
+						  EXPORTER_EVICT_SPARE));
 	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exp_handle, e,
 				      MHD_OPTION_LISTEN_SOCKET, fd,
-				      MHD_OPTION_CONNECTION_LIMIT,
-				      (unsigned int)EXPORTER_MAX_CONNECTIONS,
-				      MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				      (unsigned int)
-					      EXPORTER_PER_ADDR_CONNECTIONS,
+				      MHD_OPTION_CONNECTION_LIMIT, limit,
 				      MHD_OPTION_CONNECTION_TIMEOUT,
 				      (unsigned int)EXPORTER_TIMEOUT_S,
 				      MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -532,7 +567,7 @@ static void exp_latency(struct strbuf *b, const struct lat_snap *lat, bool om)
 
 /* Renders snap (a snapshot of the whole selection, its guest names the
  * guest labels) in both formats and makes them what scrapes get from now
- * on; then cuts off requests past their deadline. */
+ * on. */
 static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
@@ -559,14 +594,17 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	for (int f = 0; f < 2; f++)
 		if (old[f])
 			mhd->destroy_response(old[f]);
-	exp_reap(e);
 }
 
-/* Stops the server, closes the socket, frees e (NULL is fine). */
+/* Stops the server, closes the socket, frees e (NULL is fine). Requests
+ * waiting for a password check are answered first (503): the server may
+ * not stop with a connection suspended. */
 static void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
+	if (e->auth)
+		webauth_stop(e->auth);
 	mhd->stop_daemon(e->daemon);
 	exp_free(e);
 }

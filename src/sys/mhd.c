@@ -39,8 +39,9 @@ static const struct {
 	MHD_SYM(lookup_connection_value),
 	MHD_SYM(get_connection_info),
 	MHD_SYM(basic_auth_get_username_password),
-	MHD_SYM(queue_basic_auth_fail_response),
 	MHD_SYM(free),
+	MHD_SYM(suspend_connection),
+	MHD_SYM(resume_connection),
 };
 
 const struct mhd_api *mhd_load(struct errmsg *msg)

@@ -2,7 +2,7 @@
 /*
  * libFuzzer harness of the --web-config parser: any text is either a
  * config (both TLS files or neither, every user with a 60-character
- * bcrypt-shaped hash) or -EINVAL with a line saying why; nothing else.
+ * bcrypt-shaped hash of a cost crypt takes) or -EINVAL with a line saying why; nothing else.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -33,7 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!w.cert_file != !w.key_file)
 		abort();
 	for (size_t i = 0; i < w.nusers; i++)
-		if (strlen(w.users[i].hash) != 60 || !*w.users[i].name)
+		if (strlen(w.users[i].hash) != WEBCONFIG_HASH_LEN ||
+		    !*w.users[i].name || w.cost < WEBCONFIG_COST_MIN ||
+		    w.cost > WEBCONFIG_COST_MAX)
 			abort();
 	webconfig_free(&w);
 	return 0;

@@ -117,8 +117,7 @@ http_checks() {
 	echo "ok: 404, 405 with Allow, HEAD, / link, content negotiation"
 
 	# load: 200 concurrent scrapes, five times; kvmstat's memory stays
-	# flat. They come from 8 loopback addresses, 25 each: one address
-	# may hold 32 connections (EXPORTER_PER_ADDR_CONNECTIONS)
+	# flat. They come from 8 loopback addresses, 25 each
 	rss() { awk '/^VmRSS/ { print $2 }' "/proc/$k_PID/status"; }
 	scrape "$URL" >/dev/null
 	rss0=$(rss)

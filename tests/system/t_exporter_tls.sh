@@ -128,6 +128,14 @@ bad 'tls_server_config:
 bad 'tls_server_config:
   cert_file: nothere.pem
   key_file: nothere.pem' 'cannot read'
+bad 'basic_auth_users:
+  prom: $2y$99$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234' 'line 2: .*cost 99: the cost must be 4-31'
+bad 'tls_server_config:
+  cert_file: a: b
+  key_file: k.pem' "line 2: a ': ' inside a value"
+bad 'tls_server_config:
+  cert_file: ~
+  key_file: k.pem' 'line 2: "cert_file" has no value'
 "$KVMSTAT" -1 --web-config "$TMP/web.yml" >/dev/null 2>"$TMP/bad.err"
 [ $? = 2 ] || fail "--web-config without --listen is not a usage error"
 echo "ok: bad web configs are one line and status 1"

@@ -62,6 +62,8 @@ int main(void)
 	srunner_add_suite(sr, errmsg_suite());
 	srunner_add_suite(sr, util_suite());
 	srunner_add_suite(sr, webconfig_suite());
+	srunner_add_suite(sr, webauth_suite());
+	srunner_add_suite(sr, connwatch_suite());
 	srunner_add_suite(sr, latency_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	test_skip_init();

@@ -36,6 +36,8 @@ Suite *reading_suite(void);
 Suite *errmsg_suite(void);
 Suite *util_suite(void);
 Suite *webconfig_suite(void);
+Suite *webauth_suite(void);
+Suite *connwatch_suite(void);
 Suite *latency_suite(void);
 
 #endif

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The --web-config reader: the exporter-toolkit forms it takes (comments,
- * quotes, relative paths, either section alone), what it refuses with the
- * line (other settings, lists, tabs, nesting, half a TLS pair, a password
- * that is not a bcrypt hash) and the bcrypt check itself.
+ * quotes, relative paths, either section alone, a byte-order mark, "---"
+ * after comments, nulls), what it refuses with the line (other settings,
+ * lists, tabs, nesting, half a TLS pair, ": " in a plain value, a null
+ * file or password, a password that is not a bcrypt hash or has a cost
+ * crypt refuses) and the bcrypt check itself, as slow for an unknown user
+ * as for a known one.
  */
 #include <check.h>
 #include <crypt.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "errmsg.h"
 #include "suites.h"
@@ -18,17 +24,23 @@
 /* bcrypt of "pw", cost 4, made by libxcrypt at the start of the suite */
 static char hash[CRYPT_OUTPUT_SIZE];
 
-static void make_hash(void)
+/* bcrypt of pw at cost into out (CRYPT_OUTPUT_SIZE bytes), by libxcrypt */
+static void bcrypt_of(const char *pw, int cost, char *out)
 {
 	struct crypt_data cd;
-	const char *salt = crypt_gensalt_rn("$2b$", 4, NULL, 0, hash,
-					    sizeof(hash));
+	const char *salt = crypt_gensalt_rn("$2b$", (unsigned long)cost, NULL,
+					    0, out, CRYPT_OUTPUT_SIZE);
 
 	ck_assert_ptr_nonnull(salt);
 	memset(&cd, 0, sizeof(cd));
-	ck_assert_ptr_nonnull(crypt_r("pw", hash, &cd));
-	memcpy(hash, cd.output, sizeof(hash));
-	ck_assert_uint_eq(strlen(hash), 60);
+	ck_assert_ptr_nonnull(crypt_r(pw, out, &cd));
+	memcpy(out, cd.output, CRYPT_OUTPUT_SIZE);
+	ck_assert_uint_eq(strlen(out), 60);
+}
+
+static void make_hash(void)
+{
+	bcrypt_of("pw", 4, hash);
 }
 
 static int parse(const char *text, struct webconfig *w, struct errmsg *m)
@@ -54,8 +66,9 @@ START_TEST(test_full)
 	ck_assert_uint_eq(w.nusers, 2);
 	ck_assert_str_eq(w.users[1].name, "o'k");
 	ck_assert(webconfig_auth(&w));
+	ck_assert_int_eq(w.cost, 4);
 	ck_assert(webconfig_check(&w, "prom", "pw"));
-	ck_assert(webconfig_check(&w, "prom", "pw")); /* remembered */
+	ck_assert(webconfig_check(&w, "prom", "pw"));
 	ck_assert(!webconfig_check(&w, "prom", "pW"));
 	ck_assert(!webconfig_check(&w, "prom", ""));
 	ck_assert(!webconfig_check(&w, "nobody", "pw"));
@@ -80,6 +93,57 @@ START_TEST(test_sections_alone)
 	webconfig_free(&w);
 	ck_assert_int_eq(parse("basic_auth_users: {}\n", &w, &m), 0);
 	ck_assert(!webconfig_auth(&w));
+	webconfig_free(&w);
+}
+END_TEST
+
+/*
+ * YAML a user may write, read as it means: a byte-order mark, "---" after
+ * comments or with one, "..." at the end, quoted text that looks like a
+ * null or holds ": ", a colon inside a plain value.
+ */
+START_TEST(test_yaml_forms)
+{
+	struct webconfig w;
+	struct errmsg m;
+
+	ck_assert_int_eq(parse("\xef\xbb\xbftls_server_config:\n"
+			       "  cert_file: a\n  key_file: b\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.cert_file, "/etc/k/a");
+	webconfig_free(&w);
+	ck_assert_int_eq(parse("# web config\n\n--- # kvmstat\n"
+			       "tls_server_config:\n  cert_file: a\n"
+			       "  key_file: b\n...\n# done\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.key_file, "/etc/k/b");
+	webconfig_free(&w);
+	ck_assert_int_eq(parse("\xef\xbb\xbf---\ntls_server_config:\n"
+			       "  cert_file: 'null'\n  key_file: \"a: b\"\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.cert_file, "/etc/k/null");
+	ck_assert_str_eq(w.key_file, "/etc/k/a: b");
+	webconfig_free(&w);
+	ck_assert_int_eq(parse("tls_server_config:\n  cert_file: /a:b\n"
+			       "  key_file: c:\\d #x\nbasic_auth_users: ~\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.cert_file, "/a:b");
+	ck_assert_str_eq(w.key_file, "/etc/k/c:\\d");
+	ck_assert(!webconfig_auth(&w));
+	webconfig_free(&w);
+	ck_assert_int_eq(parse("basic_auth_users: null\n", &w, &m), 0);
+	ck_assert(!webconfig_auth(&w));
+	webconfig_free(&w);
+	/* UTF-8 in a plain name */
+	ck_assert_int_eq(parse("basic_auth_users:\n  j\xc3\xbcrgen: "
+			       "$2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.users[0].name, "j\xc3\xbcrgen");
 	webconfig_free(&w);
 }
 END_TEST
@@ -111,6 +175,43 @@ static const struct {
 	  "line 2: tls_server_config twice" },
 	{ "tls_server_config:\n  cert_file: a\n  cert_file: b\n",
 	  "cert_file twice" },
+	/* invalid YAML that a lax reader would take */
+	{ "tls_server_config:\n  cert_file: a: b\n  key_file: c\n",
+	  "line 2: a ': ' inside a value" },
+	{ "tls_server_config:\n  cert_file: a:\n  key_file: c\n",
+	  "line 2: a ': ' inside a value" },
+	{ "tls_server_config:\n  cert_file: null\n  key_file: c\n",
+	  "line 2: \"cert_file\" has no value" },
+	{ "tls_server_config:\n  cert_file: a\n  key_file: ~\n",
+	  "line 3: \"key_file\" has no value" },
+	{ "tls_server_config:\n  cert_file: NULL # none\n  key_file: c\n",
+	  "line 2: \"cert_file\" has no value" },
+	{ "tls_server_config:\n  cert_file: {}\n  key_file: c\n",
+	  "line 2: \"cert_file\" is a mapping" },
+	{ "basic_auth_users:\n  prom: Null\n", "line 2: \"prom\" has no value" },
+	{ "---\ntls_server_config:\n---\n", "line 3: one YAML document only" },
+	{ "# a\n---\n---\n", "line 3: one YAML document only" },
+	{ "basic_auth_users: {}\n...\nbasic_auth_users: {}\n",
+	  "line 3: text after the document's end" },
+	{ "\xef\xbb\xbf\xef\xbb\xbf"
+	  "basic_auth_users: {}\n",
+	  "is not supported" },
+	/* bcrypt hashes crypt would refuse: every login would fail */
+	{ "basic_auth_users:\n"
+	  "  u: $2y$99$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+	  "line 2: the password of \"u\" has bcrypt cost 99: the cost must be 4-31" },
+	{ "basic_auth_users:\n"
+	  "  u: $2b$03$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+	  "has bcrypt cost 3: the cost must be 4-31" },
+	{ "basic_auth_users:\n"
+	  "  u: $2b$1x$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+	  "not a bcrypt hash" },
+	{ "basic_auth_users:\n"
+	  "  u: $2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ0123+\n",
+	  "not a bcrypt hash" },
+	{ "basic_auth_users:\n"
+	  "  u: $2b$10a$bcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+	  "not a bcrypt hash" },
 };
 
 START_TEST(test_refused)
@@ -124,6 +225,78 @@ START_TEST(test_refused)
 		      bad[_i].text, m.text);
 	ck_assert_ptr_null(w.cert_file);
 	ck_assert_ptr_null(w.users);
+}
+END_TEST
+
+/* Costs 4 and 31, the ends of the range, are taken; the highest cost is
+ * the file's. */
+START_TEST(test_costs)
+{
+	struct webconfig w;
+	struct errmsg m;
+
+	ck_assert_int_eq(
+		parse("basic_auth_users:\n"
+		      "  a: $2y$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n"
+		      "  b: $2a$31$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n"
+		      "  c: $2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+		      &w, &m),
+		0);
+	ck_assert_uint_eq(w.nusers, 3);
+	ck_assert_int_eq(w.cost, 31);
+	webconfig_free(&w);
+}
+END_TEST
+
+/* The CPU time (this thread's: the machine's load does not count) of one
+ * refusal of user by webconfig_check, in ns. */
+static uint64_t check_ns(const struct webconfig *w, const char *user)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	ck_assert(!webconfig_check(w, user, "guess"));
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	return (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
+	       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* An unknown user takes as long as a known one with a wrong password: a
+ * bcrypt run of the file's cost, so the time does not tell who exists.
+ * Medians of seven each, taken in turn. */
+START_TEST(test_unknown_user_time)
+{
+	char h8[CRYPT_OUTPUT_SIZE], text[CRYPT_OUTPUT_SIZE + 64];
+	uint64_t known[7], unknown[7];
+	struct webconfig w;
+	struct errmsg m;
+
+	bcrypt_of("pw", 8, h8);
+	snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", h8);
+	ck_assert_int_eq(parse(text, &w, &m), 0);
+	ck_assert(webconfig_check(&w, "prom", "pw"));
+	for (int i = 0; i < 7; i++) {
+		known[i] = check_ns(&w, "prom");
+		unknown[i] = check_ns(&w, "nobody");
+	}
+	qsort(known, 7, sizeof(known[0]), cmp_u64);
+	qsort(unknown, 7, sizeof(unknown[0]), cmp_u64);
+	/* cost 8 is milliseconds; the two within a factor of 1.5 */
+	ck_assert_msg(known[3] > 1000000, "a cost-8 check took %llu ns",
+		      (unsigned long long)known[3]);
+	ck_assert_msg(unknown[3] * 3 > known[3] * 2 &&
+			      unknown[3] * 2 < known[3] * 3,
+		      "known user %llu ns, unknown %llu ns",
+		      (unsigned long long)known[3],
+		      (unsigned long long)unknown[3]);
+	webconfig_free(&w);
 }
 END_TEST
 
@@ -147,6 +320,9 @@ Suite *webconfig_suite(void)
 
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_sections_alone);
+	tcase_add_test(tc, test_yaml_forms);
+	tcase_add_test(tc, test_costs);
+	tcase_add_test(tc, test_unknown_user_time);
 	tcase_add_loop_test(tc, test_refused, 0,
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_load_errors);
