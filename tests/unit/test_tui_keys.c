@@ -3,16 +3,14 @@
  * The monitor's key table, without a terminal: the help screen it draws
  * (the text, and that it fits 80x24), and that every key belongs to one
  * entry, so the key help names is the key that entry dispatches. The
- * monitor's file is compiled in here to reach its static table; its
- * front-end ops are renamed so they do not clash with the library's. The
- * keys themselves are driven under tmux by tests/system/t_tui*.sh.
+ * monitor's keys file is compiled in here to reach its static table (the
+ * library's copy of it is then not linked). The keys themselves are
+ * driven under tmux by tests/system/t_tui*.sh.
  */
 #include <check.h>
 #include <string.h>
 
-#define tui_frontend_ops tui_frontend_ops_under_test
-#include "../../src/frontends/tui/tui.c"
-#undef tui_frontend_ops
+#include "../../src/frontends/tui/tui_keys.c"
 
 #include "suites.h"
 
