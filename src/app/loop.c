@@ -6,7 +6,7 @@
  * signals and the monitor's input), then close it all quickly. Which
  * providers open and what each snapshot holds come from the provider
  * ops and the front-ends' views; this file names neither.
- */
+  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +20,7 @@
 #include "handoff.h"
 #include "latency.h"
 #include "loop.h"
+#include "loop_int.h"
 #include "mounts.h"
 #include "signals.h"
 #include "util.h"
@@ -27,20 +28,14 @@
 #include "vm.h"
 #include "vmscan.h"
 
-/* The monitor's next screen after a key changed something. */
-#define LOOP_SOON_NS 250000000ull
-/* How often the monitor tries again the sources that could not start. */
-#define LOOP_RETRY_NS 5000000000ull
-
-static void loop_say(struct loop *l, const char *msg)
+void loop_say(struct loop *l, const char *msg)
 {
 	if (l->say)
 		l->say(msg);
 }
 
 /* Says why the run cannot go on: rc, with the line in l->msg. */
-__attribute__((format(printf, 4, 5))) static int
-loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
+int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,340 +44,6 @@ loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 	va_end(ap);
 	l->usage = usage;
 	return rc;
-}
-
-/* Says a note on stderr, once: a failure as "NAME provider left out:
- * why", anything else as it is. */
-static void loop_say_note(struct loop *l, struct loop_note *n)
-{
-	char line[ERRMSG_MAX + 64];
-
-	if (n->said || n->quiet)
-		return;
-	if (n->failed && !n->reading)
-		snprintf(line, sizeof(line), "%s provider left out: %s",
-			 n->source, n->text.text);
-	else
-		snprintf(line, sizeof(line), "%s", n->text.text);
-	loop_say(l, line);
-	n->said = true;
-}
-
-/* Says the notes not said yet (with failures, or only the others). */
-static void loop_say_notes(struct loop *l, bool failures)
-{
-	for (size_t i = 0; i < l->nnotes; i++)
-		if (failures || !l->notes[i].failed)
-			loop_say_note(l, &l->notes[i]);
-}
-
-/*
- * Keeps a line about a source; the same line again is no news. Where no
- * front-end owns the terminal it is said before the next output, else
- * the monitor shows it and it is said when the monitor ends. When the
- * notes are full, the oldest one that is no failure makes room.
- */
-static struct loop_note *loop_note_from(struct loop *l, const char *source,
-					const struct provider_ops *ops,
-					bool failed, bool quiet,
-					const char *text)
-{
-	struct loop_note *n;
-
-	for (size_t i = 0; i < l->nnotes; i++) {
-		n = &l->notes[i];
-		if (n->source == source && n->failed == failed &&
-		    !strcmp(n->text.text, text)) {
-			n->stale = false;
-			return n;
-		}
-	}
-	if (l->nnotes == LOOP_MAX_NOTES) {
-		size_t k = 0;
-
-		while (k < l->nnotes && l->notes[k].failed)
-			k++;
-		if (k == l->nnotes)
-			return NULL;
-		memmove(&l->notes[k], &l->notes[k + 1],
-			(l->nnotes - k - 1) * sizeof(*l->notes));
-		l->nnotes--;
-	}
-	n = &l->notes[l->nnotes++];
-	*n = (struct loop_note){
-		.source = source,
-		.ops = ops,
-		.failed = failed,
-		.quiet = quiet,
-	};
-	errmsg_set(&n->text, 0, "%s", text);
-	l->notes_gen++;
-	return n;
-}
-
-/* A note about provider ops (loop_note_from). */
-static struct loop_note *loop_note(struct loop *l,
-				   const struct provider_ops *ops, bool failed,
-				   bool quiet, const char *text)
-{
-	return loop_note_from(l, ops->name, ops, failed, quiet, text);
-}
-
-/* Before the providers open again: their failures are kept only if
- * they fail again (loop_forget_stale). */
-static void loop_mark_failures(struct loop *l)
-{
-	for (size_t i = 0; i < l->nnotes; i++)
-		l->notes[i].stale = l->notes[i].failed;
-}
-
-/* Drops the failures of sources that opened now. No news: the notes
- * generation stays. */
-static void loop_forget_stale(struct loop *l)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < l->nnotes; i++)
-		if (!l->notes[i].stale)
-			l->notes[k++] = l->notes[i];
-	l->nnotes = k;
-}
-
-/* Whether a source could not start. */
-static bool loop_has_failures(const struct loop *l)
-{
-	for (size_t i = 0; i < l->nnotes; i++)
-		if (l->notes[i].failed && !l->notes[i].reading)
-			return true;
-	return false;
-}
-
-/* An open provider read well again: its reading failures are over. */
-static void loop_read_well(struct loop *l, const struct provider_ops *ops)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < l->nnotes; i++)
-		if (!(l->notes[i].reading && l->notes[i].ops == ops))
-			l->notes[k++] = l->notes[i];
-	l->nnotes = k;
-}
-
-/* A provider's notices: said (once) when the user asked for it (-t, -d,
- * -S, --qmp, or the tracepoints -1/-l/-L use without one), shown by the
- * monitor in any case. */
-static void report_notices(struct loop *l)
-{
-	for (size_t i = 0; i < l->nprovs; i++) {
-		struct provider *p = &l->provs[i];
-
-		if (p->notice && errmsg_isset(&p->msg))
-			loop_note(l, p->ops, false,
-				  !provider_asked(p->ops, l->opts),
-				  p->msg.text);
-		p->notice = false;
-		errmsg_clear(&p->msg);
-	}
-}
-
-/* What a provider's open did on the host (it mounted tracefs): a note. */
-static void report_did(struct loop *l, struct provider *p)
-{
-	if (errmsg_isset(&p->did))
-		loop_note(l, p->ops, false, false, p->did.text);
-	errmsg_clear(&p->did);
-}
-
-/* What the providers are told: the options they need and the run's VM. */
-static void loop_provider_cfg(struct loop *l)
-{
-	provider_cfg_init(&l->pcfg, l->opts);
-	l->pcfg.pid = l->run.pid;
-	l->pcfg.guest = l->run.guest;
-	l->pcfg.include_past = l->run.include_past;
-}
-
-/* Whether ops opens alone, for every field, in a field table of its
- * own (what it did on the host on the way is noted). */
-static bool opens_alone(struct loop *l, const struct provider_ops *ops)
-{
-	struct field_table fields;
-	struct provider p = {
-		.ops = ops,
-		.fields = &fields,
-		.want_vms = l->run.pid != 0,
-	};
-	bool ok;
-
-	field_table_init(&fields);
-	ok = !ops->open(&p, &l->pcfg);
-	report_did(l, &p);
-	if (ok)
-		ops->close(&p);
-	field_table_free(&fields);
-	return ok;
-}
-
-/*
- * Whether ops opens when -f keeps every field: then the filter alone left
- * it without a field, which is no failure (kvm_stat prints nothing and
- * ends with status 0).
- */
-static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
-{
-	return l->run.fields && opens_alone(l, ops);
-}
-
-/*
- * Opens the providers asked for (-t/-d/-S/--qmp, or the tracepoints that
- * -1/-l/-L imply) or every one the host supports. One that -f leaves
- * without a field is left out without a word (the run says it when
- * nothing is left). One asked for that cannot serve the VM chosen (by
- * the monitor, or by -p/-g with other providers asked too: "-d -S -p PID"
- * for a VM without stats fds) is left out and said, rather than fatal, as
- * long as another one opens.
- */
-static int open_providers(struct loop *l, bool all_fields)
-{
-	const struct options *o = l->opts;
-	int nasked = 0;
-	bool explicit, lenient;
-	struct errmsg why = { "" };
-
-	l->no_match = false;
-	loop_mark_failures(l);
-	for (size_t i = 0; provider_registry[i]; i++)
-		nasked += provider_asked(provider_registry[i], o);
-	explicit = nasked > 0;
-	lenient = explicit && (l->reopening || (l->run.pid && nasked > 1));
-	loop_provider_cfg(l);
-	for (size_t i = 0; provider_registry[i]; i++) {
-		const struct provider_ops *ops = provider_registry[i];
-		struct provider *p;
-		int rc;
-
-		if (explicit && !provider_asked(ops, o))
-			continue;
-		if (!explicit && ops->probe && !ops->probe(&l->pcfg))
-			continue;
-		if (l->nprovs == ARRAY_SIZE(l->provs))
-			break;
-		p = &l->provs[l->nprovs];
-		memset(p, 0, sizeof(*p));
-		p->ops = ops;
-		p->fields = &l->stats.fields;
-		/* -f (all_fields: every field); the names an earlier provider
-		 * declared are that one's (the arbiter says) */
-		p->filter = all_fields || l->need.counts_all ? NULL :
-							       &l->run.filter;
-		p->children = all_fields || l->run.children;
-		p->arbiter = &l->stats.arbiter;
-		p->want_vms = l->run.pid != 0 || l->run.guest || l->want_vms;
-		rc = ops->open(p, &l->pcfg);
-		report_did(l, p);
-		if (rc) {
-			const char *reason = errmsg_isset(&p->msg) ?
-						     p->msg.text :
-						     strerror(-rc);
-
-			/* refused for want of privilege is a failure, even
-			 * where other fields (outside -f) could be read */
-			if (!all_fields && rc != -EACCES && rc != -EPERM &&
-			    opens_unfiltered(l, ops)) {
-				l->no_match = true;
-				continue;
-			}
-			if (explicit && !lenient && o->tracepoints_implied)
-				return loop_fail(l, rc, false,
-						 "%s provider: %s (the default source of -1, -l, -L and -f help, as in kvm_stat; -d, -S or --qmp name others)",
-						 ops->name, reason);
-			if (explicit && !lenient)
-				return loop_fail(l, rc, false,
-						 "%s provider: %s", ops->name,
-						 reason);
-			errmsg_add(&why, "%s%s: %s",
-				   errmsg_isset(&why) ? "; " : "", ops->name,
-				   reason);
-			/* said once, and shown by the monitor until the
-			 * source starts (or the user dismisses it) */
-			loop_note(l, ops, true, false, reason);
-			continue;
-		}
-		l->nprovs++;
-	}
-	loop_forget_stale(l);
-	if (!l->nprovs && l->no_match)
-		return 0; /* -f keeps nothing: the run says so and ends */
-	/* the monitor opens even so: its screen says why, and it tries
-	 * again until a source starts */
-	if (!l->nprovs && !(l->need.owns_terminal && !explicit))
-		return loop_fail(l, -ENODEV, false,
-				 "no statistics source could be opened (%s)",
-				 errmsg_isset(&why) ?
-					 why.text :
-					 "no provider supports this host");
-	snprintf(l->providers, sizeof(l->providers), "%s",
-		 l->nprovs ? "" : "no source");
-	for (size_t i = 0; i < l->nprovs; i++)
-		snprintf(l->providers + strlen(l->providers),
-			 sizeof(l->providers) - strlen(l->providers), "%s%s",
-			 i ? " " : "", l->provs[i].ops->name);
-	return 0;
-}
-
-static void close_providers(struct loop *l)
-{
-	for (size_t i = 0; i < l->nprovs; i++)
-		l->provs[i].ops->close(&l->provs[i]);
-	l->nprovs = 0;
-}
-
-/* Closes the providers at once, handing the last references of perf
- * events and BPF objects to a detached process (see handoff.h). */
-static void close_providers_fast(struct loop *l)
-{
-	struct handoff h;
-	bool kernel_fds = false;
-
-	for (size_t i = 0; i < l->nprovs; i++)
-		kernel_fds |= l->provs[i].ops->holds_kernel_fds;
-	if (!kernel_fds || handoff_start(&h)) {
-		close_providers(l);
-		return;
-	}
-	close_providers(l);
-	handoff_finish(&h);
-}
-
-/* One refresh: every provider reads, the arbiter noting after each what
- * it served for the ones after it, then the stats layer folds it all in. */
-static void sample_all(struct loop *l)
-{
-	for (size_t i = 0; i < l->nprovs; i++) {
-		struct provider *p = &l->provs[i];
-
-		l->stats.set.src = p->ops->name;
-		if (!p->ops->read(p, &l->stats.set)) {
-			loop_read_well(l, p->ops);
-		} else if (errmsg_isset(&p->msg)) {
-			/* kept, and shown, until a read goes well */
-			struct loop_note *n = loop_note(l, p->ops, true,
-							!provider_asked(p->ops,
-									l->opts),
-							p->msg.text);
-
-			if (n)
-				n->reading = true;
-			errmsg_clear(&p->msg);
-			p->notice = false;
-		}
-		arbiter_note(&l->stats.arbiter, &l->stats.set);
-	}
-	l->stats.set.src = NULL;
-	stats_update(&l->stats, util_now_ns());
-	report_notices(l);
-	if (!l->need.owns_terminal)
-		loop_say_notes(l, true);
 }
 
 /* The rows fe's view asks for: the whole selection, or everything, one
@@ -451,7 +112,7 @@ static void loop_scan_vms(struct loop *l)
 
 /* Starts or stops exit latency (--latency, the monitor's 'l'); a
  * failure stays in l->lat_msg. */
-static int loop_latency(struct loop *l, bool on)
+int loop_latency(struct loop *l, bool on)
 {
 	const struct options *o = l->opts;
 	struct latency_cfg cfg = { .tracefs_root = o->tracefs_root,
@@ -623,7 +284,7 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	}
 }
 
-static uint64_t delay_ns(const struct loop *l)
+uint64_t loop_delay_ns(const struct loop *l)
 {
 	return (uint64_t)(l->run.delay * 1e9 + 0.5);
 }
@@ -650,11 +311,11 @@ static void guest_pid(struct loop *l)
 }
 
 /* The first sample, then --vcpu checked against what it found. */
-static int first_sample(struct loop *l)
+int loop_first_sample(struct loop *l)
 {
 	int rc;
 
-	sample_all(l);
+	loop_sample_all(l);
 	guest_pid(l);
 	rc = vcpu_check(&l->stats, l->opts, l->run.pid, &l->msg);
 	if (rc)
@@ -701,14 +362,15 @@ static int run_once(struct loop *l)
 	enum loop_wake wake;
 	int rc;
 
-	rc = first_sample(l);
+	rc = loop_first_sample(l);
 	if (!rc && nothing_matches(l))
 		return 0;
 	if (!rc)
-		rc = loop_wait(l, util_now_ns() + delay_ns(l), &wake, &from);
+		rc = loop_wait(l, util_now_ns() + loop_delay_ns(l), &wake,
+			       &from);
 	if (rc || wake == LOOP_STOP)
 		return rc;
-	sample_all(l);
+	loop_sample_all(l);
 	rc = loop_render(l, false);
 	return rc == -EPIPE ? 0 : rc;
 }
@@ -723,12 +385,12 @@ static int run_every(struct loop *l)
 	bool more = true;
 	int rc;
 
-	rc = first_sample(l);
+	rc = loop_first_sample(l);
 	if (rc || nothing_matches(l))
 		return rc;
 	/* scrapes get the first sample at once, not after a delay */
 	rc = loop_render(l, true);
-	deadline = util_now_ns() + delay_ns(l);
+	deadline = util_now_ns() + loop_delay_ns(l);
 	while (!rc && more) {
 		uint64_t now;
 
@@ -738,213 +400,14 @@ static int run_every(struct loop *l)
 		/* a stop request still renders the partial interval: no
 		 * count is lost between the last line and the end */
 		more = wake != LOOP_STOP;
-		sample_all(l);
+		loop_sample_all(l);
 		rc = loop_render(l, false);
 		now = util_now_ns();
-		deadline += delay_ns(l);
+		deadline += loop_delay_ns(l);
 		if (deadline <= now)
-			deadline = now + delay_ns(l);
+			deadline = now + loop_delay_ns(l);
 	}
 	return rc == -EPIPE ? 0 : rc;
-}
-
-/* Providers again after the monitor changed what they must count; the
- * counts restart from zero, as in kvm_stat. */
-static int reopen_providers(struct loop *l)
-{
-	int rc;
-
-	close_providers_fast(l);
-	stats_free(&l->stats);
-	stats_init(&l->stats, l->run.include_past);
-	l->reopening = true;
-	rc = open_providers(l, false);
-	l->reopening = false;
-	if (rc)
-		return rc;
-	sample_all(l);
-	return 0;
-}
-
-/* Carries out what a key asked for; *quit when it asks for the end. */
-static int handle_request(struct loop *l, const struct ui_request *req,
-			  bool *quit)
-{
-	struct loop_run *run = &l->run;
-	bool pid_changed = false;
-	struct errmsg err;
-
-	*quit = false;
-	/* every running VM is listed while a prompt asks for one */
-	l->list_vms = req->action == UI_LIST_VMS;
-	switch (req->action) {
-	case UI_QUIT:
-		*quit = true;
-		break;
-	case UI_RESET:
-		stats_reset(&l->stats);
-		if (l->lat)
-			latency_reset(l->lat);
-		break;
-	case UI_SET_LATENCY:
-		loop_latency(l, req->on);
-		break;
-	case UI_SET_DELAY:
-		run->delay = req->delay;
-		break;
-	case UI_CLEAR:
-		pid_changed = run->pid != 0;
-		run->pid = 0;
-		run->guest = NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
-		/* fall through */
-	case UI_SET_FILTER:
-		free(l->fields);
-		l->fields = req->action == UI_SET_FILTER && req->filter[0] ?
-				    xstrdup(req->filter) :
-				    NULL;
-		run->fields = l->fields;
-		if (filter_set(&run->filter,
-			       run->fields ? run->fields : FILTER_DEFAULT, &err))
-			break;
-		/* every field is counted already: only the view changes */
-		if (l->need.counts_all && !pid_changed)
-			break;
-		return reopen_providers(l);
-	case UI_SET_PID:
-		run->pid = req->pid;
-		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
-		run->guest = l->guest[0] ? l->guest : NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
-		return reopen_providers(l);
-	case UI_SET_CHILDREN:
-		l->children = req->on;
-		/* counted from the start: only the snapshots change */
-		if (l->need.counts_all)
-			break;
-		run->children = req->on || l->need.children;
-		return reopen_providers(l);
-	case UI_SET_VMS:
-		l->want_vms = req->on || l->need.vms;
-		return reopen_providers(l);
-	case UI_LIST_VMS:
-	case UI_REFRESH:
-	case UI_NONE:
-		break;
-	}
-	return 0;
-}
-
-/*
- * The monitor's -g NAME (or g NAME): when the VM watched is gone and one VM
- * of that name runs again (restarted), it is watched instead. True when
- * the pid changed.
- */
-static bool follow_guest(struct loop *l)
-{
-	struct loop_run *run = &l->run;
-	pid_t *pids = NULL;
-	bool moved = false;
-	int n;
-
-	if (!run->pid || !run->guest ||
-	    vm_pid_is_vm(l->opts->proc_root, run->pid))
-		return false;
-	n = vm_find_by_name(l->opts->proc_root, run->guest, &pids);
-	if (n == 1 && pids[0] != run->pid) {
-		run->pid = pids[0];
-		moved = true;
-	}
-	free(pids);
-	return moved;
-}
-
-/* A setting the monitor asked for could not be applied (a VM that left
- * between the key and now): the monitor stays, its header says why. */
-static void monitor_failed(struct loop *l)
-{
-	/* cut to the header's room */
-	snprintf(l->providers, sizeof(l->providers), "no source: %.100s",
-		 l->msg.text);
-	errmsg_clear(&l->msg);
-}
-
-/*
- * The monitor, every LOOP_RETRY_NS while a source could not start: when
- * one would open now (tracefs mounted by hand, the kvm module loaded), the
- * providers open again with it (the counts restart, as after 'p' or 'f').
- */
-static void retry_failed(struct loop *l)
-{
-	uint64_t now = util_now_ns();
-	bool again = false;
-
-	if (!loop_has_failures(l) || now < l->retry_ns)
-		return;
-	l->retry_ns = now + LOOP_RETRY_NS;
-	for (size_t i = 0; i < l->nnotes && !again; i++) {
-		const struct provider_ops *ops = l->notes[i].ops;
-
-		if (ops && l->notes[i].failed && !l->notes[i].reading &&
-		    (!ops->probe || ops->probe(&l->pcfg)))
-			again = opens_alone(l, ops);
-	}
-	if (again && reopen_providers(l))
-		monitor_failed(l);
-}
-
-/* The monitor: the first screen at once, the next after 0.25 s, then
- * every delay; keys may ask for a refresh, a reset, other settings or the
- * end. */
-static int run_interactive(struct loop *l)
-{
-	uint64_t deadline;
-	int rc;
-
-	rc = first_sample(l);
-	if (rc)
-		return rc;
-	loop_render(l, true);
-	deadline = util_now_ns() + LOOP_SOON_NS;
-	l->retry_ns = util_now_ns() + LOOP_RETRY_NS;
-	for (;;) {
-		struct frontend *from;
-		enum loop_wake wake;
-		enum ui_action act;
-		bool quit;
-
-		rc = loop_wait(l, deadline, &wake, &from);
-		if (rc || wake == LOOP_STOP)
-			return rc;
-		if (wake == LOOP_INPUT) {
-			act = from->req.action;
-			rc = handle_request(l, &from->req, &quit);
-			if (quit)
-				return rc;
-			if (rc)
-				monitor_failed(l);
-			if (act != UI_REFRESH && act != UI_RESET) {
-				loop_render(l, false);
-				if (act != UI_SET_DELAY)
-					deadline = util_now_ns() + LOOP_SOON_NS;
-				else
-					deadline = util_now_ns() + delay_ns(l);
-				continue;
-			}
-			if (act == UI_RESET) {
-				loop_render(l, false);
-				continue;
-			}
-		}
-		if (follow_guest(l) && reopen_providers(l))
-			monitor_failed(l);
-		retry_failed(l);
-		sample_all(l);
-		loop_render(l, false);
-		deadline = util_now_ns() + delay_ns(l);
-	}
 }
 
 int loop_run(struct loop *l)
@@ -953,7 +416,7 @@ int loop_run(struct loop *l)
 	case FRONTEND_ONCE:
 		return run_once(l);
 	case FRONTEND_INTERACTIVE:
-		return run_interactive(l);
+		return loop_run_interactive(l);
 	case FRONTEND_EVERY:
 		break;
 	}
@@ -1082,7 +545,7 @@ int loop_open(struct loop *l, const struct options *opts,
 	 * monitor takes the terminal only once the providers are up */
 	rc = open_frontends(l, false);
 	if (!rc)
-		rc = open_providers(l, false);
+		rc = loop_open_providers(l, false);
 	if (!rc && opts->latency) {
 		rc = loop_latency(l, true);
 		if (rc)
@@ -1099,12 +562,12 @@ int loop_open(struct loop *l, const struct options *opts,
 
 int loop_list_fields(struct loop *l, struct snapshot *snap)
 {
-	int rc = open_providers(l, true);
+	int rc = loop_open_providers(l, true);
 
 	loop_say_notes(l, !rc);
 	if (rc)
 		return rc;
-	sample_all(l);
+	loop_sample_all(l);
 	snapshot_build(&l->stats, NULL, snap);
 	return 0;
 }
@@ -1122,12 +585,12 @@ void loop_close(struct loop *l)
 	}
 	if (ran) {
 		/* what waited for the terminal */
-		report_notices(l);
+		loop_report_notices(l);
 		loop_say_notes(l, true);
 	}
 	latency_close(l->lat);
 	l->lat = NULL;
-	close_providers_fast(l);
+	loop_close_providers_fast(l);
 	vmdir_free(&l->vms);
 	filter_free(&l->run.filter);
 	free(l->fields);

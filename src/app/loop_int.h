@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the loop's files share: loop.c (the run: open, the paces, render,
+ * wait, close), loop_notes.c (the lines about the sources), loop_sources.c
+ * (opening, reading and closing the providers) and loop_monitor.c (the
+ * monitor's requests and its loop).
+ */
+#ifndef KVMSTAT_LOOP_INT_H
+#define KVMSTAT_LOOP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop.h"
+
+/* The monitor's next screen after a key changed something. */
+#define LOOP_SOON_NS 250000000ull
+/* How often the monitor tries again the sources that could not start. */
+#define LOOP_RETRY_NS 5000000000ull
+
+/* loop.c */
+/* Says why the run cannot go on: rc, with the line in l->msg. */
+int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A line for the user, when the run has someone to say it to. */
+void loop_say(struct loop *l, const char *msg);
+/* Starts or stops exit latency; a failure stays in l->lat_msg. */
+int loop_latency(struct loop *l, bool on);
+/* The delay between refreshes, in ns. */
+uint64_t loop_delay_ns(const struct loop *l);
+/* The first sample, then --vcpu checked against what it found. */
+int loop_first_sample(struct loop *l);
+
+/* loop_notes.c: lines about the sources */
+/* Says the notes not said yet (with failures, or only the others). */
+void loop_say_notes(struct loop *l, bool failures);
+/* Keeps a line about a source (see loop_notes.c). */
+struct loop_note *loop_note_from(struct loop *l, const char *source,
+				 const struct provider_ops *ops, bool failed,
+				 bool quiet, const char *text);
+/* The same about provider ops. */
+struct loop_note *loop_note(struct loop *l, const struct provider_ops *ops,
+			    bool failed, bool quiet, const char *text);
+/* Before the providers open again: failures kept only if they fail again. */
+void loop_mark_failures(struct loop *l);
+/* Drops the failures of sources that opened now. */
+void loop_forget_stale(struct loop *l);
+/* Whether a source could not start. */
+bool loop_has_failures(const struct loop *l);
+/* An open provider read well again: its reading failures are over. */
+void loop_read_well(struct loop *l, const struct provider_ops *ops);
+/* The providers' notices, into notes. */
+void loop_report_notices(struct loop *l);
+/* What a provider's open did on the host (it mounted tracefs), a note. */
+void loop_report_did(struct loop *l, struct provider *p);
+
+/* loop_sources.c: the providers of the run */
+/* Whether ops opens alone, for every field (what it did is noted). */
+bool loop_opens_alone(struct loop *l, const struct provider_ops *ops);
+/* Opens the providers asked for, or every one the host supports. */
+int loop_open_providers(struct loop *l, bool all_fields);
+/* Closes the providers at once (their last fds to a detached process). */
+void loop_close_providers_fast(struct loop *l);
+/* One refresh: every provider reads, then the stats fold it in. */
+void loop_sample_all(struct loop *l);
+
+/* loop_monitor.c: the monitor's requests */
+/* The monitor's loop until q, a stop signal or a failure. */
+int loop_run_interactive(struct loop *l);
+
+#endif
