@@ -22,9 +22,9 @@
 #  - kvmstat started with the CPU offline, which then comes online: exits
 #    on it count too.
 # Every exit is counted, exactly. With perf events, the CPU's go away and
-# come back (the perf fds held). The thread moves to the CPU only some
-# refreshes after it is back: perf events open at the next refresh, and
-# exits made on that CPU before it are not counted (said in the man page).
+# come back (the perf fds held). Last, in one long interval, the CPU goes
+# and comes back and exits are made on it at once: perf events open again
+# when the kernel's uevent says the CPU is online, not at the next refresh.
 source tests/system/lib.sh
 need_tracepoints
 command -v taskset >/dev/null || skip "no taskset (util-linux)"
@@ -255,4 +255,23 @@ for run in $runs; do
 	gen_end
 	refreshes 2
 	check "offline at the start"
+
+	# counted from the moment the CPU is back, not from the next refresh
+	# (the kernel's uevents say it): one 20 s interval, the CPU offline
+	# and online, exits on it at once; the end logs the partial interval
+	gen_start
+	gen_on "$OTHER"
+	start_kvmstat k -t -l -s 20 $opt -f "$FILTER" {GEN_FD}>&-
+	wait_polling "$k_PID"
+	set_cpu 0
+	sleep 0.3
+	set_cpu 1
+	sleep 0.3
+	gen_on "$CPU"
+	gen_burst
+	gen_on "$OTHER"
+	gen_end
+	[ "$(grep -c '^[0-9][0-9][0-9][0-9]-' "$TMP/k.out")" = 0 ] ||
+		fail "$run: a refresh came before the end: $(cat "$TMP/k.out")"
+	check "back online, before any refresh"
 done

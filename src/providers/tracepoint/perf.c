@@ -9,16 +9,20 @@
  * A CPU that goes offline takes its events away for good (the kernel
  * stops them and splits the group, and they stay stopped when the CPU
  * comes back): each refresh reads their counts a last time, and opens a
- * new group on each CPU online without one.
+ * new group on each CPU online without one. Between refreshes the kernel's
+ * uevents say when a CPU goes or comes (tp_perf_hotplug), so that a CPU
+ * that comes online is counted from then on, not from the next refresh.
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -390,6 +394,80 @@ static void tp_account_group(struct tp_priv *tp, const struct tp_group *g,
 	}
 }
 
+/* The kernel's uevents (CPU hotplug among them) on tp->uevent_fd; where
+ * they cannot be had (a network namespace of its own, a filter), -1: the
+ * refreshes still catch up, later. */
+static void tp_uevent_open(struct tp_priv *tp)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = 1, /* the kernel's own uevents */
+	};
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			NETLINK_KOBJECT_UEVENT);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		fd = -1;
+	}
+	tp->uevent_fd = fd;
+}
+
+/* The CPU of a uevent "ACTION@/devices/system/cpu/cpuN" whose action is
+ * online or offline: N, with *online; -1 for any other. */
+static int tp_uevent_cpu(const char *msg, bool *online)
+{
+	static const char dev[] = "@/devices/system/cpu/cpu";
+	const char *at = strchr(msg, '@');
+	long cpu;
+
+	if (!at || strncmp(at, dev, sizeof(dev) - 1) ||
+	    util_parse_int(at + sizeof(dev) - 1, 0, INT_MAX, &cpu))
+		return -1;
+	if (!strncmp(msg, "online@", 7))
+		*online = true;
+	else if (!strncmp(msg, "offline@", 8))
+		*online = false;
+	else
+		return -1;
+	return (int)cpu;
+}
+
+void tp_perf_hotplug(struct tp_priv *tp)
+{
+	char msg[8192];
+	bool came = false;
+	ssize_t n;
+
+	while ((n = recv(tp->uevent_fd, msg, sizeof(msg) - 1, 0)) >= 0 ||
+	       errno == EINTR || errno == ENOBUFS) {
+		bool online;
+		int cpu;
+
+		if (n < 0) {
+			came = true; /* some were lost: look at them all */
+			continue;
+		}
+		msg[n] = '\0'; /* the header comes first, NUL-terminated */
+		cpu = tp_uevent_cpu(msg, &online);
+		if (cpu < 0)
+			continue;
+		came |= online;
+		if (online)
+			continue;
+		/* gone: its group's counts a last time, now */
+		for (size_t i = 0; i < tp->ngroups; i++) {
+			if (tp->groups[i].cpu != cpu)
+				continue;
+			tp_retire_cpu_group(tp, &tp->groups[i]);
+			tp->groups[i] = tp->groups[--tp->ngroups];
+			break;
+		}
+	}
+	if (came)
+		tp_open_online(tp, true);
+}
+
 /* Opens the perf events of every wanted event and child: per CPU, or per
  * thread of the -p VM. */
 int tp_perf_open(struct tp_priv *tp)
@@ -408,6 +486,7 @@ int tp_perf_open(struct tp_priv *tp)
 	tp->buf = xmalloc((tp->nmem + 2) * sizeof(*tp->buf));
 	if (tp->pid)
 		return tp_scan_threads(tp);
+	tp_uevent_open(tp);
 	return tp_open_online(tp, false);
 }
 
@@ -494,6 +573,9 @@ void tp_perf_close(struct tp_priv *tp)
 	}
 	free(tp->groups);
 	free(tp->online);
+	if (tp->uevent_fd >= 0)
+		close(tp->uevent_fd);
+	tp->uevent_fd = -1;
 	for (size_t i = 0; i < tp->nmem; i++)
 		free(tp->mem[i].filter);
 	free(tp->mem);

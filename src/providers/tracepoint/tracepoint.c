@@ -183,6 +183,7 @@ static int tp_open(struct provider *p, const struct provider_cfg *o)
 	const char *isa;
 	int rc;
 
+	tp->uevent_fd = -1;
 	tp->p = p;
 	tp->fields = p->fields;
 	tp->pid = o->pid;
@@ -290,6 +291,23 @@ static void tp_close(struct provider *p)
 	p->priv = NULL;
 }
 
+/* The perf fallback, system-wide: the kernel's uevents, to follow CPU
+ * hotplug between refreshes (the BPF engine's counters need none). */
+static int tp_wake_fd(struct provider *p)
+{
+	const struct tp_priv *tp = p->priv;
+
+	return tp && !tp->be ? tp->uevent_fd : -1;
+}
+
+static void tp_wake(struct provider *p)
+{
+	struct tp_priv *tp = p->priv;
+
+	if (tp && !tp->be && tp->uevent_fd >= 0)
+		tp_perf_hotplug(tp);
+}
+
 static bool tp_asked(const struct options *o)
 {
 	return o->use_tracepoints;
@@ -302,5 +320,7 @@ const struct provider_ops tracepoint_provider_ops = {
 	.open = tp_open,
 	.read = tp_read,
 	.close = tp_close,
+	.wake_fd = tp_wake_fd,
+	.wake = tp_wake,
 	.holds_kernel_fds = true,
 };

@@ -143,6 +143,8 @@ struct tp_priv {
 	uint64_t *buf; /* group read buffer */
 	char *online;  /* system-wide: the online CPU list at the last look,
 			* NULL to look for CPUs without a group next time */
+	int uevent_fd; /* system-wide: the kernel's uevents, to follow CPU
+			* hotplug as it happens, or -1 */
 
 	uint64_t *acc;	   /* per field id, this refresh */
 	uint64_t *retired; /* per field id, of what left the counters */
@@ -189,6 +191,10 @@ void tp_bpf_close(struct tp_priv *tp);
 int tp_perf_open(struct tp_priv *tp);
 int tp_perf_read(struct tp_priv *tp, struct sample_set *out);
 void tp_perf_close(struct tp_priv *tp);
+/* Between refreshes, when uevent_fd is readable: a CPU that went offline
+ * has its group read a last time and closed, one that came online gets
+ * one, at once rather than at the next refresh. */
+void tp_perf_hotplug(struct tp_priv *tp);
 
 /* threads.c */
 struct tp_vm *tp_vm_get(struct tp_priv *tp, pid_t pid);
