@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Histograms of the binary stats (halt_wait_hist and friends): the ranges
- * of their buckets, percentiles over bucket counts (totals or one
- * interval's deltas) and the ranges written in the histogram's unit.
+ * The one histogram model, for every histogram a snapshot holds (the
+ * binary stats' halt_wait_hist and friends, exit latency): the ranges of
+ * their buckets and percentiles over bucket counts (totals or one
+ * interval's deltas). hist_fmt.h writes them in the histogram's unit.
  *
  * Percentile convention: nearest rank over the samples, reported as the
  * bucket that holds it, and written as that bucket's upper bound ("p99 <
@@ -60,20 +61,5 @@ long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille)
  */
 size_t hist_gather(const struct snap_hist *h, bool deltas,
 		   struct hist_bucket *out, size_t max);
-
-/* "[1.02 µs, 2.05 µs)", "[2.15 s, inf)", "[0 ns, 1 ns)", in the unit of
- * the histogram's field f (a parent or a bucket). flags: units_flags. */
-const char *hist_format_range(const struct field_info *f,
-			      const struct hist_bucket *b, unsigned int flags,
-			      char *buf, size_t len);
-/* The bound a percentile is written as: "< 2.05 µs", or ">= 2.15 s" for
- * the open bucket. */
-const char *hist_format_bound(const struct field_info *f,
-			      const struct hist_bucket *b, unsigned int flags,
-			      char *buf, size_t len);
-/* "p50 < 2.05 µs, p90 < 16.4 µs, p99 < 1.05 ms", or "no samples". */
-const char *hist_format_percentiles(const struct field_info *f,
-				    const struct hist_bucket *b, size_t n,
-				    unsigned int flags, char *buf, size_t len);
 
 #endif

@@ -67,11 +67,6 @@ void latency_reset(struct latency *l);
 void latency_close(struct latency *l);
 void lat_snap_free(struct lat_snap *s);
 
-/* The bucket holding the per-mille quantile of r (nearest rank), or -1
- * with no samples. */
-int lat_row_quantile(const struct lat_row *r, unsigned int permille);
-/* Bucket i's range in ns: [lo, hi), hi UINT64_MAX for the open last. */
-void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi);
 /* "exit" or "vmm". */
 const char *lat_kind_name(enum lat_kind k);
 

@@ -56,8 +56,6 @@ src/frontends/tui/tui.c vm.h        the monitor looks up vCPU threads itself
 src/frontends/exporter.c mhd.h      the HTTP library loader lives in sys/ (libmicrohttpd, not the kernel)
 include/lat_render.h latency.h      exit latency's rows are the tracepoint provider's types, not the snapshot's
 src/frontends/tui/tui_lat.h latency.h  the same: the latency view draws the provider's rows
-src/providers/statsfd/schema.c hist.h  bucket bounds (hist_bucket_range) live in render/hist.c
-src/providers/qmp/schemas.c hist.h     the same
 "
 
 fail=0

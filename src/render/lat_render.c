@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hist.h"
 #include "lat_render.h"
 #include "units.h"
 #include "util.h"
@@ -16,6 +17,32 @@ static const char *const lat_titles[LAT_NKINDS] = {
 	[LAT_EXIT] = "Exit latency (kvm_exit to kvm_entry)",
 	[LAT_VMM] = "Time in the VMM (kvm_userspace_exit to re-entry at %s)",
 };
+
+/* The buckets of r as the histogram model's (hist.h). */
+static void lat_render_buckets(const struct lat_row *r,
+			       struct hist_bucket out[LAT_NBUCKETS])
+{
+	for (size_t i = 0; i < LAT_NBUCKETS; i++) {
+		hist_bucket_range(HIST_LOG2, 0, i, LAT_NBUCKETS, &out[i].lo,
+				  &out[i].hi);
+		out[i].count = r->b[i];
+	}
+}
+
+/* The bucket holding the per-mille quantile of r, or -1 with no samples. */
+static int lat_row_quantile(const struct lat_row *r, unsigned int permille)
+{
+	struct hist_bucket hb[LAT_NBUCKETS];
+
+	lat_render_buckets(r, hb);
+	return (int)hist_quantile(hb, LAT_NBUCKETS, permille);
+}
+
+/* Bucket i's range in ns. */
+static void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi)
+{
+	hist_bucket_range(HIST_LOG2, 0, i, LAT_NBUCKETS, lo, hi);
+}
 
 static const char *lat_render_ns(double ns, char *buf, size_t len)
 {

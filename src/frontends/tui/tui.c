@@ -22,7 +22,7 @@
 #include "errmsg.h"
 #include "filter.h"
 #include "frontend.h"
-#include "hist.h"
+#include "hist_fmt.h"
 #include "options.h"
 #include "tui_lat.h"
 #include "ui_text.h"

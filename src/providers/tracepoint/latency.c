@@ -280,31 +280,6 @@ const char *lat_kind_name(enum lat_kind k)
 	return k == LAT_EXIT ? "exit" : "vmm";
 }
 
-void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi)
-{
-	*lo = i ? 1ull << (i - 1) : 0;
-	*hi = i + 1 >= LAT_NBUCKETS ? UINT64_MAX : 1ull << i;
-}
-
-int lat_row_quantile(const struct lat_row *r, unsigned int permille)
-{
-	uint64_t total = 0, rank, run = 0;
-
-	for (size_t i = 0; i < LAT_NBUCKETS; i++)
-		total += r->b[i];
-	if (!total)
-		return -1;
-	rank = (total * permille + 999) / 1000;
-	if (!rank)
-		rank = 1;
-	for (size_t i = 0; i < LAT_NBUCKETS; i++) {
-		run += r->b[i];
-		if (run >= rank)
-			return (int)i;
-	}
-	return LAT_NBUCKETS - 1;
-}
-
 /* The reason's name: the kernel's table for it, else its number. */
 static void lat_reason_name(const struct latency *l, const struct lat_key *k,
 			    char *buf, size_t len)

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The one histogram model: bucket ranges as the KVM binary stats define
+ * them (log2 exit latency uses the same), nearest-rank percentiles in
+ * integer arithmetic (so p99 of 100 samples is the 99th, never the 100th
+ * by a rounding slip), and a snapshot histogram's buckets as counts.
+ * hist.h states the percentile convention; hist_fmt.c writes them out.
+ */
+#include <string.h>
+
+#include "hist.h"
+
+void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
+		       size_t n, uint64_t *lo, uint64_t *hi)
+{
+	if (shape == HIST_LOG2) {
+		*lo = !i ? 0 : i - 1 < 64 ? (uint64_t)1 << (i - 1) : UINT64_MAX;
+		*hi = i < 64 ? (uint64_t)1 << i : UINT64_MAX;
+	} else {
+		*lo = bucket_size && i > UINT64_MAX / bucket_size ?
+			      UINT64_MAX :
+			      i * bucket_size;
+		*hi = bucket_size && i + 1 > UINT64_MAX / bucket_size ?
+			      UINT64_MAX :
+			      (i + 1) * bucket_size;
+	}
+	if (i + 1 >= n)
+		*hi = UINT64_MAX;
+}
+
+uint64_t hist_total(const struct hist_bucket *b, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += b[i].count;
+	return t;
+}
+
+long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille)
+{
+	uint64_t total = hist_total(b, n), rank, run = 0;
+
+	if (!total)
+		return -1;
+	if (permille > 1000)
+		permille = 1000;
+	/* ceil(total * permille / 1000) without overflow */
+	rank = total / 1000 * permille +
+	       ((total % 1000) * permille + 999) / 1000;
+	if (!rank)
+		rank = 1;
+	for (size_t i = 0; i < n; i++) {
+		run += b[i].count;
+		if (run >= rank)
+			return (long)i;
+	}
+	return (long)n - 1;
+}
+
+size_t hist_gather(const struct snap_hist *h, bool deltas,
+		   struct hist_bucket *out, size_t max)
+{
+	size_t n = 0;
+
+	if (max)
+		memset(out, 0, max * sizeof(*out));
+	for (size_t i = 0; h && i < h->nbuckets; i++) {
+		const struct snap_bucket *b = &h->buckets[i];
+		size_t k;
+
+		if (!b->seen || b->index < 0)
+			continue;
+		k = (size_t)b->index;
+		if (k + 1 > n)
+			n = k + 1;
+		if (k >= max)
+			continue;
+		out[k].lo = b->lo;
+		out[k].hi = b->hi;
+		out[k].count = deltas ?
+				       (b->delta > 0 ? (uint64_t)b->delta : 0) :
+				       b->total;
+	}
+	return n;
+}
