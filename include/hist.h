@@ -43,6 +43,39 @@ struct hist_bucket {
 void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
 		       size_t n, uint64_t *lo, uint64_t *hi);
 
+/*
+ * A histogram its source reads whole, each refresh, with what it measures
+ * beside the buckets (exit latency): one scope's histogram of one field
+ * (a histogram field, or a keyed child of one: "kvm_exit_latency(HLT)").
+ * The buckets are the model's ranges for the field's shape; the snapshot
+ * builder makes them a histogram of the scope's, as any other.
+ */
+struct hist_reading {
+	int field;		/* a field with hist != HIST_NONE */
+	pid_t pid;		/* 0: the whole selection, else a VM */
+	int vcpu;		/* SAMPLE_ALL_VCPUS or a vCPU of pid */
+	pid_t tid;		/* a vCPU's thread, or 0 */
+	uint64_t count;		/* samples */
+	uint64_t sum, min, max; /* raw units; min and max with count */
+	uint64_t bucket_size;	/* a linear histogram's */
+	size_t nbuckets;
+	uint64_t *b; /* counts by bucket index; the set owns them */
+};
+
+/* The histograms of one read. */
+struct hist_set {
+	struct hist_reading *v;
+	size_t n, cap;
+};
+
+void hist_set_init(struct hist_set *s);
+/* Empties s, keeping its memory. */
+void hist_set_clear(struct hist_set *s);
+void hist_set_free(struct hist_set *s);
+/* Appends a reading with nbuckets zeroed buckets; the set owns them. */
+struct hist_reading *hist_set_add(struct hist_set *s, int field, pid_t pid,
+				  int vcpu, pid_t tid, size_t nbuckets);
+
 /* Sum of the counts. */
 uint64_t hist_total(const struct hist_bucket *b, size_t n);
 

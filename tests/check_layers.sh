@@ -54,8 +54,6 @@ src/core/snapshot.c vm.h            guest and thread names read in core, not giv
 src/core/guests.c vm.h              the guest-name cache reads /proc through sys/vm.c
 src/frontends/tui/tui.c vm.h        the monitor looks up vCPU threads itself
 src/frontends/exporter.c mhd.h      the HTTP library loader lives in sys/ (libmicrohttpd, not the kernel)
-include/lat_render.h latency.h      exit latency's rows are the tracepoint provider's types, not the snapshot's
-src/frontends/tui/tui_lat.h latency.h  the same: the latency view draws the provider's rows
 "
 
 fail=0

@@ -6,9 +6,11 @@
  * by a rounding slip), and a snapshot histogram's buckets as counts.
  * hist.h states the percentile convention; hist_fmt.c writes them out.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hist.h"
+#include "util.h"
 
 void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
 		       size_t n, uint64_t *lo, uint64_t *hi)
@@ -83,4 +85,43 @@ size_t hist_gather(const struct snap_hist *h, bool deltas,
 				       b->total;
 	}
 	return n;
+}
+
+void hist_set_init(struct hist_set *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void hist_set_clear(struct hist_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].b);
+	s->n = 0;
+}
+
+void hist_set_free(struct hist_set *s)
+{
+	hist_set_clear(s);
+	free(s->v);
+	hist_set_init(s);
+}
+
+struct hist_reading *hist_set_add(struct hist_set *s, int field, pid_t pid,
+				  int vcpu, pid_t tid, size_t nbuckets)
+{
+	struct hist_reading *r;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 32;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	r = &s->v[s->n++];
+	*r = (struct hist_reading){ .field = field,
+				    .pid = pid,
+				    .vcpu = vcpu,
+				    .tid = tid,
+				    .nbuckets = nbuckets,
+				    .b = xcalloc(nbuckets ? nbuckets : 1,
+						 sizeof(*r->b)) };
+	return r;
 }

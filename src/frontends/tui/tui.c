@@ -970,7 +970,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 			snprintf(title, sizeof(title), "pid %d", tp->pid);
 		else
 			snprintf(title, sizeof(title), "summary");
-		tui_lat_draw(snap->latency, title);
+		tui_lat_draw(snap, title);
 		return 0;
 	}
 	tui_free_rows(tp);
