@@ -515,15 +515,11 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 	c->nseries = kept;
 }
 
-/* Whether scope sc has series: read in the last refresh, or holding
- * histograms read whole (the VMs exit latency saw), itself or in a vCPU
- * (with_children). */
-static bool om_scope_wanted(const struct snap_scope *sc, bool with_children)
+/* Whether scope sc holds a histogram read whole (exit latency's). */
+static bool om_has_measured(const struct snap_scope *sc)
 {
-	if (sc->fresh || sc->nhists)
-		return true;
-	for (size_t i = 0; with_children && i < sc->nchildren; i++)
-		if (sc->children[i].nhists)
+	for (size_t i = 0; i < sc->nhists; i++)
+		if (sc->hists[i].measured)
 			return true;
 	return false;
 }
@@ -551,20 +547,29 @@ static void om_gather(struct om_ctx *c)
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		if (!om_scope_wanted(vm, true))
+		bool rows = vm->fresh, any = rows || om_has_measured(vm);
+
+		/* a VM not read in the last refresh has only the histograms
+		 * read whole (exit latency's), its vCPUs too */
+		for (size_t j = 0; !any && j < vm->nchildren; j++)
+			any = om_has_measured(&vm->children[j]);
+		if (!any)
 			continue;
 		om_add_scope(c, vm);
-		om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
-				has_reasons);
+		if (rows)
+			om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
+					has_reasons);
 		om_gather_hists(c, vm, c->nscopes - 1);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
+			bool vrows = rows && vc->fresh;
 
-			if (!om_scope_wanted(vc, false))
+			if (!vrows && !om_has_measured(vc))
 				continue;
 			om_add_scope(c, vc);
-			om_gather_scope(c, vc->rows, vc->nrows, c->nscopes - 1,
-					has_reasons);
+			if (vrows)
+				om_gather_scope(c, vc->rows, vc->nrows,
+						c->nscopes - 1, has_reasons);
 			om_gather_hists(c, vc, c->nscopes - 1);
 		}
 	}
