@@ -95,4 +95,10 @@ long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille)
 size_t hist_gather(const struct snap_hist *h, bool deltas,
 		   struct hist_bucket *out, size_t max);
 
+/* The bucket of a snapshot's histogram holding the per-mille quantile of
+ * its totals (or deltas), as hist_quantile, into *out; false when it has
+ * no samples. */
+bool hist_snap_quantile(const struct snap_hist *h, bool deltas,
+			unsigned int permille, struct hist_bucket *out);
+
 #endif

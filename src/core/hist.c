@@ -87,6 +87,20 @@ size_t hist_gather(const struct snap_hist *h, bool deltas,
 	return n;
 }
 
+bool hist_snap_quantile(const struct snap_hist *h, bool deltas,
+			unsigned int permille, struct hist_bucket *out)
+{
+	size_t max = h ? h->nbuckets : 0;
+	struct hist_bucket *hb = xmalloc((max + 1) * sizeof(*hb));
+	size_t n = hist_gather(h, deltas, hb, max);
+	long i = hist_quantile(hb, n < max ? n : max, permille);
+
+	if (i >= 0)
+		*out = hb[i];
+	free(hb);
+	return i >= 0;
+}
+
 void hist_set_init(struct hist_set *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -85,21 +85,6 @@ static struct lr_hist *lr_hists(const struct snapshot *snap,
 	return v;
 }
 
-/* The bucket of h holding the per-mille quantile, with its range in *out;
- * false with no samples. */
-static bool lr_quantile(const struct snap_hist *h, unsigned int permille,
-			struct hist_bucket *out)
-{
-	struct hist_bucket *hb = xmalloc((h->nbuckets + 1) * sizeof(*hb));
-	size_t n = hist_gather(h, false, hb, h->nbuckets);
-	long i = hist_quantile(hb, n, permille);
-
-	if (i >= 0)
-		*out = hb[i];
-	free(hb);
-	return i >= 0;
-}
-
 static const char *lat_render_ns(double ns, char *buf, size_t len)
 {
 	return units_format_seconds(ns / 1e9, 0, buf, len);
@@ -114,7 +99,7 @@ static const char *lat_render_bound(const struct snap_hist *h,
 	struct hist_bucket bk;
 	char t[32];
 
-	if (!lr_quantile(h, permille, &bk))
+	if (!hist_snap_quantile(h, false, permille, &bk))
 		return "-";
 	if (bk.hi == UINT64_MAX)
 		snprintf(buf, len, ">= %s",
@@ -183,7 +168,7 @@ static json_t *lat_render_pct(const struct snap_hist *h, unsigned int permille)
 {
 	struct hist_bucket bk;
 
-	if (!lr_quantile(h, permille, &bk) || bk.hi == UINT64_MAX)
+	if (!hist_snap_quantile(h, false, permille, &bk) || bk.hi == UINT64_MAX)
 		return json_null();
 	return lat_render_u64(bk.hi);
 }
