@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Histograms of the binary stats (halt_wait_hist and friends): the ranges
- * of their buckets, percentiles over bucket counts (totals or one
- * interval's deltas) and the ranges written in the histogram's unit.
+ * The one histogram model, for every histogram a snapshot holds (the
+ * binary stats' halt_wait_hist and friends, exit latency): the ranges of
+ * their buckets and percentiles over bucket counts (totals or one
+ * interval's deltas). hist_fmt.h writes them in the histogram's unit.
  *
  * Percentile convention: nearest rank over the samples, reported as the
  * bucket that holds it, and written as that bucket's upper bound ("p99 <
@@ -42,6 +43,39 @@ struct hist_bucket {
 void hist_bucket_range(enum field_hist shape, uint64_t bucket_size, size_t i,
 		       size_t n, uint64_t *lo, uint64_t *hi);
 
+/*
+ * A histogram its source reads whole, each refresh, with what it measures
+ * beside the buckets (exit latency): one scope's histogram of one field
+ * (a histogram field, or a keyed child of one: "kvm_exit_latency(HLT)").
+ * The buckets are the model's ranges for the field's shape; the snapshot
+ * builder makes them a histogram of the scope's, as any other.
+ */
+struct hist_reading {
+	int field;		/* a field with hist != HIST_NONE */
+	pid_t pid;		/* 0: the whole selection, else a VM */
+	int vcpu;		/* SAMPLE_ALL_VCPUS or a vCPU of pid */
+	pid_t tid;		/* a vCPU's thread, or 0 */
+	uint64_t count;		/* samples */
+	uint64_t sum, min, max; /* raw units; min and max with count */
+	uint64_t bucket_size;	/* a linear histogram's */
+	size_t nbuckets;
+	uint64_t *b; /* counts by bucket index; the set owns them */
+};
+
+/* The histograms of one read. */
+struct hist_set {
+	struct hist_reading *v;
+	size_t n, cap;
+};
+
+void hist_set_init(struct hist_set *s);
+/* Empties s, keeping its memory. */
+void hist_set_clear(struct hist_set *s);
+void hist_set_free(struct hist_set *s);
+/* Appends a reading with nbuckets zeroed buckets; the set owns them. */
+struct hist_reading *hist_set_add(struct hist_set *s, int field, pid_t pid,
+				  int vcpu, pid_t tid, size_t nbuckets);
+
 /* Sum of the counts. */
 uint64_t hist_total(const struct hist_bucket *b, size_t n);
 
@@ -61,19 +95,10 @@ long hist_quantile(const struct hist_bucket *b, size_t n, unsigned int permille)
 size_t hist_gather(const struct snap_hist *h, bool deltas,
 		   struct hist_bucket *out, size_t max);
 
-/* "[1.02 µs, 2.05 µs)", "[2.15 s, inf)", "[0 ns, 1 ns)", in the unit of
- * the histogram's field f (a parent or a bucket). flags: units_flags. */
-const char *hist_format_range(const struct field_info *f,
-			      const struct hist_bucket *b, unsigned int flags,
-			      char *buf, size_t len);
-/* The bound a percentile is written as: "< 2.05 µs", or ">= 2.15 s" for
- * the open bucket. */
-const char *hist_format_bound(const struct field_info *f,
-			      const struct hist_bucket *b, unsigned int flags,
-			      char *buf, size_t len);
-/* "p50 < 2.05 µs, p90 < 16.4 µs, p99 < 1.05 ms", or "no samples". */
-const char *hist_format_percentiles(const struct field_info *f,
-				    const struct hist_bucket *b, size_t n,
-				    unsigned int flags, char *buf, size_t len);
+/* The bucket of a snapshot's histogram holding the per-mille quantile of
+ * its totals (or deltas), as hist_quantile, into *out; false when it has
+ * no samples. */
+bool hist_snap_quantile(const struct snap_hist *h, bool deltas,
+			unsigned int permille, struct hist_bucket *out);
 
 #endif

@@ -10,9 +10,10 @@
  *    kvm_arch_vcpu_ioctl_run, or kvm_fpu(load) without BTF) everywhere.
  * The collector finds those tracepoints under the run's tracefs, loads
  * the latency engine (include/lat_engine.h) and reads its per-thread
- * histograms into a lat_snap: rows for the whole selection, each VM and
- * each thread, every one a log2 histogram of nanoseconds with count,
- * total, min and max since latency was turned on (or reset).
+ * histograms as the snapshot's (hist.h's hist_set): for the whole
+ * selection, each VM and each vCPU, per kind and reason, every one a log2
+ * histogram of nanoseconds with count, sum, min and max since latency was
+ * turned on (or reset).
  */
 #ifndef KVMSTAT_LATENCY_H
 #define KVMSTAT_LATENCY_H
@@ -23,7 +24,10 @@
 #include <sys/types.h>
 
 #include "errmsg.h"
+#include "hist.h"
 #include "lat_shared.h"
+#include "sample.h"
+#include "snapshot.h"
 
 struct latency_cfg {
 	const char *tracefs_root; /* NULL: the kernel's */
@@ -32,47 +36,30 @@ struct latency_cfg {
 	pid_t pid;		  /* only this VM; 0: all */
 };
 
-/* One histogram: a reason of one kind in one scope. */
-struct lat_row {
-	enum lat_kind kind;
-	char reason[64]; /* "HLT", or the raw number */
-	pid_t pid;	 /* 0: the whole selection */
-	pid_t tid;	 /* a thread of pid, or 0 for the VM's row */
-	int vcpu;	 /* the thread's vCPU index, or -1 */
-	uint64_t count, total, min, max; /* ns */
-	uint64_t b[LAT_NBUCKETS];	 /* see lat_shared.h */
-	uint64_t key;			 /* (cls, reason), for merging */
-};
-
-/* What front-ends render; a value of its own. */
-struct lat_snap {
-	struct lat_row *rows; /* by kind, scope (whole, VMs by pid,
-			       * threads), then total time, largest first */
-	size_t n;
-	const char *mark; /* what marks re-entry after a userspace exit */
-	bool exits;	  /* kvm_exit and kvm_entry are timed */
-	char error[1024]; /* why latency is off though asked for, or "" */
-};
-
 struct latency;
 
 /* Finds the tracepoints and loads the engine. 0, or -errno with a line
  * in msg (what failed and what to do). */
 int latency_open(struct latency **out, const struct latency_cfg *cfg,
 		 struct errmsg *msg);
-/* The histograms now; the caller frees with lat_snap_free. */
-struct lat_snap *latency_read(struct latency *l);
+/*
+ * The histograms now, into out (emptied first): one per kind and reason
+ * for the whole selection, each VM and each vCPU thread with an index
+ * (a thread without one counts in its VM's), their fields interned in t
+ * (latency_field). info gets the header facts.
+ */
+void latency_read(struct latency *l, struct field_table *t,
+		  struct hist_set *out, struct snap_latency *info);
 /* Empties the histograms (the monitor's reset). */
 void latency_reset(struct latency *l);
 void latency_close(struct latency *l);
-void lat_snap_free(struct lat_snap *s);
 
-/* The bucket holding the per-mille quantile of r (nearest rank), or -1
- * with no samples. */
-int lat_row_quantile(const struct lat_row *r, unsigned int permille);
-/* Bucket i's range in ns: [lo, hi), hi UINT64_MAX for the open last. */
-void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi);
-/* "exit" or "vmm". */
-const char *lat_kind_name(enum lat_kind k);
+/*
+ * The field of kind k's histograms: kvm_exit_latency (kvm_exit to
+ * kvm_entry) or kvm_vmm_time, log2 histograms of nanoseconds, shown
+ * whatever -f keeps (FIELD_OWN_SWITCH); with reason, its keyed child
+ * "kvm_exit_latency(HLT)". Interned in t when new; the id.
+ */
+int latency_field(struct field_table *t, enum lat_kind k, const char *reason);
 
 #endif

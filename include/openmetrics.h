@@ -28,9 +28,15 @@
  *    number of samples; _sum is an ESTIMATE: every sample counted at the
  *    middle of its bucket's integer range ((lo + hi - 1) / 2), at its
  *    lower bound in the open last bucket;
+ *  - a histogram read whole by its source (exit latency's
+ *    kvm_exit_latency(REASON)) is written the same way, as the series
+ *    {reason="REASON"} of its parent's family, whatever -f keeps
+ *    (FIELD_OWN_SWITCH); its _sum is the one its source measured; a
+ *    field's help sentence, where its source gives one, is its # HELP;
  *  - the whole selection has no pid label; each VM's series carry pid and
  *    (when known) guest, each vCPU's series also vcpu. Only series read in
- *    the last refresh are written (a VM that went away drops out).
+ *    the last refresh are written (a VM that went away drops out), and
+ *    the histograms read whole.
  * Families are sorted by metric name; when two fields would produce the
  * same metric or sample name, the first in that order is kept.
  */

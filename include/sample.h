@@ -42,6 +42,9 @@ enum field_flags {
 	/* Counts every exit of a vCPU: a guest's total in the per-guest
 	 * views, where the sum of all its events would count some twice. */
 	FIELD_EXITS = 1u << 0,
+	/* Turned on by an option of its own (--latency): shown whatever -f
+	 * keeps, and never a row of the view (kvm_stat's list). */
+	FIELD_OWN_SWITCH = 1u << 1,
 };
 
 /* The name KVM gives that count (a debugfs file, a binary stat, a QMP
@@ -64,6 +67,8 @@ struct field_info {
 	uint64_t bucket_lo; /* raw range of a bucket: [lo, hi) */
 	uint64_t bucket_hi; /* UINT64_MAX for the open last bucket */
 	unsigned int flags; /* enum field_flags */
+	const char *help;   /* a sentence saying what it measures, static;
+			     * NULL: the front-ends' generic words */
 	/* place of the name among the table's in util_name_cmp() order,
 	 * kept by field_table_intern(): views sort by it, not by name */
 	int order;

@@ -11,9 +11,11 @@
  *    units, histogram shapes and flags the providers declared;
  *  - a tree of scopes: the whole selection, each VM with a reading (by
  *    pid), each of its vCPUs with one (by index). Each scope has its rows
- *    (every field read in it, whatever the filter says, by field id), the
- *    histograms among them with their buckets, and the summary the
- *    per-guest views show (exits, the busiest events);
+ *    (every field read in it, whatever the filter says, by field id), its
+ *    histograms with their buckets (those of the binary stats, whose
+ *    buckets are fields and which are rows too, and those read whole,
+ *    exit latency's, which are not rows of kvm_stat's list), and the
+ *    summary the per-guest views show (exits, the busiest events);
  *  - the view: the rows a front-end lists, from one scope (the whole
  *    selection, one VM, one vCPU), only those the filter keeps, with
  *    NAME/vcpuN rows for every vCPU with --per-vcpu; sorted by name.
@@ -33,7 +35,7 @@
 #include "vmdir.h"
 
 struct stats;
-struct lat_snap;
+struct hist_set;
 
 /* One bucket of a histogram in one scope. */
 struct snap_bucket {
@@ -46,11 +48,18 @@ struct snap_bucket {
 };
 
 /* A histogram in one scope: every bucket its provider declared, in index
- * order (the one histogram-bucket index). */
+ * order (the one histogram-bucket index; hist.h has the model). */
 struct snap_hist {
-	int field; /* the histogram's own (parent) field */
+	int field; /* the histogram's own (parent) field, or a keyed
+		    * child of one ("kvm_exit_latency(HLT)") */
 	const struct snap_bucket *buckets;
 	size_t nbuckets;
+	bool fresh; /* read in the last refresh */
+	/* read whole by its source (exit latency), which measured count,
+	 * sum, min and max too (raw units); else only the buckets are
+	 * known, and a sum is an estimate from them */
+	bool measured;
+	uint64_t count, sum, min, max;
 };
 
 /* One field in one scope, or one line of the view. */
@@ -93,6 +102,9 @@ struct snap_scope {
 	double top_rate[SNAP_TOP];
 	const struct snap_row *rows; /* every field read here, by id */
 	size_t nrows;
+	const struct snap_hist *hists; /* every histogram here, by field
+					* id (a row's hist is one) */
+	size_t nhists;
 	const struct snap_scope *children; /* the whole selection: VMs
 						 * by pid; a VM: its vCPUs
 						 * by index */
@@ -122,6 +134,18 @@ struct snap_header {
 			      * "no source: why" */
 };
 
+/* The header facts of exit latency (--latency, the monitor's 'l'); its
+ * histograms are the scopes'. */
+struct snap_latency {
+	int exit_field;	     /* the histogram fields whose keyed children are */
+	int vmm_field;	     /* the reasons: kvm_exit to kvm_entry, and time in
+			 * the VMM; -1 when not declared */
+	bool exits_timed;    /* kvm_exit and kvm_entry are timed */
+	const char *reentry; /* what marks re-entry after a userspace exit */
+	const char *error;   /* why latency is off though asked for, or
+			      * NULL */
+};
+
 /* What front-ends render. Everything in it belongs to it. */
 struct snapshot {
 	const struct field_info *fields; /* by id; the snapshot's names */
@@ -135,9 +159,9 @@ struct snapshot {
 	uint64_t interval_ns;		/* since the refresh before */
 	struct timespec wall;		/* wall clock of the refresh */
 	struct snap_store *store;	/* what snapshot_free frees */
-	/* exit latency (--latency, the monitor's 'l'), or NULL when off;
-	 * the loop's, not freed by snapshot_free */
-	const struct lat_snap *latency;
+	/* exit latency's header facts (--latency, the monitor's 'l'), or
+	 * NULL when off; the loop's, not freed by snapshot_free */
+	const struct snap_latency *latency;
 	/* the sources' notes, the loop's (not freed by snapshot_free);
 	 * notes_gen changes whenever they do, so that a front-end can tell
 	 * a set it dismissed from a new one */
@@ -166,6 +190,9 @@ struct snap_request {
 	/* the VMs' names and vCPU threads (idle vCPUs get a scope too), or
 	 * NULL: none */
 	const struct vmdir *vms;
+	/* histograms read whole this refresh (exit latency), or NULL:
+	 * copied into their scopes, which they add where new */
+	const struct hist_set *hists;
 };
 
 /*
@@ -178,6 +205,9 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 		    struct snapshot *out);
 void snapshot_free(struct snapshot *snap);
 
+/* The histogram of field in scope sc, or NULL when it has none. */
+const struct snap_hist *snapshot_scope_hist(const struct snap_scope *sc,
+					    int field);
 /* The row of field in scope sc, or NULL when it has none. */
 const struct snap_row *snapshot_scope_row(const struct snap_scope *sc,
 					  int field);

@@ -50,7 +50,7 @@ int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
  * vCPU or per vCPU as the options say; child events where the view or
  * the monitor's 'x' wants them; guest names where VMs are shown. */
 static void take_snapshot(struct loop *l, const struct frontend *fe,
-			  struct snapshot *snap)
+			  const struct hist_set *hists, struct snapshot *snap)
 {
 	const struct options *o = l->opts;
 	/* the providers may count child events for another front-end: this
@@ -60,6 +60,7 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		.children = fe->view->children || l->children,
 		.vcpu = SAMPLE_ALL_VCPUS,
 		.vms = l->want_vms || fe->view->vms ? &l->vms : NULL,
+		.hists = hists,
 	};
 
 	if (!fe->view->whole && o->vcpu >= 0) {
@@ -133,26 +134,33 @@ int loop_latency(struct loop *l, bool on)
 	return latency_open(&l->lat, &cfg, &l->lat_msg);
 }
 
-/* The latency the front-ends get this render, or NULL when off. */
-static struct lat_snap *loop_lat_snap(struct loop *l)
+/* Exit latency this render: its histograms into hs and its header facts
+ * into info; NULL when off. */
+static const struct snap_latency *
+loop_lat_read(struct loop *l, struct hist_set *hs, struct snap_latency *info)
 {
-	struct lat_snap *s;
-
 	if (!l->lat_on)
 		return NULL;
-	if (l->lat)
-		return latency_read(l->lat);
-	s = xcalloc(1, sizeof(*s));
-	snprintf(s->error, sizeof(s->error), "%s", l->lat_msg.text);
-	return s;
+	if (l->lat) {
+		latency_read(l->lat, &l->stats.fields, hs, info);
+		return info;
+	}
+	*info = (struct snap_latency){ .exit_field = -1,
+				       .vmm_field = -1,
+				       .error = l->lat_msg.text };
+	return info;
 }
 
 int loop_render(struct loop *l, bool at_once_only)
 {
-	struct lat_snap *lat = loop_lat_snap(l);
+	struct hist_set hs;
+	struct snap_latency info;
+	const struct snap_latency *lat;
 	int first = 0;
 
 	loop_scan_vms(l);
+	hist_set_init(&hs);
+	lat = loop_lat_read(l, &hs, &info);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
 		struct snapshot snap;
@@ -160,7 +168,7 @@ int loop_render(struct loop *l, bool at_once_only)
 
 		if (!l->fe_open[i] || (at_once_only && !fe->view->at_once))
 			continue;
-		take_snapshot(l, fe, &snap);
+		take_snapshot(l, fe, &hs, &snap);
 		snap.latency = lat;
 		rc = fe->ops->render(fe, &snap);
 		snapshot_free(&snap);
@@ -169,7 +177,7 @@ int loop_render(struct loop *l, bool at_once_only)
 			loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
 		}
 	}
-	lat_snap_free(lat);
+	hist_set_free(&hs);
 	return first;
 }
 
@@ -339,7 +347,7 @@ static bool nothing_matches(struct loop *l)
 
 		if (!l->fe_open[i])
 			continue;
-		take_snapshot(l, &l->fes[i], &snap);
+		take_snapshot(l, &l->fes[i], NULL, &snap);
 		empty = !snap.nrows;
 		snapshot_free(&snap);
 	}

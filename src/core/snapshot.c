@@ -6,13 +6,16 @@
  * order finds the scopes and their summaries, counting sorts put each
  * scope's cells in field order, and each histogram's buckets are found in
  * its scope's rows through one index of every bucket field, made here
- * once per snapshot.
+ * once per snapshot. Histograms read whole (exit latency, through the
+ * request) join the scopes they were read in, adding those not found in
+ * the cells.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hashtab.h"
+#include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "util.h"
@@ -58,6 +61,12 @@ struct snap_builder {
 	struct hashtab index; /* (pid, vcpu) -> index in sc */
 	int *key_scope;	      /* by cell: index in sc, or -1 */
 	int *row_of;	      /* by field: row in the scope built */
+	/* histograms read whole: the request's, each one's scope (index in
+	 * sc, -1 the whole selection, -2 left out), and their indices by
+	 * (final scope, field) */
+	const struct hist_set *hs;
+	int *hs_scope;
+	size_t *hs_order;
 };
 
 /* Keeps s (allocated) for snapshot_free; returns it. */
@@ -281,6 +290,34 @@ static void sb_find_scopes(struct snap_builder *b)
 		if (k->vcpu != SAMPLE_ALL_VCPUS)
 			sb_scope(b, k->pid, SAMPLE_ALL_VCPUS);
 		b->key_scope[i] = sb_scope(b, k->pid, k->vcpu);
+	}
+}
+
+/* The scopes of the histograms read whole: a VM or vCPU the cells did not
+ * have is added (a vCPU with the thread it was read on). */
+static void sb_find_hist_scopes(struct snap_builder *b)
+{
+	size_t n = b->hs ? b->hs->n : 0;
+
+	b->hs_scope = xmalloc((n ? n : 1) * sizeof(*b->hs_scope));
+	for (size_t i = 0; i < n; i++) {
+		const struct hist_reading *r = &b->hs->v[i];
+		int k;
+
+		b->hs_scope[i] = -2;
+		if (r->field < 0 || (size_t)r->field >= b->nf ||
+		    b->st->fields[r->field].hist == HIST_NONE)
+			continue;
+		if (!r->pid) {
+			b->hs_scope[i] = -1;
+			continue;
+		}
+		if (r->vcpu != SAMPLE_ALL_VCPUS)
+			sb_scope(b, r->pid, SAMPLE_ALL_VCPUS);
+		k = sb_scope(b, r->pid, r->vcpu);
+		if (r->vcpu != SAMPLE_ALL_VCPUS && r->tid && !b->sc[k].tid)
+			b->sc[k].tid = r->tid;
+		b->hs_scope[i] = k;
 	}
 }
 
@@ -510,12 +547,95 @@ static void sb_rows(struct snap_builder *b)
 	free(byscope);
 }
 
-/* Each histogram row's buckets, from the rows of its scope. */
+/* The final scope of histogram reading i, or SIZE_MAX when left out. */
+static size_t sb_hs_slot(const struct snap_builder *b, size_t i)
+{
+	int k = b->hs_scope[i];
+
+	return k == -1 ? 0 : k < 0 ? SIZE_MAX : b->sc[k].slot;
+}
+
+static int sb_hs_cmp(const void *x, const void *y, void *arg)
+{
+	const struct snap_builder *b = arg;
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	size_t si = sb_hs_slot(b, i), sj = sb_hs_slot(b, j);
+	int fi = b->hs->v[i].field, fj = b->hs->v[j].field;
+
+	if (si != sj)
+		return si < sj ? -1 : 1;
+	if (fi != fj)
+		return fi < fj ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* The histogram of a histogram row of scope g, its buckets from the
+ * scope's rows (the bucket fields); k: buckets used so far. */
+static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
+			   struct snap_row *row, struct snap_hist *hist,
+			   size_t *k)
+{
+	const struct field_info *v = b->st->fields;
+	int p = row->field;
+
+	*hist = (struct snap_hist){ .field = p,
+				    .buckets = &b->st->buckets[*k],
+				    .nbuckets = (size_t)b->bucket_count[p],
+				    .fresh = row->valid };
+	for (int c = 0; c < b->bucket_count[p]; c++) {
+		int id = b->bucket_child[b->bucket_first[p] + c];
+		const struct snap_row *br = snapshot_scope_row(g, id);
+
+		b->st->buckets[(*k)++] = (struct snap_bucket){
+			.index = v[id].bucket,
+			.lo = v[id].bucket_lo,
+			.hi = v[id].bucket_hi,
+			.total = br ? br->total : 0,
+			.delta = br ? br->delta : 0,
+			.seen = br != NULL,
+			.fresh = br && br->valid
+		};
+	}
+	row->hist = hist;
+}
+
+/* The histogram of a reading: its buckets in the model's ranges. */
+static void sb_hist_of_reading(struct snap_builder *b,
+			       const struct hist_reading *r,
+			       struct snap_hist *hist, size_t *k)
+{
+	const struct field_info *f = &b->st->fields[r->field];
+
+	*hist = (struct snap_hist){ .field = r->field,
+				    .buckets = &b->st->buckets[*k],
+				    .nbuckets = r->nbuckets,
+				    .fresh = true,
+				    .measured = true,
+				    .count = r->count,
+				    .sum = r->sum,
+				    .min = r->min,
+				    .max = r->max };
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		struct snap_bucket *bk = &b->st->buckets[(*k)++];
+
+		*bk = (struct snap_bucket){ .index = (int)i,
+					    .total = r->b[i],
+					    .seen = true,
+					    .fresh = true };
+		hist_bucket_range(f->hist, r->bucket_size, i, r->nbuckets,
+				  &bk->lo, &bk->hi);
+	}
+}
+
+/*
+ * Every scope's histograms, by field: each histogram row's, its buckets
+ * from the rows of its scope, and the readings of histograms read whole.
+ */
 static void sb_hists(struct snap_builder *b)
 {
 	const struct field_info *v = b->st->fields;
 	struct snap_scope *all = b->st->scopes;
-	size_t nh = 0, nb = 0, h = 0, k = 0;
+	size_t nh = 0, nb = 0, h = 0, k = 0, nr = 0, j = 0;
 
 	for (size_t i = 0; i <= b->nsc; i++)
 		for (size_t r = 0; r < all[i].nrows; r++)
@@ -523,39 +643,50 @@ static void sb_hists(struct snap_builder *b)
 				nh++;
 				nb += b->bucket_count[all[i].rows[r].field];
 			}
+	b->hs_order = xmalloc(((b->hs ? b->hs->n : 0) + 1) *
+			      sizeof(*b->hs_order));
+	for (size_t i = 0; b->hs && i < b->hs->n; i++) {
+		if (b->hs_scope[i] == -2)
+			continue;
+		b->hs_order[nr++] = i;
+		nh++;
+		nb += b->hs->v[i].nbuckets;
+	}
 	if (!nh)
 		return;
+	if (nr > 1)
+		qsort_r(b->hs_order, nr, sizeof(*b->hs_order), sb_hs_cmp, b);
 	b->st->hists = xmalloc(nh * sizeof(*b->st->hists));
 	b->st->buckets = xmalloc((nb + 1) * sizeof(*b->st->buckets));
 	for (size_t i = 0; i <= b->nsc; i++) {
-		for (size_t r = 0; r < all[i].nrows; r++) {
-			struct snap_row *row = (struct snap_row *)&all[i].rows[r];
-			struct snap_hist *hist;
-			int p = row->field;
+		size_t first = h, r = 0;
 
-			if (v[p].hist == HIST_NONE)
-				continue;
-			hist = &b->st->hists[h++];
-			hist->field = p;
-			hist->buckets = &b->st->buckets[k];
-			hist->nbuckets = (size_t)b->bucket_count[p];
-			for (int c = 0; c < b->bucket_count[p]; c++) {
-				int id = b->bucket_child[b->bucket_first[p] + c];
-				const struct snap_row
-					*br = snapshot_scope_row(&all[i], id);
+		/* rows and readings, both in field order, merged */
+		for (;;) {
+			const struct hist_reading *x =
+				j < nr && sb_hs_slot(b, b->hs_order[j]) == i ?
+					&b->hs->v[b->hs_order[j]] :
+					NULL;
+			struct snap_row *row = NULL;
 
-				b->st->buckets[k++] = (struct snap_bucket){
-					.index = v[id].bucket,
-					.lo = v[id].bucket_lo,
-					.hi = v[id].bucket_hi,
-					.total = br ? br->total : 0,
-					.delta = br ? br->delta : 0,
-					.seen = br != NULL,
-					.fresh = br && br->valid
-				};
+			while (r < all[i].nrows &&
+			       v[all[i].rows[r].field].hist == HIST_NONE)
+				r++;
+			if (r < all[i].nrows)
+				row = (struct snap_row *)&all[i].rows[r];
+			if (!row && !x)
+				break;
+			if (row && (!x || row->field <= x->field)) {
+				sb_hist_of_row(b, &all[i], row,
+					       &b->st->hists[h++], &k);
+				r++;
+			} else {
+				sb_hist_of_reading(b, x, &b->st->hists[h++], &k);
+				j++;
 			}
-			row->hist = hist;
 		}
+		all[i].hists = h > first ? &b->st->hists[first] : NULL;
+		all[i].nhists = h - first;
 	}
 }
 
@@ -703,7 +834,9 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 		    struct snapshot *out)
 {
 	static const struct snap_request whole = { .vcpu = SAMPLE_ALL_VCPUS };
-	struct snap_builder b = { .s = s, .out = out };
+	struct snap_builder b = { .s = s,
+				  .out = out,
+				  .hs = req ? req->hists : NULL };
 
 	if (!req)
 		req = &whole;
@@ -715,6 +848,7 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	sb_index_buckets(&b);
 	sb_filter(&b, req->filter, req->children);
 	sb_find_scopes(&b);
+	sb_find_hist_scopes(&b);
 	sb_find_vcpus(&b, req->vms);
 	sb_layout(&b);
 	sb_summaries(&b);
@@ -733,6 +867,8 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	hashtab_free(&b.index);
 	free(b.key_scope);
 	free(b.row_of);
+	free(b.hs_scope);
+	free(b.hs_order);
 }
 
 void snapshot_free(struct snapshot *snap)
@@ -769,6 +905,24 @@ const struct snap_row *snapshot_scope_row(const struct snap_scope *sc, int field
 	}
 	return sc && lo < sc->nrows && sc->rows[lo].field == field ?
 		       &sc->rows[lo] :
+		       NULL;
+}
+
+const struct snap_hist *snapshot_scope_hist(const struct snap_scope *sc,
+					    int field)
+{
+	size_t lo = 0, hi = sc ? sc->nhists : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sc->hists[mid].field < field)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return sc && lo < sc->nhists && sc->hists[lo].field == field ?
+		       &sc->hists[lo] :
 		       NULL;
 }
 

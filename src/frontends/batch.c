@@ -29,7 +29,7 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 	ui_text_batch(&b, snap, fe->priv != NULL);
 	if (snap->latency) {
 		strbuf_add(&b, "\n");
-		lat_render_text(&b, snap->latency, 0);
+		lat_render_text(&b, snap);
 	}
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);

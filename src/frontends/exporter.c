@@ -26,7 +26,6 @@
 #include "connwatch.h"
 #include "errmsg.h"
 #include "exporter.h"
-#include "lat_render.h"
 #include "mhd.h"
 #include "openmetrics.h"
 #include "options.h"
@@ -549,22 +548,6 @@ static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
 	return r;
 }
 
-/* Adds the exit-latency histograms, before OpenMetrics' "# EOF". */
-static void exp_latency(struct strbuf *b, const struct lat_snap *lat, bool om)
-{
-	static const char eof[] = "# EOF\n";
-	size_t n = sizeof(eof) - 1;
-	bool had = om && b->len >= n && !strcmp(b->s + b->len - n, eof);
-
-	if (had) {
-		b->len -= n;
-		b->s[b->len] = '\0';
-	}
-	lat_render_prom(b, lat, om);
-	if (had)
-		strbuf_add(b, eof);
-}
-
 /* Renders snap (a snapshot of the whole selection, its guest names the
  * guest labels) in both formats and makes them what scrapes get from now
  * on. */
@@ -579,9 +562,6 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	for (int f = 0; f < 2; f++) {
 		strbuf_reset(&e->text);
 		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
-		if (snap->latency)
-			exp_latency(&e->text, snap->latency,
-				    f == OPENMETRICS_OPENMETRICS);
 		fresh[f] = exp_text(&e->text, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);

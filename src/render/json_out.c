@@ -292,8 +292,7 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 	json_t *root = json_out_snapshot(snap, providers);
 
 	if (snap->latency)
-		json_object_set_new(root, "latency",
-				    lat_render_json(snap->latency));
+		json_object_set_new(root, "latency", lat_render_json(snap));
 	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
 	 * set in main) never lets happen */
 	char *text = json_dumps(root, pretty ? JSON_INDENT(2) : JSON_COMPACT);

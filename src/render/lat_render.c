@@ -1,92 +1,159 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Exit latency as text, JSON and Prometheus histograms (lat_render.h).
- * Times are nanoseconds in the rows; the text writes them with units
- * (units_format_seconds), the exposition in seconds.
+ * Exit latency as text and JSON (lat_render.h), from the histograms of
+ * the snapshot's scopes. Times are nanoseconds in the histograms; the
+ * text writes them with units (units_format_seconds).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "lat_render.h"
 #include "units.h"
 #include "util.h"
 
-static const char *const lat_titles[LAT_NKINDS] = {
-	[LAT_EXIT] = "Exit latency (kvm_exit to kvm_entry)",
-	[LAT_VMM] = "Time in the VMM (kvm_userspace_exit to re-entry at %s)",
+/* The two kinds, in the order they are written. */
+enum {
+	LR_EXIT,
+	LR_VMM,
+	LR_NKINDS
 };
+
+static const char *const lat_titles[LR_NKINDS] = {
+	[LR_EXIT] = "Exit latency (kvm_exit to kvm_entry)",
+	[LR_VMM] = "Time in the VMM (kvm_userspace_exit to re-entry at %s)",
+};
+static const char *const lat_kinds[LR_NKINDS] = {
+	[LR_EXIT] = "exit", [LR_VMM] = "vmm"
+};
+
+/* A histogram of one kind in one scope, while writing. */
+struct lr_hist {
+	const struct snap_hist *h;
+	char reason[128]; /* REASON of NAME(REASON) */
+};
+
+static int lr_family(const struct snapshot *snap, int kind)
+{
+	return kind == LR_EXIT ? snap->latency->exit_field :
+				 snap->latency->vmm_field;
+}
+
+/* The histograms of kind in scope sc, by time spent, largest first, then
+ * reason; *n of them, caller frees. */
+static struct lr_hist *lr_hists(const struct snapshot *snap,
+				const struct snap_scope *sc, int kind,
+				size_t *n);
+
+static int lr_cmp(const void *a, const void *b)
+{
+	const struct lr_hist *x = a, *y = b;
+
+	if (x->h->sum != y->h->sum)
+		return x->h->sum > y->h->sum ? -1 : 1;
+	return strcmp(x->reason, y->reason);
+}
+
+static struct lr_hist *lr_hists(const struct snapshot *snap,
+				const struct snap_scope *sc, int kind,
+				size_t *n)
+{
+	int fam = lr_family(snap, kind);
+	struct lr_hist *v = xmalloc((sc->nhists + 1) * sizeof(*v));
+	size_t pl;
+
+	*n = 0;
+	if (fam < 0 || (size_t)fam >= snap->nfields)
+		return v;
+	pl = strlen(snap->fields[fam].name);
+	for (size_t i = 0; i < sc->nhists; i++) {
+		const struct snap_hist *h = &sc->hists[i];
+		const struct field_info *f = &snap->fields[h->field];
+
+		if (!h->measured || f->parent != fam || strlen(f->name) < pl + 2)
+			continue;
+		/* the key: NAME(REASON) of NAME */
+		v[*n].h = h;
+		snprintf(v[*n].reason, sizeof(v[*n].reason), "%.*s",
+			 (int)(strlen(f->name) - pl - 2), f->name + pl + 1);
+		(*n)++;
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), lr_cmp);
+	return v;
+}
 
 static const char *lat_render_ns(double ns, char *buf, size_t len)
 {
 	return units_format_seconds(ns / 1e9, 0, buf, len);
 }
 
-/* "< 65.5 µs" for bucket i, ">= 275 s" for the open last one. */
-static const char *lat_render_bound(int i, char *buf, size_t len)
+/* "< 65.5 µs" for the bucket of a quantile, ">= 275 s" for the open last
+ * one. */
+static const char *lat_render_bound(const struct snap_hist *h,
+				    unsigned int permille, char *buf,
+				    size_t len)
 {
-	uint64_t lo, hi;
+	struct hist_bucket bk;
 	char t[32];
 
-	if (i < 0)
+	if (!hist_snap_quantile(h, false, permille, &bk))
 		return "-";
-	lat_bucket_range((size_t)i, &lo, &hi);
-	if (hi == UINT64_MAX)
+	if (bk.hi == UINT64_MAX)
 		snprintf(buf, len, ">= %s",
-			 lat_render_ns((double)lo, t, sizeof(t)));
+			 lat_render_ns((double)bk.lo, t, sizeof(t)));
 	else
 		snprintf(buf, len, "< %s",
-			 lat_render_ns((double)hi, t, sizeof(t)));
+			 lat_render_ns((double)bk.hi, t, sizeof(t)));
 	return buf;
 }
 
-void lat_render_text(struct strbuf *b, const struct lat_snap *s, pid_t pid)
+void lat_render_text(struct strbuf *b, const struct snapshot *snap)
 {
-	for (int k = 0; k < LAT_NKINDS; k++) {
-		uint64_t all = 0;
-		size_t shown = 0;
+	const struct snap_latency *lat = snap->latency;
 
-		if (k == LAT_EXIT && !s->exits)
+	for (int k = 0; k < LR_NKINDS; k++) {
+		struct lr_hist *v = NULL;
+		uint64_t all = 0;
+		size_t n = 0;
+
+		if (k == LR_EXIT && !lat->exits_timed)
 			continue;
-		for (size_t i = 0; i < s->n; i++)
-			if ((int)s->rows[i].kind == k &&
-			    s->rows[i].pid == pid && !s->rows[i].tid)
-				all += s->rows[i].total;
-		strbuf_addf(b, lat_titles[k], s->mark);
+		if (snap->whole)
+			v = lr_hists(snap, snap->whole, k, &n);
+		for (size_t i = 0; i < n; i++)
+			all += v[i].h->sum;
+		strbuf_addf(b, lat_titles[k], lat->reentry ? lat->reentry : "");
 		strbuf_addf(b,
 			    "\n %-24s %10s %6s %10s %10s %10s %11s %11s %11s\n",
 			    "Reason", "Count", "Time%", "Min", "Avg", "Max",
 			    "p50", "p90", "p99");
-		for (size_t i = 0; i < s->n; i++) {
-			const struct lat_row *r = &s->rows[i];
+		for (size_t i = 0; i < n; i++) {
+			const struct snap_hist *h = v[i].h;
 			char mn[32], av[32], mx[32], p[3][32];
 
-			if ((int)r->kind != k || r->pid != pid || r->tid)
-				continue;
-			shown++;
 			strbuf_addf(b,
 				    " %-24s %10" PRIu64
 				    " %5.1f%% %10s %10s %10s %11s %11s %11s\n",
-				    r->reason, r->count,
-				    all ? 100.0 * (double)r->total /
-						    (double)all :
+				    v[i].reason, h->count,
+				    all ? 100.0 * (double)h->sum / (double)all :
 					  0.0,
-				    lat_render_ns((double)r->min, mn,
+				    lat_render_ns((double)h->min, mn,
 						  sizeof(mn)),
-				    lat_render_ns((double)r->total /
-							  (double)r->count,
+				    lat_render_ns((double)h->sum /
+							  (double)h->count,
 						  av, sizeof(av)),
-				    lat_render_ns((double)r->max, mx,
+				    lat_render_ns((double)h->max, mx,
 						  sizeof(mx)),
-				    lat_render_bound(lat_row_quantile(r, 500),
-						     p[0], 32),
-				    lat_render_bound(lat_row_quantile(r, 900),
-						     p[1], 32),
-				    lat_render_bound(lat_row_quantile(r, 990),
-						     p[2], 32));
+				    lat_render_bound(h, HIST_P50, p[0], 32),
+				    lat_render_bound(h, HIST_P90, p[1], 32),
+				    lat_render_bound(h, HIST_P99, p[2], 32));
 		}
-		if (!shown)
+		if (!n)
 			strbuf_add(b, " (none yet)\n");
+		free(v);
 	}
 }
 
@@ -97,140 +164,82 @@ static json_t *lat_render_u64(uint64_t v)
 
 /* A percentile as its bucket's upper bound in ns (null when empty or
  * open). */
-static json_t *lat_render_pct(const struct lat_row *r, unsigned int permille)
+static json_t *lat_render_pct(const struct snap_hist *h, unsigned int permille)
 {
-	int i = lat_row_quantile(r, permille);
-	uint64_t lo, hi;
+	struct hist_bucket bk;
 
-	if (i < 0)
+	if (!hist_snap_quantile(h, false, permille, &bk) || bk.hi == UINT64_MAX)
 		return json_null();
-	lat_bucket_range((size_t)i, &lo, &hi);
-	return hi == UINT64_MAX ? json_null() : lat_render_u64(hi);
+	return lat_render_u64(bk.hi);
 }
 
-json_t *lat_render_json(const struct lat_snap *s)
+/* The histograms of kind in scope sc, appended to a. */
+static void lr_json_scope(json_t *a, const struct snapshot *snap,
+			  const struct snap_scope *sc, int kind)
 {
-	json_t *o = json_object(), *a = json_array();
+	size_t n;
+	struct lr_hist *v = lr_hists(snap, sc, kind, &n);
 
-	json_object_set_new(o, "reentry", json_string(s->mark));
-	json_object_set_new(o, "exits_timed", json_boolean(s->exits));
-	for (size_t i = 0; i < s->n; i++) {
-		const struct lat_row *r = &s->rows[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct snap_hist *hs = v[i].h;
 		json_t *h = json_object(), *bk = json_array();
+		bool vcpu = sc->vcpu != SAMPLE_ALL_VCPUS;
 
-		json_object_set_new(h, "kind",
-				    json_string(lat_kind_name(r->kind)));
-		json_object_set_new(h, "reason", json_string(r->reason));
-		json_object_set_new(h, "pid", json_integer(r->pid));
-		json_object_set_new(h, "tid", json_integer(r->tid));
+		json_object_set_new(h, "kind", json_string(lat_kinds[kind]));
+		json_object_set_new(h, "reason", json_string(v[i].reason));
+		json_object_set_new(h, "pid", json_integer(sc->pid));
+		json_object_set_new(h, "tid", json_integer(vcpu ? sc->tid : 0));
 		json_object_set_new(h, "vcpu",
-				    r->vcpu >= 0 ? json_integer(r->vcpu) :
-						   json_null());
-		json_object_set_new(h, "count", lat_render_u64(r->count));
-		json_object_set_new(h, "total_ns", lat_render_u64(r->total));
-		json_object_set_new(h, "min_ns", lat_render_u64(r->min));
-		json_object_set_new(h, "max_ns", lat_render_u64(r->max));
-		json_object_set_new(h, "p50_ns", lat_render_pct(r, 500));
-		json_object_set_new(h, "p90_ns", lat_render_pct(r, 900));
-		json_object_set_new(h, "p99_ns", lat_render_pct(r, 990));
-		for (size_t j = 0; j < LAT_NBUCKETS; j++) {
+				    vcpu ? json_integer(sc->vcpu) : json_null());
+		json_object_set_new(h, "count", lat_render_u64(hs->count));
+		json_object_set_new(h, "total_ns", lat_render_u64(hs->sum));
+		json_object_set_new(h, "min_ns", lat_render_u64(hs->min));
+		json_object_set_new(h, "max_ns", lat_render_u64(hs->max));
+		json_object_set_new(h, "p50_ns", lat_render_pct(hs, HIST_P50));
+		json_object_set_new(h, "p90_ns", lat_render_pct(hs, HIST_P90));
+		json_object_set_new(h, "p99_ns", lat_render_pct(hs, HIST_P99));
+		for (size_t j = 0; j < hs->nbuckets; j++) {
+			const struct snap_bucket *b = &hs->buckets[j];
 			json_t *e;
-			uint64_t lo, hi;
 
-			if (!r->b[j])
+			if (!b->total)
 				continue;
-			lat_bucket_range(j, &lo, &hi);
 			e = json_object();
-			json_object_set_new(e, "lo_ns", lat_render_u64(lo));
+			json_object_set_new(e, "lo_ns", lat_render_u64(b->lo));
 			json_object_set_new(e, "hi_ns",
-					    hi == UINT64_MAX ?
+					    b->hi == UINT64_MAX ?
 						    json_null() :
-						    lat_render_u64(hi));
-			json_object_set_new(e, "count", lat_render_u64(r->b[j]));
+						    lat_render_u64(b->hi));
+			json_object_set_new(e, "count",
+					    lat_render_u64(b->total));
 			json_array_append_new(bk, e);
 		}
 		json_object_set_new(h, "buckets", bk);
 		json_array_append_new(a, h);
 	}
-	json_object_set_new(o, "histograms", a);
-	return o;
+	free(v);
 }
 
-static void lat_render_labels(struct strbuf *b, const struct lat_row *r,
-			      const char *le)
+json_t *lat_render_json(const struct snapshot *snap)
 {
-	if (r->pid)
-		strbuf_addf(b, "{pid=\"%d\",", (int)r->pid);
-	else
-		strbuf_add(b, "{");
-	if (r->tid && r->vcpu >= 0)
-		strbuf_addf(b, "vcpu=\"%d\",", r->vcpu);
-	strbuf_add(b, "reason=\"");
-	/* names come from format files: keep them to label-safe bytes */
-	for (const char *p = r->reason; *p; p++)
-		strbuf_addf(b, "%c",
-			    *p == '"' || *p == '\\' || *p == '\n' ? '_' : *p);
-	strbuf_add(b, "\"");
-	if (le)
-		strbuf_addf(b, ",le=\"%s\"", le);
-	strbuf_add(b, "}");
-}
+	const struct snap_latency *lat = snap->latency;
+	const struct snap_scope *whole = snap->whole;
+	json_t *o = json_object(), *a = json_array();
 
-void lat_render_prom(struct strbuf *b, const struct lat_snap *s, bool om)
-{
-	static const char *const fams[LAT_NKINDS] = {
-		[LAT_EXIT] = "kvm_exit_latency_seconds",
-		[LAT_VMM] = "kvm_vmm_time_seconds",
-	};
-	static const char *const help[LAT_NKINDS] = {
-		[LAT_EXIT] = "Time from kvm_exit to the next kvm_entry of the "
-			     "vCPU thread, by exit reason",
-		[LAT_VMM] = "Time from kvm_userspace_exit until the vCPU "
-			    "thread enters the guest again, by reason",
-	};
+	if (lat->reentry)
+		json_object_set_new(o, "reentry", json_string(lat->reentry));
+	json_object_set_new(o, "exits_timed", json_boolean(lat->exits_timed));
+	/* by kind, then the whole selection, each VM and its vCPUs */
+	for (int k = 0; whole && k < LR_NKINDS; k++) {
+		lr_json_scope(a, snap, whole, k);
+		for (size_t i = 0; i < whole->nchildren; i++) {
+			const struct snap_scope *vm = &whole->children[i];
 
-	for (int k = 0; k < LAT_NKINDS; k++) {
-		bool head = false;
-
-		for (size_t i = 0; i < s->n; i++) {
-			const struct lat_row *r = &s->rows[i];
-			uint64_t cum = 0, lo, hi;
-			char le[40];
-
-			/* threads without a vCPU index stay in their VM's */
-			if ((int)r->kind != k || (r->tid && r->vcpu < 0))
-				continue;
-			if (!head) {
-				if (om)
-					strbuf_addf(b,
-						    "# TYPE %s histogram\n"
-						    "# UNIT %s seconds\n",
-						    fams[k], fams[k]);
-				strbuf_addf(b, "# HELP %s %s.\n", fams[k],
-					    help[k]);
-				if (!om)
-					strbuf_addf(b, "# TYPE %s histogram\n",
-						    fams[k]);
-				head = true;
-			}
-			for (size_t j = 0; j < LAT_NBUCKETS; j++) {
-				cum += r->b[j];
-				lat_bucket_range(j, &lo, &hi);
-				if (hi == UINT64_MAX)
-					snprintf(le, sizeof(le), "+Inf");
-				else
-					snprintf(le, sizeof(le), "%.9g",
-						 (double)hi / 1e9);
-				strbuf_addf(b, "%s_bucket", fams[k]);
-				lat_render_labels(b, r, le);
-				strbuf_addf(b, " %" PRIu64 "\n", cum);
-			}
-			strbuf_addf(b, "%s_count", fams[k]);
-			lat_render_labels(b, r, NULL);
-			strbuf_addf(b, " %" PRIu64 "\n", cum);
-			strbuf_addf(b, "%s_sum", fams[k]);
-			lat_render_labels(b, r, NULL);
-			strbuf_addf(b, " %.9f\n", (double)r->total / 1e9);
+			lr_json_scope(a, snap, vm, k);
+			for (size_t j = 0; j < vm->nchildren; j++)
+				lr_json_scope(a, snap, &vm->children[j], k);
 		}
 	}
+	json_object_set_new(o, "histograms", a);
+	return o;
 }

@@ -32,7 +32,8 @@ struct om_series {
 	int family;		    /* field id of the family's root */
 	int field;		    /* the root itself, or a reason child */
 	size_t scope;		    /* index in om_ctx.scopes; 0 is the whole */
-	const struct snap_row *row; /* its total (raw) and buckets */
+	const struct snap_row *row; /* its total (raw), or NULL */
+	const struct snap_hist *hist; /* a histogram's buckets, or NULL */
 };
 
 struct om_ctx {
@@ -438,14 +439,36 @@ static void om_kept(struct om_ctx *c)
 }
 
 static void om_push(struct om_ctx *c, int family, int field, size_t scope,
-		    const struct snap_row *row)
+		    const struct snap_row *row, const struct snap_hist *hist)
 {
 	if (c->nseries == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 256;
 		c->series = xrealloc(c->series, c->cap * sizeof(*c->series));
 	}
-	c->series[c->nseries++] = (struct om_series){ family, field, scope,
-						      row };
+	c->series[c->nseries++] = (struct om_series){ family, field, scope, row,
+						      hist };
+}
+
+/*
+ * The histograms of scope sc read whole by their source (exit latency):
+ * those the view keeps or that an option of their own turned on; a keyed
+ * child joins its parent's family.
+ */
+static void om_gather_hists(struct om_ctx *c, const struct snap_scope *sc,
+			    size_t scope)
+{
+	for (size_t i = 0; sc && i < sc->nhists; i++) {
+		const struct snap_hist *h = &sc->hists[i];
+		const struct field_info *f = &c->fields[h->field];
+		int fam = h->field;
+
+		if (!h->measured || !h->nbuckets ||
+		    (!c->kept[h->field] && !(f->flags & FIELD_OWN_SWITCH)))
+			continue;
+		if (f->parent >= 0 && c->fields[f->parent].hist != HIST_NONE)
+			fam = f->parent;
+		om_push(c, fam, h->field, scope, NULL, h);
+	}
 }
 
 /*
@@ -469,12 +492,13 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 			continue;
 		if (f->hist != HIST_NONE) {
 			if (r->hist && r->hist->nbuckets)
-				om_push(c, r->field, r->field, scope, r);
+				om_push(c, r->field, r->field, scope, r,
+					r->hist);
 		} else if (f->parent >= 0) {
-			om_push(c, f->parent, r->field, scope, r);
+			om_push(c, f->parent, r->field, scope, r, NULL);
 			has_reasons[f->parent] = true;
 		} else {
-			om_push(c, r->field, r->field, scope, r);
+			om_push(c, r->field, r->field, scope, r, NULL);
 		}
 	}
 	kept = first;
@@ -489,6 +513,15 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 	for (size_t i = first; i < c->nseries; i++)
 		has_reasons[c->series[i].family] = false;
 	c->nseries = kept;
+}
+
+/* Whether scope sc holds a histogram read whole (exit latency's). */
+static bool om_has_measured(const struct snap_scope *sc)
+{
+	for (size_t i = 0; i < sc->nhists; i++)
+		if (sc->hists[i].measured)
+			return true;
+	return false;
 }
 
 static void om_add_scope(struct om_ctx *c, const struct snap_scope *sc)
@@ -510,22 +543,34 @@ static void om_gather(struct om_ctx *c)
 	c->scopes = xrealloc(c->scopes, sizeof(*c->scopes));
 	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS, NULL };
 	om_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
+	om_gather_hists(c, whole, 0);
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		if (!vm->fresh)
+		bool rows = vm->fresh, any = rows || om_has_measured(vm);
+
+		/* a VM not read in the last refresh has only the histograms
+		 * read whole (exit latency's), its vCPUs too */
+		for (size_t j = 0; !any && j < vm->nchildren; j++)
+			any = om_has_measured(&vm->children[j]);
+		if (!any)
 			continue;
 		om_add_scope(c, vm);
-		om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
-				has_reasons);
+		if (rows)
+			om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
+					has_reasons);
+		om_gather_hists(c, vm, c->nscopes - 1);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
+			bool vrows = rows && vc->fresh;
 
-			if (!vc->fresh)
+			if (!vrows && !om_has_measured(vc))
 				continue;
 			om_add_scope(c, vc);
-			om_gather_scope(c, vc->rows, vc->nrows, c->nscopes - 1,
-					has_reasons);
+			if (vrows)
+				om_gather_scope(c, vc->rows, vc->nrows,
+						c->nscopes - 1, has_reasons);
+			om_gather_hists(c, vc, c->nscopes - 1);
 		}
 	}
 	free(has_reasons);
@@ -668,6 +713,13 @@ static void om_header(struct om_ctx *c, const char *fam,
 		if (unit)
 			strbuf_addf(b, "# UNIT %s %s\n", fam, unit);
 	}
+	if (f->help) {
+		/* its source's words */
+		strbuf_addf(b, "# HELP %s%s ", fam, suffix);
+		om_escape(b, f->help, om);
+		strbuf_add(b, "\n");
+		goto out_type;
+	}
 	strbuf_addf(b, "# HELP %s%s KVM %s ", fam, suffix,
 		    f->hist != HIST_NONE ? "histogram" : "statistic");
 	om_escape(b, f->name, om);
@@ -680,6 +732,7 @@ static void om_header(struct om_ctx *c, const char *fam,
 	if (f->hist != HIST_NONE)
 		strbuf_add(b, "; _sum estimated from bucket midpoints");
 	strbuf_add(b, "\n");
+out_type:
 	if (!om)
 		strbuf_addf(b, "# TYPE %s%s %s\n", fam, suffix, type);
 }
@@ -700,17 +753,19 @@ static void om_le(const struct field_info *f, uint64_t hi, char *buf, size_t len
 }
 
 /*
- * One histogram series: cumulative _bucket lines (a +Inf bucket added
- * when the last one is closed), _count, and the _sum estimate: twice the
- * sum is exact in integers (count x (lo + hi - 1), or x 2lo in the open
- * bucket), halved as a decimal shift.
+ * One histogram series, of every histogram alike (binary stats, exit
+ * latency): cumulative _bucket lines (a +Inf bucket added when the last
+ * one is closed), _count, and _sum: the one its source measured, else the
+ * estimate where twice the sum is exact in integers (count x (lo + hi -
+ * 1), or x 2lo in the open bucket), halved as a decimal shift. reason:
+ * the key of a keyed histogram ("HLT"), or NULL.
  */
 static void om_write_hist(struct om_ctx *c, const char *fam,
-			  const struct om_series *x)
+			  const struct om_series *x, const char *reason)
 {
 	const struct om_scope *sc = &c->scopes[x->scope];
 	const struct field_info *pf = &c->fields[x->family];
-	const struct snap_hist *h = x->row->hist;
+	const struct snap_hist *h = x->hist;
 	struct strbuf *b = c->out;
 	bool open_last = false, exact = true;
 	u128 sum2 = 0;
@@ -736,21 +791,23 @@ static void om_write_hist(struct om_ctx *c, const char *fam,
 			exact = false;
 		om_le(pf, bk->hi, le, sizeof(le));
 		strbuf_addf(b, "%s_bucket", fam);
-		om_labels(b, sc, NULL, le);
+		om_labels(b, sc, reason, le);
 		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	}
 	if (!open_last) {
 		strbuf_addf(b, "%s_bucket", fam);
-		om_labels(b, sc, NULL, "+Inf");
+		om_labels(b, sc, reason, "+Inf");
 		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	}
 	strbuf_addf(b, "%s_count", fam);
-	om_labels(b, sc, NULL, NULL);
+	om_labels(b, sc, reason, NULL);
 	strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	strbuf_addf(b, "%s_sum", fam);
-	om_labels(b, sc, NULL, NULL);
+	om_labels(b, sc, reason, NULL);
 	strbuf_add(b, " ");
-	if (exact && !(sum2 & 1))
+	if (h->measured)
+		om_scaled(b, h->sum, 0, pf);
+	else if (exact && !(sum2 & 1))
 		om_scaled(b, sum2 / 2, 0, pf);
 	else if (exact && sum2 <= ~(u128)0 / 5)
 		om_scaled(b, sum2 * 5, -1, pf);
@@ -801,7 +858,11 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 		char reason[256];
 
 		if (f->hist != HIST_NONE) {
-			om_write_hist(c, fam, x);
+			om_write_hist(c, fam, x,
+				      x->field == x->family ?
+					      NULL :
+					      om_reason(xf, f, reason,
+							sizeof(reason)));
 			continue;
 		}
 		strbuf_addf(c->out, "%s%s", fam,

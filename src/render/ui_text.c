@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hist.h"
+#include "hist_fmt.h"
 #include "ui_text.h"
 #include "units.h"
 

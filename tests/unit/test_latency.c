@@ -1,145 +1,241 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Exit latency's rows and how they are written (include/latency.h,
- * include/lat_render.h): log2 bucket ranges, nearest-rank percentiles,
- * the table's columns, the JSON value, and Prometheus histograms whose
- * buckets are cumulative, end in +Inf and match _count.
+ * Exit latency in the one histogram model (include/latency.h's fields,
+ * hist.h's readings, the snapshot's scopes) and how it is written
+ * (include/lat_render.h, and openmetrics.c as every histogram): log2
+ * bucket ranges, nearest-rank percentiles, the table's columns, the JSON
+ * value, and exposition histograms whose buckets are cumulative, end in
+ * +Inf and match _count.
  */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "hist.h"
 #include "lat_render.h"
+#include "latency.h"
+#include "openmetrics.h"
+#include "stats.h"
 #include "suites.h"
 
-/* A row of n samples in bucket i (and m in bucket j). */
-static struct lat_row row(const char *reason, pid_t pid, size_t i, uint64_t n,
-			  size_t j, uint64_t m)
-{
-	struct lat_row r = { .kind = LAT_VMM, .pid = pid, .vcpu = -1 };
-	uint64_t lo, hi;
+/* The stats, the readings and the header facts a snapshot is built of. */
+struct lt {
+	struct stats s;
+	struct hist_set hs;
+	struct snap_latency info;
+	struct snapshot snap;
+};
 
-	snprintf(r.reason, sizeof(r.reason), "%s", reason);
-	r.b[i] += n;
-	r.b[j] += m;
-	r.count = n + m;
-	lat_bucket_range(i, &lo, &hi);
-	r.min = lo;
-	r.total = n * lo;
-	lat_bucket_range(j, &lo, &hi);
-	r.max = lo;
-	r.total += m * lo;
-	return r;
+static void lt_init(struct lt *t, const char *reentry, bool exits)
+{
+	stats_init(&t->s, false);
+	hist_set_init(&t->hs);
+	t->info = (struct snap_latency){
+		.exit_field = latency_field(&t->s.fields, LAT_EXIT, NULL),
+		.vmm_field = latency_field(&t->s.fields, LAT_VMM, NULL),
+		.exits_timed = exits,
+		.reentry = reentry,
+	};
 }
 
+/* A histogram of n samples in bucket i (and m in bucket j), each at its
+ * bucket's lower bound. */
+static void lt_add(struct lt *t, enum lat_kind k, const char *reason, pid_t pid,
+		   int vcpu, pid_t tid, size_t i, uint64_t n, size_t j,
+		   uint64_t m)
+{
+	struct hist_reading *r = hist_set_add(&t->hs,
+					      latency_field(&t->s.fields, k,
+							    reason),
+					      pid, vcpu, tid, LAT_NBUCKETS);
+	uint64_t lo, hi;
+
+	r->b[i] += n;
+	r->b[j] += m;
+	r->count = n + m;
+	hist_bucket_range(HIST_LOG2, 0, i, LAT_NBUCKETS, &lo, &hi);
+	r->min = lo;
+	r->sum = n * lo;
+	hist_bucket_range(HIST_LOG2, 0, j, LAT_NBUCKETS, &lo, &hi);
+	r->max = lo;
+	r->sum += m * lo;
+}
+
+static void lt_build(struct lt *t)
+{
+	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS, .hists = &t->hs };
+
+	snapshot_build(&t->s, &req, &t->snap);
+	t->snap.latency = &t->info;
+}
+
+/* Asserts that text holds want; on failure the text goes to stderr (too
+ * long for Check's message). */
+#define LT_HAS(text, want)                                                  \
+	do {                                                                \
+		if (!strstr((text), (want)))                                \
+			fprintf(stderr, "%s", (text));                      \
+		ck_assert_msg(strstr((text), (want)), "missing: %s", want); \
+	} while (0)
+
+static void lt_free(struct lt *t)
+{
+	snapshot_free(&t->snap);
+	hist_set_free(&t->hs);
+	stats_free(&t->s);
+}
+
+/* Exit latency's buckets are the model's log2 buckets of ns. */
 START_TEST(test_bucket_range)
 {
 	uint64_t lo, hi;
 
-	lat_bucket_range(0, &lo, &hi);
+	hist_bucket_range(HIST_LOG2, 0, 0, LAT_NBUCKETS, &lo, &hi);
 	ck_assert(lo == 0 && hi == 1);
-	lat_bucket_range(1, &lo, &hi);
+	hist_bucket_range(HIST_LOG2, 0, 1, LAT_NBUCKETS, &lo, &hi);
 	ck_assert(lo == 1 && hi == 2);
-	lat_bucket_range(16, &lo, &hi);
+	hist_bucket_range(HIST_LOG2, 0, 16, LAT_NBUCKETS, &lo, &hi);
 	ck_assert(lo == 32768 && hi == 65536);
-	lat_bucket_range(LAT_NBUCKETS - 1, &lo, &hi);
+	hist_bucket_range(HIST_LOG2, 0, LAT_NBUCKETS - 1, LAT_NBUCKETS, &lo,
+			  &hi);
 	ck_assert(lo == 1ull << (LAT_NBUCKETS - 2) && hi == UINT64_MAX);
 }
 END_TEST
 
+/* The table's percentiles: the model's nearest rank (90 in bucket 16, 10
+ * in 19: p90 is the 90th, p91 the 91st). */
 START_TEST(test_quantile)
 {
-	struct lat_row r = row("IO", 0, 16, 90, 19, 10), e = { 0 };
+	struct lt t;
+	struct strbuf b;
 
-	ck_assert_int_eq(lat_row_quantile(&r, 500), 16);
-	ck_assert_int_eq(lat_row_quantile(&r, 900), 16);
-	ck_assert_int_eq(lat_row_quantile(&r, 910), 19);
-	ck_assert_int_eq(lat_row_quantile(&r, 990), 19);
-	ck_assert_int_eq(lat_row_quantile(&e, 500), -1);
+	lt_init(&t, "kvm_entry", false);
+	lt_add(&t, LAT_VMM, "IO", 0, SAMPLE_ALL_VCPUS, 0, 16, 90, 19, 10);
+	lt_add(&t, LAT_VMM, "HLT", 0, SAMPLE_ALL_VCPUS, 0, 20, 1, 20, 0);
+	lt_build(&t);
+	strbuf_init(&b);
+	lat_render_text(&b, &t.snap);
+	/* IO: p50 and p90 < 65.5 µs, p99 < 524 µs */
+	ck_assert_msg(strstr(b.s, " < 65.5 µs  < 65.5 µs   < 524 µs\n"), "%s",
+		      b.s);
+	strbuf_free(&b);
+	lt_free(&t);
 }
 END_TEST
 
 START_TEST(test_text)
 {
-	struct lat_row rows[2] = { row("IO", 0, 16, 3, 16, 0),
-				   row("HLT", 0, 20, 1, 20, 0) };
-	struct lat_snap s = { .rows = rows, .n = 2, .mark = "kvm_fpu(load)" };
+	struct lt t;
 	struct strbuf b;
 
+	lt_init(&t, "kvm_fpu(load)", false);
+	lt_add(&t, LAT_VMM, "IO", 0, SAMPLE_ALL_VCPUS, 0, 16, 3, 16, 0);
+	lt_add(&t, LAT_VMM, "HLT", 0, SAMPLE_ALL_VCPUS, 0, 20, 1, 20, 0);
+	/* a VM's rows are not the whole selection's table */
+	lt_add(&t, LAT_VMM, "MMIO", 42, SAMPLE_ALL_VCPUS, 0, 20, 1, 20, 0);
+	lt_build(&t);
 	strbuf_init(&b);
-	lat_render_text(&b, &s, 0);
+	lat_render_text(&b, &t.snap);
 	ck_assert_msg(strstr(b.s, "Time in the VMM (kvm_userspace_exit to "
 				  "re-entry at kvm_fpu(load))"),
 		      "%s", b.s);
 	ck_assert_msg(!strstr(b.s, "Exit latency"), "exits not timed: %s", b.s);
-	/* 3 x 32768 ns against 524288 ns: 15.8% and 84.2% */
-	ck_assert_msg(strstr(b.s, " IO                                3  15.8%"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s, "< 65.5 µs"), "%s", b.s);
+	/* 3 x 32768 ns against 524288 ns: 15.8% and 84.2%, largest first */
 	ck_assert_msg(strstr(b.s, " HLT                               1  84.2%"),
 		      "%s", b.s);
+	ck_assert_msg(strstr(b.s, " IO                                3  15.8%"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s, "HLT") < strstr(b.s, " IO "), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "< 65.5 µs"), "%s", b.s);
+	ck_assert_msg(!strstr(b.s, "MMIO"), "%s", b.s);
 	strbuf_free(&b);
+	lt_free(&t);
 }
 END_TEST
 
 START_TEST(test_json)
 {
-	struct lat_row r = row("IO", 42, 16, 3, 17, 1);
-	struct lat_snap s = { .rows = &r, .n = 1, .mark = "kvm_entry" };
-	json_t *j = lat_render_json(&s), *h;
+	struct lt t;
+	json_t *j, *a, *h;
 
-	h = json_array_get(json_object_get(j, "histograms"), 0);
+	lt_init(&t, "kvm_entry", true);
+	lt_add(&t, LAT_VMM, "IO", 42, SAMPLE_ALL_VCPUS, 0, 16, 3, 17, 1);
+	lt_add(&t, LAT_VMM, "IO", 42, 2, 43, 16, 3, 17, 1);
+	lt_add(&t, LAT_EXIT, "HLT", 0, SAMPLE_ALL_VCPUS, 0, 10, 1, 10, 0);
+	lt_build(&t);
+	j = lat_render_json(&t.snap);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "reentry")),
+			 "kvm_entry");
+	a = json_object_get(j, "histograms");
+	ck_assert_int_eq(json_array_size(a), 3);
+	/* exit first; then the VM's, then its vCPU's */
+	h = json_array_get(a, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(h, "kind")), "exit");
+	h = json_array_get(a, 1);
 	ck_assert_str_eq(json_string_value(json_object_get(h, "kind")), "vmm");
+	ck_assert_str_eq(json_string_value(json_object_get(h, "reason")), "IO");
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "pid")), 42);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "tid")), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "count")), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "total_ns")),
+			 3 * 32768 + 65536);
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "p50_ns")),
 			 65536);
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "p99_ns")),
 			 131072);
 	ck_assert_int_eq(json_array_size(json_object_get(h, "buckets")), 2);
 	ck_assert(json_is_null(json_object_get(h, "vcpu")));
+	h = json_array_get(a, 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "tid")), 43);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "vcpu")), 2);
 	json_decref(j);
+	lt_free(&t);
 }
 END_TEST
 
+/* Exit latency through the one OpenMetrics writer, whatever -f keeps. */
 START_TEST(test_prom)
 {
-	struct lat_row r[2] = { row("IO", 0, 16, 3, 17, 1),
-				row("IO", 42, 16, 3, 17, 1) };
-	struct lat_snap s = { .rows = r, .n = 2, .mark = "kvm_entry" };
+	struct lt t;
 	struct strbuf b;
 
-	r[1].tid = 43;
-	r[1].vcpu = 2;
+	lt_init(&t, "kvm_entry", false);
+	lt_add(&t, LAT_VMM, "IO", 0, SAMPLE_ALL_VCPUS, 0, 16, 3, 17, 1);
+	lt_add(&t, LAT_VMM, "IO", 42, 2, 43, 16, 3, 17, 1);
+	lt_add(&t, LAT_VMM, "a\"b", 0, SAMPLE_ALL_VCPUS, 0, 1, 1, 1, 0);
+	lt_build(&t);
 	strbuf_init(&b);
-	lat_render_prom(&b, &s, false);
-	ck_assert_msg(strstr(b.s, "# TYPE kvm_vmm_time_seconds histogram\n"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
-				  "le=\"3.2768e-05\"} 0\n"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
-				  "le=\"6.5536e-05\"} 3\n"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
-				  "le=\"+Inf\"} 4\n"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s,
-			     "kvm_vmm_time_seconds_count{reason=\"IO\"} 4\n"),
-		      "%s", b.s);
-	ck_assert_msg(strstr(b.s, "kvm_vmm_time_seconds_count{pid=\"42\","
-				  "vcpu=\"2\",reason=\"IO\"} 4\n"),
-		      "%s", b.s);
-	/* 3 x 32768 + 65536 ns */
-	ck_assert_msg(strstr(b.s, "kvm_vmm_time_seconds_sum{reason=\"IO\"} "
-				  "0.000163840\n"),
-		      "%s", b.s);
-	ck_assert_msg(!strstr(b.s, "# UNIT"), "%s", b.s);
+	openmetrics_render(&b, &t.snap, OPENMETRICS_PROMETHEUS);
+	LT_HAS(b.s, "# HELP kvm_vmm_time_seconds Time from "
+		    "kvm_userspace_exit until the vCPU thread "
+		    "enters the guest again, by reason.\n"
+		    "# TYPE kvm_vmm_time_seconds histogram\n");
+	/* le: the largest value a bucket holds, (2^i - 1) ns */
+	LT_HAS(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
+		    "le=\"3.2767e-05\"} 0\n");
+	LT_HAS(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
+		    "le=\"6.5535e-05\"} 3\n");
+	LT_HAS(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
+		    "le=\"+Inf\"} 4\n");
+	LT_HAS(b.s, "kvm_vmm_time_seconds_count{reason=\"IO\"} 4\n");
+	LT_HAS(b.s, "kvm_vmm_time_seconds_count{pid=\"42\","
+		    "vcpu=\"2\",reason=\"IO\"} 4\n");
+	/* the measured sum, exact: 3 x 32768 + 65536 ns */
+	LT_HAS(b.s, "kvm_vmm_time_seconds_sum{reason=\"IO\"} "
+		    "0.00016384\n");
+	/* label values escaped as every label's */
+	LT_HAS(b.s, "{reason=\"a\\\"b\",le=");
+	ck_assert_msg(!strstr(b.s, "# UNIT"), "exposition: %zu bytes", b.len);
+	ck_assert_msg(!strstr(b.s, "kvm_exit_latency"), "exposition: %zu bytes",
+		      b.len);
 	strbuf_reset(&b);
-	lat_render_prom(&b, &s, true);
-	ck_assert_msg(strstr(b.s, "# UNIT kvm_vmm_time_seconds seconds\n"),
-		      "%s", b.s);
+	openmetrics_render(&b, &t.snap, OPENMETRICS_OPENMETRICS);
+	LT_HAS(b.s, "# UNIT kvm_vmm_time_seconds seconds\n");
+	/* one "# EOF", at the end */
+	ck_assert_msg(strstr(b.s, "# EOF\n") == b.s + b.len - 6,
+		      "exposition: %zu bytes", b.len);
 	strbuf_free(&b);
+	lt_free(&t);
 }
 END_TEST
 

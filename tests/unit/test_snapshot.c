@@ -3,7 +3,8 @@
  * Snapshots: the view (filter, parents summing children, one VM, one
  * vCPU, NAME/vcpuN rows, order), the tree of scopes and its summaries
  * (exits by the provider's flag, busiest events), histograms with their
- * buckets per scope, guest names, and that a snapshot outlives its stats.
+ * buckets per scope (those read whole too: exit latency's), guest names,
+ * and that a snapshot outlives its stats.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "app/vmscan.h"
 #include "errmsg.h"
+#include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "suites.h"
@@ -600,6 +602,82 @@ START_TEST(test_idle_vcpus)
 }
 END_TEST
 
+/*
+ * Histograms read whole (exit latency's): each joins the scope it was read
+ * in, one the cells lacked added (a vCPU with its thread), beside the
+ * binary stats' in field order; not rows, so never in the view; the
+ * buckets in the model's ranges with their counts and the measured sums.
+ */
+START_TEST(test_histograms_read_whole)
+{
+	struct stats s;
+	struct hist_set hs;
+	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS, .hists = &hs };
+	struct snapshot snap;
+	const struct snap_scope *vm, *vc;
+	const struct snap_hist *h;
+	struct hist_reading *r;
+	int parent, kid[4], ev, lat, key;
+
+	stats_init(&s, false);
+	parent = hist_fields(&s, 4, kid);
+	ev = fid(&s, "ev", -1, FIELD_CUMULATIVE);
+	lat = fid(&s, "lat", -1, FIELD_CUMULATIVE);
+	key = fid(&s, "lat(K)", lat, FIELD_CUMULATIVE);
+	field_table_info(&s.fields, lat)->hist = HIST_LOG2;
+	field_table_info(&s.fields, key)->hist = HIST_LOG2;
+	push(&s, ev, 0, -1, 5, 0);
+	push(&s, kid[1], 0, -1, 3, 0);
+	stats_update(&s, 1000000000ull);
+	hist_set_init(&hs);
+	r = hist_set_add(&hs, key, 9, 2, 99, 8);
+	r->b[3] = 4;
+	r->count = 4;
+	r->sum = 20;
+	r->min = r->max = 5;
+	hist_set_add(&hs, key, 9, SAMPLE_ALL_VCPUS, 0, 8)->count = 1;
+	hist_set_add(&hs, key, 0, SAMPLE_ALL_VCPUS, 0, 8)->count = 2;
+	/* not a histogram field: left out */
+	hist_set_add(&hs, ev, 0, SAMPLE_ALL_VCPUS, 0, 8);
+	snapshot_build(&s, &req, &snap);
+	hist_set_free(&hs);
+
+	ck_assert_uint_eq(snap.whole->nhists, 2);
+	ck_assert_int_eq(snap.whole->hists[0].field, parent);
+	ck_assert(!snap.whole->hists[0].measured);
+	ck_assert_ptr_eq(snapshot_scope_row(snap.whole, parent)->hist,
+			 &snap.whole->hists[0]);
+	h = snapshot_scope_hist(snap.whole, key);
+	ck_assert_ptr_nonnull(h);
+	ck_assert(h->measured);
+	ck_assert_uint_eq(h->count, 2);
+	ck_assert_ptr_null(snapshot_scope_hist(snap.whole, ev));
+	ck_assert_ptr_null(snapshot_scope_row(snap.whole, key));
+	for (size_t i = 0; i < snap.nrows; i++)
+		ck_assert_int_ne(snap.rows[i].field, key);
+
+	ck_assert_uint_eq(snap.whole->nchildren, 1);
+	vm = &snap.whole->children[0];
+	ck_assert_int_eq(vm->pid, 9);
+	ck_assert_uint_eq(snapshot_scope_hist(vm, key)->count, 1);
+	ck_assert_uint_eq(vm->nchildren, 1);
+	vc = &vm->children[0];
+	ck_assert_int_eq(vc->vcpu, 2);
+	ck_assert_int_eq(vc->tid, 99);
+	h = snapshot_scope_hist(vc, key);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(h->nbuckets, 8);
+	ck_assert_uint_eq(h->buckets[3].lo, 4);
+	ck_assert_uint_eq(h->buckets[3].hi, 8);
+	ck_assert_uint_eq(h->buckets[3].total, 4);
+	ck_assert_uint_eq(h->buckets[7].hi, UINT64_MAX);
+	ck_assert_uint_eq(h->sum, 20);
+	ck_assert_uint_eq(h->min, 5);
+	snapshot_free(&snap);
+	stats_free(&s);
+}
+END_TEST
+
 Suite *snapshot_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -614,6 +692,7 @@ Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_outlives_stats);
 	tcase_add_test(tc, test_guest_names);
 	tcase_add_test(tc, test_idle_vcpus);
+	tcase_add_test(tc, test_histograms_read_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hist.h"
+#include "hist_fmt.h"
 #include "stats.h"
 #include "suites.h"
 #include "units.h"

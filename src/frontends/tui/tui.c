@@ -22,7 +22,7 @@
 #include "errmsg.h"
 #include "filter.h"
 #include "frontend.h"
-#include "hist.h"
+#include "hist_fmt.h"
 #include "options.h"
 #include "tui_int.h"
 #include "tui_lat.h"
@@ -130,7 +130,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 			snprintf(title, sizeof(title), "pid %d", tp->pid);
 		else
 			snprintf(title, sizeof(title), "summary");
-		tui_lat_draw(snap->latency, title);
+		tui_lat_draw(snap, title);
 		return 0;
 	}
 	tui_free_rows(tp);

@@ -19,6 +19,7 @@
 #include "filter.h"
 #include "frontend.h"
 #include "hist.h"
+#include "hist_fmt.h"
 #include "options.h"
 #include "tui_int.h"
 #include "tui_lat.h"

@@ -13,7 +13,7 @@
 #include "strbuf.h"
 #include "tui_lat.h"
 
-void tui_lat_draw(const struct lat_snap *s, const char *title)
+void tui_lat_draw(const struct snapshot *snap, const char *title)
 {
 	struct strbuf b;
 	int rows, cols, y = 0;
@@ -27,12 +27,12 @@ void tui_lat_draw(const struct lat_snap *s, const char *title)
 	mvaddnstr(y++, 0, hdr, cols);
 	attroff(A_BOLD);
 	strbuf_init(&b);
-	if (!s)
+	if (!snap->latency)
 		strbuf_add(&b, "starting...\n");
-	else if (s->error[0])
-		strbuf_addf(&b, "latency is off: %s\n", s->error);
+	else if (snap->latency->error)
+		strbuf_addf(&b, "latency is off: %s\n", snap->latency->error);
 	else
-		lat_render_text(&b, s, 0);
+		lat_render_text(&b, snap);
 	p = b.s;
 	while (p && *p && y < rows - 1) {
 		const char *nl = strchr(p, '\n');

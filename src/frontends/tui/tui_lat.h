@@ -6,10 +6,10 @@
 #ifndef KVMSTAT_TUI_LAT_H
 #define KVMSTAT_TUI_LAT_H
 
-#include "latency.h"
+#include "snapshot.h"
 
 /* Draws s (NULL: not read yet) for the selection title (e.g. "pid 123",
  * or "summary") over the whole screen. */
-void tui_lat_draw(const struct lat_snap *s, const char *title);
+void tui_lat_draw(const struct snapshot *snap, const char *title);
 
 #endif

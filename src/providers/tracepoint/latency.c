@@ -4,8 +4,9 @@
  * kvm_entry, kvm_userspace_exit and the re-entry mark under the run's
  * tracefs (in a test tree, the real tracepoints their ids name), takes the
  * reasons' offsets and names from their format files, loads the latency
- * engine, and turns its per-thread histograms into rows for the whole
- * selection, each VM and each vCPU thread.
+ * engine, and turns its per-thread histograms into histograms of the
+ * snapshot's scopes (the whole selection, each VM, each vCPU), their
+ * fields declared here like any source's.
  *
  * Re-entry after a userspace exit: kvm_entry where it fires (always
  * attached; once it has fired, the KVM_RUN mark is dropped). Beside it,
@@ -37,6 +38,24 @@
 #include "vm.h"
 
 static int lat_vcpu(struct latency *l, pid_t pid, pid_t tid);
+
+/* One histogram while reading: a reason of one kind in one scope. */
+struct lat_row {
+	enum lat_kind kind;
+	char reason[64]; /* "HLT", or the raw number */
+	pid_t pid;	 /* 0: the whole selection */
+	pid_t tid;	 /* a thread of pid, or 0 for the VM's row */
+	int vcpu;	 /* the thread's vCPU index, or -1 */
+	uint64_t count, total, min, max; /* ns */
+	uint64_t b[LAT_NBUCKETS];	 /* see lat_shared.h */
+	uint64_t key;			 /* (cls, reason), for merging */
+};
+
+/* The rows of one read. */
+struct lat_snap {
+	struct lat_row *rows;
+	size_t n;
+};
 
 static const char *const lat_real_roots[] = {
 	"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"
@@ -275,34 +294,41 @@ out_fail:
 	return err;
 }
 
-const char *lat_kind_name(enum lat_kind k)
+int latency_field(struct field_table *t, enum lat_kind k, const char *reason)
 {
-	return k == LAT_EXIT ? "exit" : "vmm";
-}
+	static const char *const names[LAT_NKINDS] = {
+		[LAT_EXIT] = "kvm_exit_latency",
+		[LAT_VMM] = "kvm_vmm_time",
+	};
+	static const char *const help[LAT_NKINDS] = {
+		[LAT_EXIT] = "Time from kvm_exit to the next kvm_entry of the "
+			     "vCPU thread, by exit reason.",
+		[LAT_VMM] = "Time from kvm_userspace_exit until the vCPU "
+			    "thread enters the guest again, by reason.",
+	};
+	int parent = -1, id;
+	char name[128];
 
-void lat_bucket_range(size_t i, uint64_t *lo, uint64_t *hi)
-{
-	*lo = i ? 1ull << (i - 1) : 0;
-	*hi = i + 1 >= LAT_NBUCKETS ? UINT64_MAX : 1ull << i;
-}
+	for (int pass = 0; pass < 2; pass++) {
+		struct field_info *f;
 
-int lat_row_quantile(const struct lat_row *r, unsigned int permille)
-{
-	uint64_t total = 0, rank, run = 0;
-
-	for (size_t i = 0; i < LAT_NBUCKETS; i++)
-		total += r->b[i];
-	if (!total)
-		return -1;
-	rank = (total * permille + 999) / 1000;
-	if (!rank)
-		rank = 1;
-	for (size_t i = 0; i < LAT_NBUCKETS; i++) {
-		run += r->b[i];
-		if (run >= rank)
-			return (int)i;
+		if (pass && !reason)
+			break;
+		if (pass)
+			snprintf(name, sizeof(name), "%s(%s)", names[k], reason);
+		id = field_table_intern(t, pass ? name : names[k], parent,
+					FIELD_CUMULATIVE, "latency");
+		f = field_table_info(t, id);
+		f->unit = UNIT_SECONDS;
+		f->exponent = -9;
+		f->base = 10;
+		f->hist = HIST_LOG2;
+		f->flags |= FIELD_OWN_SWITCH;
+		if (!pass)
+			f->help = help[k];
+		parent = id;
 	}
-	return LAT_NBUCKETS - 1;
+	return id;
 }
 
 /* The reason's name: the kernel's table for it, else its number. */
@@ -428,33 +454,38 @@ static void lat_add(void *ctx, const struct lat_key *k, const struct lat_val *v)
 	lat_merge(rd, k, v, (pid_t)k->tgid, (pid_t)k->tid);
 }
 
-static int lat_row_cmp(const void *a, const void *b)
+void latency_read(struct latency *l, struct field_table *t,
+		  struct hist_set *out, struct snap_latency *info)
 {
-	const struct lat_row *x = a, *y = b;
+	struct lat_snap snap = { 0 };
+	struct lat_read rd = { .l = l, .s = &snap };
 
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return strcmp(x->reason, y->reason);
-}
-
-struct lat_snap *latency_read(struct latency *l)
-{
-	struct lat_read rd = { .l = l };
-
-	rd.s = xcalloc(1, sizeof(*rd.s));
-	rd.s->mark = l->mark;
-	rd.s->exits = l->exits;
+	hist_set_clear(out);
+	*info = (struct snap_latency){
+		.exit_field = latency_field(t, LAT_EXIT, NULL),
+		.vmm_field = latency_field(t, LAT_VMM, NULL),
+		.exits_timed = l->exits,
+		.reentry = l->mark,
+	};
 	l->reads++;
 	lat_engine_walk(l->eng, lat_add, &rd);
-	if (rd.s->n)
-		qsort(rd.s->rows, rd.s->n, sizeof(*rd.s->rows), lat_row_cmp);
-	return rd.s;
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct lat_row *r = &snap.rows[i];
+		struct hist_reading *h;
+
+		/* threads without a vCPU index stay in their VM's */
+		if (r->tid && r->vcpu < 0)
+			continue;
+		h = hist_set_add(out, latency_field(t, r->kind, r->reason),
+				 r->pid, r->tid ? r->vcpu : SAMPLE_ALL_VCPUS,
+				 r->tid, LAT_NBUCKETS);
+		h->count = r->count;
+		h->sum = r->total;
+		h->min = r->min;
+		h->max = r->max;
+		memcpy(h->b, r->b, sizeof(r->b));
+	}
+	free(snap.rows);
 }
 
 void latency_reset(struct latency *l)
@@ -472,12 +503,4 @@ void latency_close(struct latency *l)
 	vm_list_free(l->vms, l->nvms);
 	free(l->loaded_at);
 	free(l);
-}
-
-void lat_snap_free(struct lat_snap *s)
-{
-	if (!s)
-		return;
-	free(s->rows);
-	free(s);
 }
