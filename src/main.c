@@ -22,7 +22,7 @@
 #endif
 
 /* A line for the user from the run. */
-static void say(const char *msg)
+static void main_say(const char *msg)
 {
 	fprintf(stderr, "kvmstat: %s\n", msg);
 }
@@ -30,10 +30,10 @@ static void say(const char *msg)
 /* The run cannot go on: the terminal back first, then why, then the
  * status (2 for a usage error, 1 otherwise). Nothing is closed: the
  * process is ending. */
-static void __attribute__((noreturn)) fail(const char *msg, bool usage)
+static void __attribute__((noreturn)) main_fail(const char *msg, bool usage)
 {
 	util_run_fatal_hook();
-	say(msg);
+	main_say(msg);
 	exit(usage ? EXIT_USAGE : EXIT_FAILURE);
 }
 
@@ -41,7 +41,7 @@ static void __attribute__((noreturn)) fail(const char *msg, bool usage)
  * its reader: a write error such as a full disk is the run's failure, a
  * reader that went away is not. A write that failed while printing left
  * its errno (the caller cleared errno before printing). */
-static void finish_stdout(void)
+static void main_finish_stdout(void)
 {
 	char msg[128];
 	int err = 0;
@@ -53,17 +53,17 @@ static void finish_stdout(void)
 	if (!err || err == EPIPE)
 		return;
 	snprintf(msg, sizeof(msg), "cannot write the output: %s", strerror(err));
-	fail(msg, false);
+	main_fail(msg, false);
 }
 
-static int cmp_names(const void *a, const void *b)
+static int main_cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* -f help: as kvm_stat, every event the providers offer, child events
  * named by their parent, each once, sorted, one a line. */
-static int list_fields(struct loop *l)
+static int main_list_fields(struct loop *l)
 {
 	struct snapshot snap;
 	char **names;
@@ -77,7 +77,7 @@ static int list_fields(struct loop *l)
 		names[n++] = xasprintf("%.*s",
 				       (int)strcspn(snap.rows[i].name, "("),
 				       snap.rows[i].name);
-	qsort(names, n, sizeof(*names), cmp_names);
+	qsort(names, n, sizeof(*names), main_cmp_names);
 	errno = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!i || strcmp(names[i], names[i - 1]))
@@ -104,25 +104,25 @@ int main(int argc, char **argv)
 	 * mode (--help | head too), not a signal that kills */
 	signal(SIGPIPE, SIG_IGN);
 	if (options_parse(argc, argv, &opts, &err))
-		fail(err.text, true);
+		main_fail(err.text, true);
 	if (opts.help) {
 		errno = 0;
 		options_usage(stdout);
-		finish_stdout();
+		main_finish_stdout();
 		return 0;
 	}
 	if (opts.version) {
 		errno = 0;
 		printf("kvmstat %s\n", KVMSTAT_VERSION);
-		finish_stdout();
+		main_finish_stdout();
 		return 0;
 	}
-	rc = loop_open(&l, &opts, say);
+	rc = loop_open(&l, &opts, main_say);
 	if (!rc)
-		rc = opts.fields_help ? list_fields(&l) : loop_run(&l);
+		rc = opts.fields_help ? main_list_fields(&l) : loop_run(&l);
 	if (rc)
-		fail(l.msg.text, l.usage);
-	finish_stdout();
+		main_fail(l.msg.text, l.usage);
+	main_finish_stdout();
 	loop_close(&l);
 	options_free(&opts);
 	return 0;

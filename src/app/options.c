@@ -183,7 +183,7 @@ void options_usage(FILE *out)
 /* clang-format on */
 
 /* The option of ours spelled exactly as the n bytes of name, if any. */
-static bool long_exact(const char *name, size_t n)
+static bool options_long_exact(const char *name, size_t n)
 {
 	for (const struct option *l = long_options; l->name; l++)
 		if (strlen(l->name) == n && !strncmp(l->name, name, n))
@@ -196,12 +196,12 @@ static bool long_exact(const char *name, size_t n)
  * option of ours but abbreviates exactly one of kvm_stat's (caller
  * frees); NULL when it stays as it is.
  */
-static char *kvm_stat_spelling(const char *arg)
+static char *options_kvm_stat_spelling(const char *arg)
 {
 	const char *name = arg + 2, *eq = strchr(name, '='), *hit = NULL;
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 
-	if (!n || long_exact(name, n))
+	if (!n || options_long_exact(name, n))
 		return NULL;
 	for (size_t i = 0; kvm_stat_long[i]; i++) {
 		const char *l = kvm_stat_long[i];
@@ -220,11 +220,11 @@ static char *kvm_stat_spelling(const char *arg)
 }
 
 /* How many of our long options name (up to a '=') abbreviates. */
-static size_t long_matches(const char *name)
+static size_t options_long_matches(const char *name)
 {
 	size_t n = strcspn(name, "="), hits = 0;
 
-	if (long_exact(name, n))
+	if (options_long_exact(name, n))
 		return 1;
 	for (const struct option *l = long_options; l->name; l++)
 		hits += !strncmp(l->name, name, n);
@@ -233,7 +233,7 @@ static size_t long_matches(const char *name)
 
 /* Whether the long option arg (maybe abbreviated, without "=VALUE")
  * takes the next argument as its value. */
-static bool long_takes_next(const char *arg)
+static bool options_long_takes_next(const char *arg)
 {
 	const char *name = arg + 2;
 	size_t n = strlen(name), nhits = 0;
@@ -259,7 +259,7 @@ static bool long_takes_next(const char *arg)
  * ambiguous between --pid and --per-vcpu). Values of options are left as
  * they are.
  */
-static char **spell_out(int argc, char **argv, struct options *o)
+static char **options_spell_out(int argc, char **argv, struct options *o)
 {
 	char **out = xcalloc((size_t)argc + 1, sizeof(*out));
 	bool value = false;
@@ -279,7 +279,7 @@ static char **spell_out(int argc, char **argv, struct options *o)
 			break;
 		}
 		if (!strncmp(a, "--", 2)) {
-			full = kvm_stat_spelling(a);
+			full = options_kvm_stat_spelling(a);
 			if (full) {
 				o->spelled = xrealloc(o->spelled,
 						      (o->nspelled +
@@ -287,7 +287,7 @@ static char **spell_out(int argc, char **argv, struct options *o)
 				o->spelled[o->nspelled++] = full;
 				out[i] = full;
 			}
-			value = long_takes_next(out[i]);
+			value = options_long_takes_next(out[i]);
 		} else if (a[0] == '-' && a[1]) {
 			/* a cluster such as -1f: the value of its last
 			 * option may be the next argument (the short
@@ -304,7 +304,7 @@ static char **spell_out(int argc, char **argv, struct options *o)
 }
 
 /* Strict seconds value for -s: a plain decimal number within the range. */
-static int parse_delay(const char *s, double *out)
+static int options_parse_delay(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -319,7 +319,7 @@ static int parse_delay(const char *s, double *out)
 	return 0;
 }
 
-static const char *env_or(const char *name, const char *fallback)
+static const char *options_env_or(const char *name, const char *fallback)
 {
 	const char *v = getenv(name);
 
@@ -333,12 +333,13 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	argv = o->argv_own = spell_out(argc, argv, o);
+	argv = o->argv_own = options_spell_out(argc, argv, o);
 	o->delay = DELAY_DEFAULT;
 	o->vcpu = -1;
-	o->debugfs_root = env_or("KVMSTAT_DEBUGFS_ROOT", DEBUGFS_KVM_DEFAULT);
-	o->tracefs_root = env_or("KVMSTAT_TRACEFS_ROOT", NULL);
-	o->proc_root = env_or("KVMSTAT_PROC_ROOT", "/proc");
+	o->debugfs_root = options_env_or("KVMSTAT_DEBUGFS_ROOT",
+					 DEBUGFS_KVM_DEFAULT);
+	o->tracefs_root = options_env_or("KVMSTAT_TRACEFS_ROOT", NULL);
+	o->proc_root = options_env_or("KVMSTAT_PROC_ROOT", "/proc");
 
 	opterr = 0;
 	optind = 1;
@@ -384,7 +385,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 			o->pid = (pid_t)v;
 			break;
 		case 's':
-			if (parse_delay(optarg, &o->delay))
+			if (options_parse_delay(optarg, &o->delay))
 				return errmsg_set(msg, -EINVAL,
 						  "-s/--set-delay needs seconds from %.1f to %.1f, not \"%s\"",
 						  DELAY_MIN, DELAY_MAX, optarg);
@@ -446,7 +447,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 						  "unknown option -%c: see kvmstat --help",
 						  optopt);
 			if (!strncmp(argv[optind - 1], "--", 2) &&
-			    long_matches(argv[optind - 1] + 2) > 1)
+			    options_long_matches(argv[optind - 1] + 2) > 1)
 				return errmsg_set(msg, -EINVAL,
 						  "option %s is ambiguous: spell it out (see kvmstat --help)",
 						  argv[optind - 1]);

@@ -42,10 +42,10 @@ struct wc_parse {
 	bool ended;   /* "..." ended the document: only comments follow */
 };
 
-static int wc_err(struct wc_parse *p, const char *fmt, ...)
+static int webconfig_err(struct wc_parse *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static int wc_err(struct wc_parse *p, const char *fmt, ...)
+static int webconfig_err(struct wc_parse *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -56,7 +56,7 @@ static int wc_err(struct wc_parse *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static bool wc_blank(const char *s, const char *end);
+static bool webconfig_blank(const char *s, const char *end);
 
 /*
  * Reads one scalar at s (up to end): quoted ('..', ".." with \-escapes of
@@ -65,9 +65,9 @@ static bool wc_blank(const char *s, const char *end);
  * (NUL-terminated), whether it was plain to *plain, and the rest of the
  * line to *rest. 0 or -EINVAL.
  */
-static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
-		     bool key, char *out, size_t outlen, bool *plain,
-		     const char **rest)
+static int webconfig_scalar(struct wc_parse *p, const char *s, const char *end,
+			    bool key, char *out, size_t outlen, bool *plain,
+			    const char **rest)
 {
 	size_t n = 0;
 
@@ -79,8 +79,9 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 			char c;
 
 			if (s >= end)
-				return wc_err(p, "unterminated %s quote",
-					      q == '"' ? "double" : "single");
+				return webconfig_err(p, "unterminated %s quote",
+						     q == '"' ? "double" :
+								"single");
 			c = *s++;
 			if (c == q) {
 				if (q == '\'' && s < end && *s == '\'') {
@@ -90,25 +91,27 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 				}
 			} else if (q == '"' && c == '\\') {
 				if (s >= end)
-					return wc_err(p, "a \\ ends the line");
+					return webconfig_err(p,
+							     "a \\ ends the line");
 				c = *s++;
 				if (c == 'n')
 					c = '\n';
 				else if (c == 't')
 					c = '\t';
 				else if (c != '"' && c != '\\' && c != '/')
-					return wc_err(p,
-						      "unsupported escape \\%c",
-						      c >= 0x20 && c < 0x7f ?
-							      c :
-							      '?');
+					return webconfig_err(p,
+							     "unsupported escape \\%c",
+							     c >= 0x20 && c < 0x7f ?
+								     c :
+								     '?');
 			}
 			if (c == '\0')
-				return wc_err(p, "a NUL byte in a string");
+				return webconfig_err(p,
+						     "a NUL byte in a string");
 			if (n + 1 >= outlen)
-				return wc_err(p,
-					      "a value longer than %zu bytes",
-					      outlen - 1);
+				return webconfig_err(p,
+						     "a value longer than %zu bytes",
+						     outlen - 1);
 			out[n++] = c;
 		}
 		out[n] = '\0';
@@ -116,7 +119,7 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 		return 0;
 	}
 	if (!key && end - s >= 2 && s[0] == '{' && s[1] == '}' &&
-	    wc_blank(s + 2, end)) {
+	    webconfig_blank(s + 2, end)) {
 		snprintf(out, outlen, "{}"); /* an empty mapping */
 		*rest = s + 2;
 		return 0;
@@ -127,21 +130,23 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 		if (c == ':' && (s + 1 == end || s[1] == ' ' || s[1] == '\t')) {
 			if (key)
 				break;
-			return wc_err(p,
-				      "a ': ' inside a value (YAML reads a mapping there): quote the value");
+			return webconfig_err(
+				p,
+				"a ': ' inside a value (YAML reads a mapping there): quote the value");
 		}
 		if (c == '#' && n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
 			break;
 		if (c == '\0' || ((unsigned char)c < 0x20 && c != '\t'))
-			return wc_err(p, "a control character");
+			return webconfig_err(p, "a control character");
 		if (!n && strchr("[]{}&*!|>%@`,?-", c) && !key &&
 		    !(c == '-' && s + 1 < end && s[1] != ' '))
-			return wc_err(p,
-				      "'%c' starts YAML kvmstat does not read: write the value plainly or quote it",
-				      c);
+			return webconfig_err(
+				p,
+				"'%c' starts YAML kvmstat does not read: write the value plainly or quote it",
+				c);
 		if (n + 1 >= outlen)
-			return wc_err(p, "a value longer than %zu bytes",
-				      outlen - 1);
+			return webconfig_err(p, "a value longer than %zu bytes",
+					     outlen - 1);
 		out[n++] = c;
 		s++;
 	}
@@ -153,7 +158,7 @@ static int wc_scalar(struct wc_parse *p, const char *s, const char *end,
 }
 
 /* Whether only blanks and a comment are left. */
-static bool wc_blank(const char *s, const char *end)
+static bool webconfig_blank(const char *s, const char *end)
 {
 	while (s < end && (*s == ' ' || *s == '\t'))
 		s++;
@@ -161,14 +166,14 @@ static bool wc_blank(const char *s, const char *end)
 }
 
 /* Whether a plain scalar is YAML's null. */
-static bool wc_null(const char *v)
+static bool webconfig_null(const char *v)
 {
 	return !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
 	       !strcmp(v, "NULL");
 }
 
 /* A path from the file, made relative to its directory. */
-static char *wc_path(const struct wc_parse *p, const char *v)
+static char *webconfig_path(const struct wc_parse *p, const char *v)
 {
 	if (v[0] == '/' || !p->dir)
 		return xstrdup(v);
@@ -181,7 +186,7 @@ static char *wc_path(const struct wc_parse *p, const char *v)
  * -ERANGE with the cost in *cost when it is outside 4-31 (crypt refuses
  * those, so every password would fail); -EINVAL otherwise.
  */
-static int wc_bcrypt(const char *h, int *cost)
+static int webconfig_bcrypt(const char *h, int *cost)
 {
 	static const char b64[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				  "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -200,8 +205,8 @@ static int wc_bcrypt(const char *h, int *cost)
 }
 
 /* Takes "key: value" at indentation indent. */
-static int wc_entry(struct wc_parse *p, int indent, const char *key,
-		    const char *val, bool has_val)
+static int webconfig_entry(struct wc_parse *p, int indent, const char *key,
+			   const char *val, bool has_val)
 {
 	struct webconfig *w = p->w;
 	int cost, rc;
@@ -212,35 +217,40 @@ static int wc_entry(struct wc_parse *p, int indent, const char *key,
 		p->child_indent = -1;
 		if (!strcmp(key, "tls_server_config")) {
 			if (p->seen_tls)
-				return wc_err(p, "tls_server_config twice");
+				return webconfig_err(p,
+						     "tls_server_config twice");
 			p->seen_tls = true;
 			p->sect = WC_TLS;
 		} else if (!strcmp(key, "basic_auth_users")) {
 			if (p->seen_users)
-				return wc_err(p, "basic_auth_users twice");
+				return webconfig_err(p,
+						     "basic_auth_users twice");
 			p->seen_users = true;
 			p->sect = WC_USERS;
 		} else {
-			return wc_err(p,
-				      "\"%.64s\" is not supported: kvmstat reads tls_server_config and basic_auth_users",
-				      key);
+			return webconfig_err(
+				p,
+				"\"%.64s\" is not supported: kvmstat reads tls_server_config and basic_auth_users",
+				key);
 		}
 		if (!empty)
-			return wc_err(p,
-				      "%s must be a mapping (its entries on the lines below, indented)",
-				      key);
+			return webconfig_err(
+				p,
+				"%s must be a mapping (its entries on the lines below, indented)",
+				key);
 		return 0;
 	}
 	if (p->sect == WC_NONE)
-		return wc_err(p, "an indented line outside any section");
+		return webconfig_err(p, "an indented line outside any section");
 	if (p->child_indent < 0)
 		p->child_indent = indent;
 	if (indent != p->child_indent)
-		return wc_err(p,
-			      "indented %d spaces where the section's entries have %d (nested mappings are not supported)",
-			      indent, p->child_indent);
+		return webconfig_err(
+			p,
+			"indented %d spaces where the section's entries have %d (nested mappings are not supported)",
+			indent, p->child_indent);
 	if (!has_val || !*val)
-		return wc_err(p, "\"%.64s\" has no value", key);
+		return webconfig_err(p, "\"%.64s\" has no value", key);
 	if (p->sect == WC_TLS) {
 		char **slot;
 
@@ -249,29 +259,32 @@ static int wc_entry(struct wc_parse *p, int indent, const char *key,
 		else if (!strcmp(key, "key_file"))
 			slot = &w->key_file;
 		else
-			return wc_err(p,
-				      "tls_server_config: \"%.64s\" is not supported (kvmstat reads cert_file and key_file)",
-				      key);
+			return webconfig_err(
+				p,
+				"tls_server_config: \"%.64s\" is not supported (kvmstat reads cert_file and key_file)",
+				key);
 		if (*slot)
-			return wc_err(p, "%s twice", key);
-		*slot = wc_path(p, val);
+			return webconfig_err(p, "%s twice", key);
+		*slot = webconfig_path(p, val);
 		return 0;
 	}
 	if (!*key || strchr(key, ':'))
-		return wc_err(p, "a user name must be non-empty, without ':'");
+		return webconfig_err(p,
+				     "a user name must be non-empty, without ':'");
 	for (size_t i = 0; i < w->nusers; i++)
 		if (!strcmp(w->users[i].name, key))
-			return wc_err(p, "user \"%.64s\" twice", key);
-	rc = wc_bcrypt(val, &cost);
+			return webconfig_err(p, "user \"%.64s\" twice", key);
+	rc = webconfig_bcrypt(val, &cost);
 	if (rc == -ERANGE)
-		return wc_err(p,
-			      "the password of \"%.64s\" has bcrypt cost %d: the cost must be %d-%d (htpasswd -nBC 10 \"\" makes one of cost 10)",
-			      key, cost, WEBCONFIG_COST_MIN,
-			      WEBCONFIG_COST_MAX);
+		return webconfig_err(
+			p,
+			"the password of \"%.64s\" has bcrypt cost %d: the cost must be %d-%d (htpasswd -nBC 10 \"\" makes one of cost 10)",
+			key, cost, WEBCONFIG_COST_MIN, WEBCONFIG_COST_MAX);
 	if (rc)
-		return wc_err(p,
-			      "the password of \"%.64s\" is not a bcrypt hash ($2y$..., 60 characters): make one with htpasswd -nBC 10 \"\" or mkpasswd -m bcrypt",
-			      key);
+		return webconfig_err(
+			p,
+			"the password of \"%.64s\" is not a bcrypt hash ($2y$..., 60 characters): make one with htpasswd -nBC 10 \"\" or mkpasswd -m bcrypt",
+			key);
 	if (cost > w->cost)
 		w->cost = cost;
 	w->users = xrealloc(w->users, (w->nusers + 1) * sizeof(*w->users));
@@ -281,7 +294,7 @@ static int wc_entry(struct wc_parse *p, int indent, const char *key,
 }
 
 /* One line (without its newline). */
-static int wc_line(struct wc_parse *p, const char *s, const char *end)
+static int webconfig_line(struct wc_parse *p, const char *s, const char *end)
 {
 	char key[WC_VALUE_MAX], val[WC_VALUE_MAX];
 	const char *rest;
@@ -294,61 +307,64 @@ static int wc_line(struct wc_parse *p, const char *s, const char *end)
 		s++;
 		indent++;
 	}
-	if (wc_blank(s, end))
+	if (webconfig_blank(s, end))
 		return 0;
 	if (*s == '\t')
-		return wc_err(p, "a tab in the indentation: indent with spaces");
+		return webconfig_err(p,
+				     "a tab in the indentation: indent with spaces");
 	if (!indent && end - s >= 3 && !memcmp(s, "---", 3) &&
-	    wc_blank(s + 3, end)) {
+	    webconfig_blank(s + 3, end)) {
 		/* the start of the document: after comments, not after
 		 * entries or another "---" */
 		if (p->content || p->ended)
-			return wc_err(p, "one YAML document only");
+			return webconfig_err(p, "one YAML document only");
 		p->content = true;
 		return 0;
 	}
 	if (p->ended)
-		return wc_err(p, "text after the document's end (\"...\")");
+		return webconfig_err(p,
+				     "text after the document's end (\"...\")");
 	if (!indent && end - s >= 3 && !memcmp(s, "...", 3) &&
-	    wc_blank(s + 3, end)) {
+	    webconfig_blank(s + 3, end)) {
 		p->ended = true;
 		return 0;
 	}
 	p->content = true;
 	if (*s == '-')
-		return wc_err(p, "a list where a mapping is expected");
-	rc = wc_scalar(p, s, end, true, key, sizeof(key), &plain, &rest);
+		return webconfig_err(p, "a list where a mapping is expected");
+	rc = webconfig_scalar(p, s, end, true, key, sizeof(key), &plain, &rest);
 	if (rc)
 		return rc;
 	while (rest < end && *rest == ' ')
 		rest++;
 	if (rest >= end || *rest != ':')
-		return wc_err(p, "\"key: value\" expected");
+		return webconfig_err(p, "\"key: value\" expected");
 	rest++;
 	if (rest < end && *rest != ' ' && *rest != '\t')
-		return wc_err(p, "a blank must follow the ':'");
+		return webconfig_err(p, "a blank must follow the ':'");
 	while (rest < end && (*rest == ' ' || *rest == '\t'))
 		rest++;
-	if (!wc_blank(rest, end)) {
-		rc = wc_scalar(p, rest, end, false, val, sizeof(val), &plain,
-			       &rest);
+	if (!webconfig_blank(rest, end)) {
+		rc = webconfig_scalar(p, rest, end, false, val, sizeof(val),
+				      &plain, &rest);
 		if (rc)
 			return rc;
-		if (!wc_blank(rest, end))
-			return wc_err(p, "text after the value");
+		if (!webconfig_blank(rest, end))
+			return webconfig_err(p, "text after the value");
 		/* YAML's plain nulls are no value; quoted, they are text */
-		has_val = !plain || !wc_null(val);
+		has_val = !plain || !webconfig_null(val);
 		if (plain && !strcmp(val, "{}")) {
 			if (indent)
-				return wc_err(p,
-					      "\"%.64s\" is a mapping where text is expected",
-					      key);
+				return webconfig_err(
+					p,
+					"\"%.64s\" is a mapping where text is expected",
+					key);
 			has_val = false; /* an empty section */
 		}
 	}
 	if (!has_val)
 		val[0] = '\0';
-	return wc_entry(p, indent, key, val, has_val);
+	return webconfig_entry(p, indent, key, val, has_val);
 }
 
 void webconfig_free(struct webconfig *w)
@@ -384,7 +400,7 @@ int webconfig_parse(const char *text, size_t len, const char *dir,
 		const char *eol = nl ? nl : end;
 
 		p.line++;
-		rc = wc_line(&p, s, eol);
+		rc = webconfig_line(&p, s, eol);
 		if (rc)
 			goto out_free;
 		s = nl ? nl + 1 : end;
@@ -458,7 +474,7 @@ bool webconfig_auth(const struct webconfig *w)
 }
 
 /* Compares without stopping at the first difference. */
-static bool wc_same(const char *a, const char *b)
+static bool webconfig_same(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	unsigned char d = la != lb;
@@ -487,7 +503,7 @@ bool webconfig_check(const struct webconfig *w, const char *user,
 		 "...............................");
 	memset(&cd, 0, sizeof(cd));
 	h = crypt_r(password, u ? u->hash : dummy, &cd);
-	ok = u && h && h[0] == '$' && wc_same(h, u->hash);
+	ok = u && h && h[0] == '$' && webconfig_same(h, u->hash);
 	explicit_bzero(&cd, sizeof(cd));
 	return ok;
 }

@@ -33,7 +33,7 @@ void stats_free(struct stats *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static uint32_t key_hash(int field, pid_t pid, int vcpu)
+static uint32_t stats_key_hash(int field, pid_t pid, int vcpu)
 {
 	return hashtab_hash3((uint32_t)field, (uint32_t)pid,
 			     (uint32_t)(vcpu + 1));
@@ -57,14 +57,15 @@ static long stats_lookup(const struct stats *s, int field, pid_t pid, int vcpu,
 
 static long stats_find(const struct stats *s, int field, pid_t pid, int vcpu)
 {
-	return stats_lookup(s, field, pid, vcpu, key_hash(field, pid, vcpu));
+	return stats_lookup(s, field, pid, vcpu,
+			    stats_key_hash(field, pid, vcpu));
 }
 
 /* The cell of one breakdown series, created on first use. */
 static struct stat_cell *stats_breakdown(struct stats *s, int field, pid_t pid,
 					 int vcpu)
 {
-	uint32_t h = key_hash(field, pid, vcpu);
+	uint32_t h = stats_key_hash(field, pid, vcpu);
 	long i = stats_lookup(s, field, pid, vcpu, h);
 
 	if (i >= 0)
@@ -103,8 +104,9 @@ const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
  * backwards by a little and wrapped) is taken as a reset to that value,
  * counting nothing, and the deltas go on from it.
  */
-static void cell_update(struct stat_cell *c, enum field_type type, uint64_t raw,
-			unsigned int flags, bool initial, bool include_past)
+static void stats_cell_update(struct stat_cell *c, enum field_type type,
+			      uint64_t raw, unsigned int flags, bool initial,
+			      bool include_past)
 {
 	if (type != FIELD_CUMULATIVE) {
 		c->delta = c->seen ? (int64_t)(raw - c->raw) : 0;
@@ -133,22 +135,24 @@ static void cell_update(struct stat_cell *c, enum field_type type, uint64_t raw,
 }
 
 /* Folds x into c, the cell of its scope. */
-static void fold_into(struct stats *s, struct stat_cell *c,
-		      const struct sample *x, bool initial)
+static void stats_fold_into(struct stats *s, struct stat_cell *c,
+			    const struct sample *x, bool initial)
 {
-	cell_update(c, s->fields.v[x->field].type, x->value, x->flags, initial,
-		    s->include_past);
+	stats_cell_update(c, s->fields.v[x->field].type, x->value, x->flags,
+			  initial, s->include_past);
 	if (x->tid)
 		c->tid = x->tid;
 }
 
-static void fold_sample(struct stats *s, const struct sample *x, bool initial)
+static void stats_fold_sample(struct stats *s, const struct sample *x,
+			      bool initial)
 {
 	if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
-		fold_into(s, &s->sum[x->field], x, initial);
+		stats_fold_into(s, &s->sum[x->field], x, initial);
 	else
-		fold_into(s, stats_breakdown(s, x->field, x->pid, x->vcpu), x,
-			  initial);
+		stats_fold_into(s,
+				stats_breakdown(s, x->field, x->pid, x->vcpu),
+				x, initial);
 }
 
 /*
@@ -157,7 +161,7 @@ static void fold_sample(struct stats *s, const struct sample *x, bool initial)
  * is added to the field's total (a counter by what it counted, a gauge by
  * its value, a peak by the largest). Comes after the owners' readings.
  */
-static void fill_in(struct stats *s, const struct sample *x, bool initial)
+static void stats_fill_in(struct stats *s, const struct sample *x, bool initial)
 {
 	enum field_type type = s->fields.v[x->field].type;
 	struct stat_cell *c, *sum = &s->sum[x->field];
@@ -165,7 +169,7 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 
 	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
 	before = c->seen ? c->total : 0;
-	fold_into(s, c, x, initial);
+	stats_fold_into(s, c, x, initial);
 	if (x->vcpu != SAMPLE_ALL_VCPUS)
 		return;
 	if (type == FIELD_CUMULATIVE) {
@@ -187,16 +191,16 @@ static void fill_in(struct stats *s, const struct sample *x, bool initial)
 
 /* The readings the arbiter counts as they are, then the ones it lets fill
  * in (they add to totals the owners' readings set). */
-static void fold_arbitrated(struct stats *s, bool initial)
+static void stats_fold_arbitrated(struct stats *s, bool initial)
 {
 	const struct arbiter *a = &s->arbiter;
 
 	for (size_t i = 0; i < s->set.n; i++)
 		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_COUNT)
-			fold_sample(s, &s->set.v[i], initial);
+			stats_fold_sample(s, &s->set.v[i], initial);
 	for (size_t i = 0; i < s->set.n; i++)
 		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_FILL_IN)
-			fill_in(s, &s->set.v[i], initial);
+			stats_fill_in(s, &s->set.v[i], initial);
 }
 
 void stats_update(struct stats *s, uint64_t now_ns)
@@ -218,10 +222,10 @@ void stats_update(struct stats *s, uint64_t now_ns)
 		s->cells[i].delta = 0;
 	}
 	if (arbiter_judge(&s->arbiter, &s->set)) {
-		fold_arbitrated(s, initial);
+		stats_fold_arbitrated(s, initial);
 	} else {
 		for (size_t i = 0; i < s->set.n; i++)
-			fold_sample(s, &s->set.v[i], initial);
+			stats_fold_sample(s, &s->set.v[i], initial);
 	}
 	arbiter_end(&s->arbiter);
 	sample_set_clear(&s->set);
@@ -245,7 +249,7 @@ void stats_reset(struct stats *s)
 	}
 }
 
-static int int_cmp(const void *a, const void *b)
+static int stats_int_cmp(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
 }
@@ -269,7 +273,7 @@ size_t stats_vcpus_of(const struct stats *s, pid_t pid, int **out)
 		v[n++] = k->vcpu;
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), int_cmp);
+		qsort(v, n, sizeof(*v), stats_int_cmp);
 	*out = v;
 	return n;
 }

@@ -70,7 +70,7 @@ static const char exp_busy[] =
 	"too many password checks at once: try again shortly\n";
 
 /* Parses a decimal port 1-65535 that is the whole string. */
-static int exp_port(const char *s, unsigned int *port)
+static int exporter_port(const char *s, unsigned int *port)
 {
 	long v;
 
@@ -107,7 +107,7 @@ int exporter_parse_listen(const char *spec, struct exporter_addr *out,
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
 		port_s = colon + 1;
 	}
-	if (exp_port(port_s, &port))
+	if (exporter_port(port_s, &port))
 		goto bad;
 	if (!strcmp(host, "localhost"))
 		snprintf(host, sizeof(host), "127.0.0.1");
@@ -137,14 +137,15 @@ bad:
 			  spec);
 }
 
-static enum MHD_Result exp_queue(struct MHD_Connection *conn,
-				 unsigned int status, struct MHD_Response *r)
+static enum MHD_Result exporter_queue(struct MHD_Connection *conn,
+				      unsigned int status,
+				      struct MHD_Response *r)
 {
 	return mhd->queue_response(conn, status, r);
 }
 
 /* The deadlines of the connection conn is on, or NULL. */
-static struct connwatch_conn *exp_watched(struct MHD_Connection *conn)
+static struct connwatch_conn *exporter_watched(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci =
 		mhd->get_connection_info(conn,
@@ -155,7 +156,7 @@ static struct connwatch_conn *exp_watched(struct MHD_Connection *conn)
 
 /* Parks a request while its password is checked (under webauth's
  * lock, on the server's thread). */
-static void exp_hold(void *arg)
+static void exporter_hold(void *arg)
 {
 	struct exp_req *r = arg;
 
@@ -163,7 +164,7 @@ static void exp_hold(void *arg)
 }
 
 /* Takes a request up again: its verdict is in (a worker thread). */
-static void exp_release(void *arg)
+static void exporter_release(void *arg)
 {
 	struct exp_req *r = arg;
 
@@ -178,7 +179,7 @@ static void exp_release(void *arg)
  * verdict.
  */
 static enum webauth_verdict
-exp_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
+exporter_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
 {
 	struct exp_req *r = *req_cls;
 	enum webauth_verdict v = WEBAUTH_DENIED;
@@ -207,10 +208,11 @@ exp_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
  * exporter_publish swapped in, under the lock. With basic auth, called
  * again once a suspended request's password is checked.
  */
-static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
-				  const char *url, const char *method,
-				  const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result exporter_handle(void *cls, struct MHD_Connection *conn,
+				       const char *url, const char *method,
+				       const char *version,
+				       const char *upload_data,
+				       size_t *upload_data_size, void **req_cls)
 {
 	struct exporter *e = cls;
 	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) ||
@@ -222,9 +224,9 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 	(void)upload_data;
 	/* the header is in: the header deadline is met */
 	if (!*req_cls)
-		connwatch_header(e->watch, exp_watched(conn));
+		connwatch_header(e->watch, exporter_watched(conn));
 	if (e->auth) {
-		enum webauth_verdict v = exp_auth(e, conn, req_cls);
+		enum webauth_verdict v = exporter_auth(e, conn, req_cls);
 
 		if (v == WEBAUTH_PENDING)
 			return MHD_YES; /* suspended */
@@ -233,38 +235,40 @@ static enum MHD_Result exp_handle(void *cls, struct MHD_Connection *conn,
 			return MHD_YES;
 		}
 		if (v == WEBAUTH_BUSY)
-			return exp_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-					 e->busy);
+			return exporter_queue(conn,
+					      MHD_HTTP_SERVICE_UNAVAILABLE,
+					      e->busy);
 		if (v != WEBAUTH_OK)
-			return exp_queue(conn, MHD_HTTP_UNAUTHORIZED,
-					 e->unauthorized);
+			return exporter_queue(conn, MHD_HTTP_UNAUTHORIZED,
+					      e->unauthorized);
 	}
 	if (strcmp(url, "/metrics")) {
 		if (strcmp(url, "/"))
-			return exp_queue(conn, MHD_HTTP_NOT_FOUND, e->not_found);
-		return get ? exp_queue(conn, MHD_HTTP_OK, e->index) :
-			     exp_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-				       e->not_allowed);
+			return exporter_queue(conn, MHD_HTTP_NOT_FOUND,
+					      e->not_found);
+		return get ? exporter_queue(conn, MHD_HTTP_OK, e->index) :
+			     exporter_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+					    e->not_allowed);
 	}
 	if (!get)
-		return exp_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-				 e->not_allowed);
+		return exporter_queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				      e->not_allowed);
 	fmt = openmetrics_negotiate(
 		mhd->lookup_connection_value(conn, MHD_HEADER_KIND,
 					     MHD_HTTP_HEADER_ACCEPT));
 	pthread_mutex_lock(&e->lock);
 	if (e->resp[fmt])
-		rc = exp_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
+		rc = exporter_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
 	else
-		rc = exp_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-			       e->unavailable);
+		rc = exporter_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				    e->unavailable);
 	pthread_mutex_unlock(&e->lock);
 	return rc;
 }
 
 /* Tracks connections opening and closing (the server's thread). */
-static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
-		       enum MHD_ConnectionNotificationCode code)
+static void exporter_notify(void *cls, struct MHD_Connection *conn, void **ctx,
+			    enum MHD_ConnectionNotificationCode code)
 {
 	struct exporter *e = cls;
 
@@ -282,50 +286,51 @@ static void exp_notify(void *cls, struct MHD_Connection *conn, void **ctx,
 
 /* A request ended: the next one on the connection waits for its header
  * from now; its check state, if any, goes. */
-static void exp_completed(void *cls, struct MHD_Connection *conn,
-			  void **req_cls, enum MHD_RequestTerminationCode toe)
+static void exporter_completed(void *cls, struct MHD_Connection *conn,
+			       void **req_cls,
+			       enum MHD_RequestTerminationCode toe)
 {
 	struct exporter *e = cls;
 
 	(void)toe;
 	free(*req_cls);
 	*req_cls = NULL;
-	connwatch_answered(e->watch, exp_watched(conn));
+	connwatch_answered(e->watch, exporter_watched(conn));
 }
 
 /* libmicrohttpd fails to make a response or add one of these valid
  * headers only when memory runs out: that ends the program, as xmalloc
  * does (util.h). */
-static struct MHD_Response *exp_made(struct MHD_Response *r)
+static struct MHD_Response *exporter_made(struct MHD_Response *r)
 {
 	if (!r)
 		util_die("out of memory making an HTTP response");
 	return r;
 }
 
-static void exp_header(struct MHD_Response *r, const char *name,
-		       const char *value)
+static void exporter_header(struct MHD_Response *r, const char *name,
+			    const char *value)
 {
 	if (mhd->add_response_header(r, name, value) != MHD_YES)
 		util_die("out of memory making an HTTP response");
 }
 
 /* A fixed answer. */
-static struct MHD_Response *exp_fixed(const char *body, const char *type,
-				      bool allow)
+static struct MHD_Response *exporter_fixed(const char *body, const char *type,
+					   bool allow)
 {
-	struct MHD_Response *r = exp_made(
+	struct MHD_Response *r = exporter_made(
 		mhd->create_response_from_buffer(strlen(body), (void *)body,
 						 MHD_RESPMEM_PERSISTENT));
 
-	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	exporter_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (allow)
-		exp_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		exporter_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	return r;
 }
 
 /* Binds and listens on addr: the socket, or -errno. */
-static int exp_listen(const struct exporter_addr *addr)
+static int exporter_listen(const struct exporter_addr *addr)
 {
 	int one = 1, fd, e;
 
@@ -346,7 +351,7 @@ static int exp_listen(const struct exporter_addr *addr)
 }
 
 /* Frees e, its server stopped or never started. */
-static void exp_free(struct exporter *e)
+static void exporter_free(struct exporter *e)
 {
 	struct MHD_Response **fixed[] = {
 		&e->index, &e->not_found,    &e->not_allowed, &e->unavailable,
@@ -369,7 +374,7 @@ static void exp_free(struct exporter *e)
 }
 
 /* The whole of a PEM file, NUL-terminated: 0 or -errno with msg set. */
-static int exp_pem(const char *path, char **out, struct errmsg *msg)
+static int exporter_pem(const char *path, char **out, struct errmsg *msg)
 {
 	size_t len = 0, cap = 8192;
 	char *buf = xmalloc(cap);
@@ -404,7 +409,7 @@ static int exp_pem(const char *path, char **out, struct errmsg *msg)
 }
 
 /* Whether addr is a loopback address (127.0.0.0/8, ::1). */
-static bool exp_loopback(const struct exporter_addr *addr)
+static bool exporter_loopback(const struct exporter_addr *addr)
 {
 	if (addr->ss.ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const struct sockaddr_in *)&addr
@@ -436,29 +441,30 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	strbuf_init(&e->text);
-	e->index = exp_fixed(exp_index_html, "text/html; charset=utf-8", false);
-	e->not_found = exp_fixed(exp_not_found, "text/plain; charset=utf-8",
-				 false);
-	e->not_allowed = exp_fixed(exp_not_allowed, "text/plain; charset=utf-8",
-				   true);
-	e->unavailable = exp_fixed(exp_unavailable, "text/plain; charset=utf-8",
-				   false);
-	exp_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	e->index = exporter_fixed(exp_index_html, "text/html; charset=utf-8",
+				  false);
+	e->not_found = exporter_fixed(exp_not_found,
+				      "text/plain; charset=utf-8", false);
+	e->not_allowed = exporter_fixed(exp_not_allowed,
+					"text/plain; charset=utf-8", true);
+	e->unavailable = exporter_fixed(exp_unavailable,
+					"text/plain; charset=utf-8", false);
+	exporter_header(e->unavailable, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	/* its challenge made once: libmicrohttpd's
 	 * MHD_queue_basic_auth_fail_response adds one more to the response
 	 * at every call, so a shared response would grow without end */
-	e->unauthorized = exp_fixed(exp_unauthorized,
-				    "text/plain; charset=utf-8", false);
-	exp_header(e->unauthorized, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-		   "Basic realm=\"kvmstat\", charset=\"UTF-8\"");
-	e->busy = exp_fixed(exp_busy, "text/plain; charset=utf-8", false);
-	exp_header(e->busy, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	e->unauthorized = exporter_fixed(exp_unauthorized,
+					 "text/plain; charset=utf-8", false);
+	exporter_header(e->unauthorized, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			"Basic realm=\"kvmstat\", charset=\"UTF-8\"");
+	e->busy = exporter_fixed(exp_busy, "text/plain; charset=utf-8", false);
+	exporter_header(e->busy, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (web_config) {
 		if (webconfig_load(web_config, &e->wc, msg))
 			goto out_free;
 		if (e->wc.cert_file &&
-		    (exp_pem(e->wc.cert_file, &e->cert, msg) ||
-		     exp_pem(e->wc.key_file, &e->key, msg))) {
+		    (exporter_pem(e->wc.cert_file, &e->cert, msg) ||
+		     exporter_pem(e->wc.key_file, &e->key, msg))) {
 			struct errmsg why = *msg;
 
 			errmsg_set(msg, -EINVAL, "%s: tls_server_config: %s",
@@ -478,7 +484,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 						  e->cert };
 		tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
 						  e->key };
-	} else if (!exp_loopback(addr)) {
+	} else if (!exporter_loopback(addr)) {
 		/* the one warning: the front-end prints it once, at start */
 		fprintf(stderr,
 			"kvmstat: warning: serving metrics on %s without TLS%s: give --web-config with tls_server_config%s\n",
@@ -486,7 +492,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 			webconfig_auth(&e->wc) ? ", passwords in the clear" : "",
 			webconfig_auth(&e->wc) ? "" : " and basic_auth_users");
 	}
-	fd = exp_listen(addr);
+	fd = exporter_listen(addr);
 	if (fd < 0) {
 		errmsg_set(msg, fd,
 			   "cannot listen on %s: %s; pick another address or port with --listen",
@@ -498,7 +504,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	if (webconfig_auth(&e->wc)) {
 		/* requests wait for their password check suspended */
 		flags |= MHD_ALLOW_SUSPEND_RESUME;
-		e->auth = webauth_new(&e->wc, exp_hold, exp_release);
+		e->auth = webauth_new(&e->wc, exporter_hold, exporter_release);
 	}
 	limit = connwatch_limit(EXPORTER_MAX_CONNECTIONS,
 				EXPORTER_MIN_CONNECTIONS, EXPORTER_FD_SPARE);
@@ -507,17 +513,18 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				 limit - (limit / 4 < EXPORTER_EVICT_SPARE ?
 						  limit / 4 :
 						  EXPORTER_EVICT_SPARE));
-	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exp_handle, e,
+	e->daemon = mhd->start_daemon(flags, 0, NULL, NULL, exporter_handle, e,
 				      MHD_OPTION_LISTEN_SOCKET, fd,
 				      MHD_OPTION_CONNECTION_LIMIT, limit,
 				      MHD_OPTION_CONNECTION_TIMEOUT,
 				      (unsigned int)EXPORTER_TIMEOUT_S,
 				      MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				      (size_t)EXPORTER_CONN_MEMORY,
-				      MHD_OPTION_NOTIFY_CONNECTION, exp_notify,
-				      e, MHD_OPTION_NOTIFY_COMPLETED,
-				      exp_completed, e, MHD_OPTION_ARRAY, tls,
-				      MHD_OPTION_END);
+				      MHD_OPTION_NOTIFY_CONNECTION,
+				      exporter_notify, e,
+				      MHD_OPTION_NOTIFY_COMPLETED,
+				      exporter_completed, e, MHD_OPTION_ARRAY,
+				      tls, MHD_OPTION_END);
 	if (!e->daemon) {
 		close(fd);
 		errmsg_set(msg, -EIO,
@@ -530,21 +537,22 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	}
 	return e;
 out_free:
-	exp_free(e);
+	exporter_free(e);
 	return NULL;
 }
 
 /* A response that owns the text of b (b is emptied). */
-static struct MHD_Response *exp_text(struct strbuf *b, const char *type)
+static struct MHD_Response *exporter_text(struct strbuf *b, const char *type)
 {
 	struct MHD_Response *r;
 	char *s = b->s;
 	size_t len = b->len;
 
 	strbuf_init(b);
-	r = exp_made(mhd->create_response_from_buffer_with_free_callback(len, s,
-									 free));
-	exp_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	r = exporter_made(
+		mhd->create_response_from_buffer_with_free_callback(len, s,
+								    free));
+	exporter_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
 
@@ -562,7 +570,7 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	for (int f = 0; f < 2; f++) {
 		strbuf_reset(&e->text);
 		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
-		fresh[f] = exp_text(&e->text, types[f]);
+		fresh[f] = exporter_text(&e->text, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);
 	for (int f = 0; f < 2; f++) {
@@ -586,7 +594,7 @@ static void exporter_stop(struct exporter *e)
 	if (e->auth)
 		webauth_stop(e->auth);
 	mhd->stop_daemon(e->daemon);
-	exp_free(e);
+	exporter_free(e);
 }
 
 /* Counters a scraper can rate(): totals since each VM started where the

@@ -29,7 +29,7 @@ static const char *const jo_units[] = {
 };
 
 /* A count: an integer, or a real past what JSON integers hold here. */
-static json_t *jo_u64(uint64_t v)
+static json_t *json_out_u64(uint64_t v)
 {
 	return v <= (uint64_t)LLONG_MAX ? json_integer((json_int_t)v) :
 					  json_real((double)v);
@@ -37,7 +37,7 @@ static json_t *jo_u64(uint64_t v)
 
 /* A string of s; bytes that are not UTF-8 (a guest name can hold any)
  * become '?'. */
-static json_t *jo_string(const char *s)
+static json_t *json_out_string(const char *s)
 {
 	json_t *j = json_string(s);
 	char *copy;
@@ -55,7 +55,7 @@ static json_t *jo_string(const char *s)
 
 /* "buckets" of a histogram in one scope: raw ranges, totals and deltas
  * (null where the bucket was not read in the last refresh). */
-static json_t *jo_buckets(const struct snap_hist *h)
+static json_t *json_out_buckets(const struct snap_hist *h)
 {
 	json_t *a = json_array();
 
@@ -64,12 +64,12 @@ static json_t *jo_buckets(const struct snap_hist *h)
 		bool ok = x->seen && x->fresh;
 		json_t *b = json_object();
 
-		json_object_set_new(b, "lo", jo_u64(x->lo));
+		json_object_set_new(b, "lo", json_out_u64(x->lo));
 		json_object_set_new(b, "hi",
 				    x->hi == UINT64_MAX ? json_null() :
-							  jo_u64(x->hi));
+							  json_out_u64(x->hi));
 		json_object_set_new(b, "total",
-				    ok ? jo_u64(x->total) : json_null());
+				    ok ? json_out_u64(x->total) : json_null());
 		json_object_set_new(b, "delta",
 				    ok ? json_integer(x->delta) : json_null());
 		json_array_append_new(a, b);
@@ -78,21 +78,22 @@ static json_t *jo_buckets(const struct snap_hist *h)
 }
 
 /* valid, total, delta, rate (and buckets) of a row into o. */
-static void jo_values(json_t *o, const struct snapshot *snap,
-		      const struct snap_row *r)
+static void json_out_values(json_t *o, const struct snapshot *snap,
+			    const struct snap_row *r)
 {
 	json_object_set_new(o, "valid", json_boolean(r->valid));
-	json_object_set_new(o, "total", jo_u64(r->total));
+	json_object_set_new(o, "total", json_out_u64(r->total));
 	json_object_set_new(o, "delta",
 			    r->valid ? json_integer(r->delta) : json_null());
 	json_object_set_new(o, "rate",
 			    r->valid ? json_real(r->rate) : json_null());
 	if (snap->fields[r->field].hist != HIST_NONE)
-		json_object_set_new(o, "buckets", jo_buckets(r->hist));
+		json_object_set_new(o, "buckets", json_out_buckets(r->hist));
 }
 
 /* The object of one field of the view. */
-static json_t *jo_field(const struct snapshot *snap, const struct snap_row *r)
+static json_t *json_out_field(const struct snapshot *snap,
+			      const struct snap_row *r)
 {
 	const struct field_info *f = &snap->fields[r->field];
 	json_t *o = json_object();
@@ -114,12 +115,12 @@ static json_t *jo_field(const struct snapshot *snap, const struct snap_row *r)
 				    json_string(f->hist == HIST_LOG2 ?
 							"log2" :
 							"linear"));
-	jo_values(o, snap, r);
+	json_out_values(o, snap, r);
 	return o;
 }
 
 /* A VM entry {pid, guest}, appended to the field's "vms". */
-static json_t *jo_vm_entry(json_t *field, pid_t pid, const char *guest)
+static json_t *json_out_vm_entry(json_t *field, pid_t pid, const char *guest)
 {
 	json_t *vms = json_object_get(field, "vms");
 	json_t *e = json_object();
@@ -129,14 +130,15 @@ static json_t *jo_vm_entry(json_t *field, pid_t pid, const char *guest)
 		json_object_set_new(field, "vms", vms);
 	}
 	json_object_set_new(e, "pid", json_integer(pid));
-	json_object_set_new(e, "guest", guest ? jo_string(guest) : json_null());
+	json_object_set_new(e, "guest",
+			    guest ? json_out_string(guest) : json_null());
 	json_array_append_new(vms, e);
 	return e;
 }
 
 /* A plain event count (what an idle vCPU counts 0 of): no unit, no
  * histogram, not a bucket. */
-static bool jo_is_event(const struct snapshot *snap, int field)
+static bool json_out_is_event(const struct snapshot *snap, int field)
 {
 	const struct field_info *f = &snap->fields[field];
 
@@ -149,7 +151,7 @@ static bool jo_is_event(const struct snapshot *snap, int field)
  * id, NULL for fields not written): every VM read in the last refresh,
  * then each of its vCPUs read in it.
  */
-static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
+static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj)
 {
 	size_t nf = snap->nfields ? snap->nfields : 1;
 	json_t **vobj = xmalloc(nf * sizeof(*vobj));
@@ -167,9 +169,10 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 
 			if (!fobj[row->field])
 				continue;
-			vobj[row->field] = jo_vm_entry(fobj[row->field],
-						       vm->pid, vm->guest);
-			jo_values(vobj[row->field], snap, row);
+			vobj[row->field] = json_out_vm_entry(fobj[row->field],
+							     vm->pid,
+							     vm->guest);
+			json_out_values(vobj[row->field], snap, row);
 		}
 		/* the events counted per vCPU in this VM: every vCPU is
 		 * listed in them, one that counted nothing (idle) with 0 */
@@ -179,9 +182,9 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 			     vm->children[j].fresh && r < vm->children[j].nrows;
 			     r++)
 				split[vm->children[j].rows[r].field] =
-					jo_is_event(snap, vm->children[j]
-								  .rows[r]
-								  .field);
+					json_out_is_event(snap, vm->children[j]
+									.rows[r]
+									.field);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
 
@@ -207,8 +210,9 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 				}
 				if (!vobj[row->field])
 					vobj[row->field] =
-						jo_vm_entry(fobj[row->field],
-							    vm->pid, vm->guest);
+						json_out_vm_entry(fobj[row->field],
+								  vm->pid,
+								  vm->guest);
 				list = json_object_get(vobj[row->field],
 						       "vcpus");
 				if (!list) {
@@ -223,7 +227,7 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 					json_object_set_new(e, "tid",
 							    json_integer(
 								    vc->tid));
-				jo_values(e, snap, row);
+				json_out_values(e, snap, row);
 				json_array_append_new(list, e);
 			}
 		}
@@ -233,7 +237,7 @@ static void jo_breakdowns(const struct snapshot *snap, json_t **fobj)
 }
 
 /* "providers": the words of "tracepoint debugfs". */
-static json_t *jo_providers(const char *providers)
+static json_t *json_out_providers(const char *providers)
 {
 	json_t *a = json_array();
 	const char *p = providers;
@@ -267,7 +271,7 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers)
 				      snap->wall.tv_nsec / 1e9));
 	json_object_set_new(root, "interval",
 			    json_real(snap->interval_ns / 1e9));
-	json_object_set_new(root, "providers", jo_providers(providers));
+	json_object_set_new(root, "providers", json_out_providers(providers));
 	json_object_set_new(root, "fields", fields);
 	if (!snap->nfields)
 		return root;
@@ -278,10 +282,10 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers)
 		/* rows renamed for a per-vCPU view are not fields */
 		if (r->per_vcpu || snapshot_is_bucket(snap, r->field))
 			continue;
-		fobj[r->field] = jo_field(snap, r);
+		fobj[r->field] = json_out_field(snap, r);
 		json_object_set_new(fields, r->name, fobj[r->field]);
 	}
-	jo_breakdowns(snap, fobj);
+	json_out_breakdowns(snap, fobj);
 	free(fobj);
 	return root;
 }

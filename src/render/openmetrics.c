@@ -54,7 +54,7 @@ struct om_ctx {
 /* ---- numbers ---------------------------------------------------------- */
 
 /* base^e as a long double (no libm: the binary links none). */
-static long double om_pow(unsigned int base, int e)
+static long double openmetrics_pow(unsigned int base, int e)
 {
 	long double r = 1, m = base;
 
@@ -64,7 +64,7 @@ static long double om_pow(unsigned int base, int e)
 }
 
 /* Appends mant x 10^exp10 as an exact decimal: "1.5", "0.000001", "42". */
-static void om_decimal(struct strbuf *b, u128 mant, int exp10)
+static void openmetrics_decimal(struct strbuf *b, u128 mant, int exp10)
 {
 	char d[48], out[192];
 	int n = 0, k, o = 0;
@@ -122,18 +122,18 @@ static void om_decimal(struct strbuf *b, u128 mant, int exp10)
  * Base 10 is a decimal shift; base 2 multiplies by 2^e or by 5^k for
  * 2^-k = 5^k x 10^-k; past 128 bits it falls back to a double.
  */
-static void om_scaled(struct strbuf *b, u128 mant, int exp10,
-		      const struct field_info *f)
+static void openmetrics_scaled(struct strbuf *b, u128 mant, int exp10,
+			       const struct field_info *f)
 {
 	int e = f->exponent;
 
 	if (f->base != 2) {
-		om_decimal(b, mant, exp10 + e);
+		openmetrics_decimal(b, mant, exp10 + e);
 		return;
 	}
 	if (e >= 0) {
 		if (e < 128 && mant <= (~(u128)0 >> e)) {
-			om_decimal(b, mant << e, exp10);
+			openmetrics_decimal(b, mant << e, exp10);
 			return;
 		}
 	} else {
@@ -146,18 +146,19 @@ static void om_scaled(struct strbuf *b, u128 mant, int exp10,
 			m *= 5;
 		}
 		if (ok) {
-			om_decimal(b, m, exp10 - k);
+			openmetrics_decimal(b, m, exp10 - k);
 			return;
 		}
 	}
 	strbuf_addf(b, "%.17Lg",
-		    (long double)mant * om_pow(10, exp10) * om_pow(2, e));
+		    (long double)mant * openmetrics_pow(10, exp10) *
+			    openmetrics_pow(2, e));
 }
 
 /* The shortest decimal digits that read back as v (> 0), without
  * trailing zeros, into digits; returns the decimal exponent of the
  * first. */
-static int om_shortest(double v, char *digits)
+static int openmetrics_shortest(double v, char *digits)
 {
 	char tmp[40];
 	const char *p;
@@ -192,7 +193,7 @@ void openmetrics_canonical(double v, char *buf, size_t len)
 				    "-Inf");
 		return;
 	}
-	exp = om_shortest(v < 0 ? -v : v, digits);
+	exp = openmetrics_shortest(v < 0 ? -v : v, digits);
 	nd = (int)strlen(digits);
 	if (exp < -4 || exp >= 6) {
 		/* d[.ddd]e+XX, two exponent digits at least */
@@ -219,7 +220,7 @@ void openmetrics_canonical(double v, char *buf, size_t len)
 /* ---- text ------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t om_utf8_len(const unsigned char *s)
+static size_t openmetrics_utf8_len(const unsigned char *s)
 {
 	size_t n;
 	uint32_t cp;
@@ -255,14 +256,14 @@ static size_t om_utf8_len(const unsigned char *s)
  * a backslash; bytes that are not UTF-8 become U+FFFD, as both formats
  * require UTF-8.
  */
-static void om_escape(struct strbuf *b, const char *s, bool quote)
+static void openmetrics_escape(struct strbuf *b, const char *s, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char chunk[256];
 	size_t o = 0;
 
 	while (*p) {
-		size_t n = om_utf8_len(p);
+		size_t n = openmetrics_utf8_len(p);
 
 		if (o + 8 > sizeof(chunk)) {
 			chunk[o] = '\0';
@@ -289,7 +290,7 @@ static void om_escape(struct strbuf *b, const char *s, bool quote)
 	strbuf_add(b, chunk);
 }
 
-static bool om_ends_with(const char *s, size_t len, const char *suffix)
+static bool openmetrics_ends_with(const char *s, size_t len, const char *suffix)
 {
 	size_t n = strlen(suffix);
 
@@ -301,7 +302,7 @@ static bool om_ends_with(const char *s, size_t len, const char *suffix)
  * time units ("_ns" at the end or before "_"): "_nsec". s has room for
  * len * 5 / 3 bytes. Returns the new length.
  */
-static size_t om_spell_units(char *s, size_t len)
+static size_t openmetrics_spell_units(char *s, size_t len)
 {
 	for (size_t i = 0; i + 3 <= len; i++) {
 		if (s[i] != '_' || !strchr("num", s[i + 1]) || !s[i + 1] ||
@@ -336,23 +337,24 @@ char *openmetrics_name(const struct field_info *f)
 	}
 	if (f->unit == UNIT_SECONDS) {
 		for (size_t i = 0; i < ARRAY_SIZE(raw_time); i++)
-			if (om_ends_with(s, len, raw_time[i]) &&
+			if (openmetrics_ends_with(s, len, raw_time[i]) &&
 			    len > strlen(raw_time[i]) + 4) {
 				len -= strlen(raw_time[i]);
 				break;
 			}
-		if (!om_ends_with(s, len, "_seconds")) {
+		if (!openmetrics_ends_with(s, len, "_seconds")) {
 			memcpy(s + len, "_seconds", 8);
 			len += 8;
 		}
-	} else if (f->unit == UNIT_BYTES && !om_ends_with(s, len, "_bytes")) {
+	} else if (f->unit == UNIT_BYTES &&
+		   !openmetrics_ends_with(s, len, "_bytes")) {
 		memcpy(s + len, "_bytes", 6);
 		len += 6;
 	}
-	len = om_spell_units(s, len);
+	len = openmetrics_spell_units(s, len);
 	/* a counter's samples get "_total"; the family has none */
 	if (f->type == FIELD_CUMULATIVE && f->hist == HIST_NONE &&
-	    om_ends_with(s, len, "_total") && len > 10)
+	    openmetrics_ends_with(s, len, "_total") && len > 10)
 		len -= 6;
 	s[len] = '\0';
 	return s;
@@ -361,7 +363,7 @@ char *openmetrics_name(const struct field_info *f)
 /* ---- content negotiation ------------------------------------------- */
 
 /* Skips blanks. */
-static const char *om_blank(const char *s, const char *end)
+static const char *openmetrics_blank(const char *s, const char *end)
 {
 	while (s < end && (*s == ' ' || *s == '\t'))
 		s++;
@@ -369,11 +371,11 @@ static const char *om_blank(const char *s, const char *end)
 }
 
 /* Whether [s, end) (trimmed) equals word, ignoring case. */
-static bool om_is(const char *s, const char *end, const char *word)
+static bool openmetrics_is(const char *s, const char *end, const char *word)
 {
 	size_t n = strlen(word);
 
-	s = om_blank(s, end);
+	s = openmetrics_blank(s, end);
 	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	return (size_t)(end - s) == n && !strncasecmp(s, word, n);
@@ -395,11 +397,12 @@ enum openmetrics_format openmetrics_negotiate(const char *accept)
 			end = p + strlen(p);
 		semi = memchr(p, ';', (size_t)(end - p));
 		type_end = semi ? semi : end;
-		om = om_is(p, type_end, "application/openmetrics-text") ||
-		     om_is(p, type_end, "application/*");
-		text = om_is(p, type_end, "text/plain") ||
-		       om_is(p, type_end, "text/*") ||
-		       om_is(p, type_end, "*/*");
+		om = openmetrics_is(p, type_end,
+				    "application/openmetrics-text") ||
+		     openmetrics_is(p, type_end, "application/*");
+		text = openmetrics_is(p, type_end, "text/plain") ||
+		       openmetrics_is(p, type_end, "text/*") ||
+		       openmetrics_is(p, type_end, "*/*");
 		/* parameters: q and, for OpenMetrics, version */
 		while (semi && semi < end) {
 			const char *next = memchr(semi + 1, ';',
@@ -408,10 +411,12 @@ enum openmetrics_format openmetrics_negotiate(const char *accept)
 			const char *eq = memchr(semi + 1, '=',
 						(size_t)(pend - semi - 1));
 
-			if (eq && om_is(semi + 1, eq, "q"))
-				q = strtod(om_blank(eq + 1, pend), NULL);
-			else if (eq && om_is(semi + 1, eq, "version"))
-				version_ok = om_is(eq + 1, pend, "1.0.0");
+			if (eq && openmetrics_is(semi + 1, eq, "q"))
+				q = strtod(openmetrics_blank(eq + 1, pend),
+					   NULL);
+			else if (eq && openmetrics_is(semi + 1, eq, "version"))
+				version_ok = openmetrics_is(eq + 1, pend,
+							    "1.0.0");
 			semi = next;
 		}
 		if (om && version_ok && q > best_om)
@@ -427,7 +432,7 @@ enum openmetrics_format openmetrics_negotiate(const char *accept)
 /* ---- gathering -------------------------------------------------------- */
 
 /* Marks the fields of the view's rows: what is exported. */
-static void om_kept(struct om_ctx *c)
+static void openmetrics_kept(struct om_ctx *c)
 {
 	const struct snapshot *snap = c->snap;
 
@@ -438,8 +443,9 @@ static void om_kept(struct om_ctx *c)
 			c->kept[snap->rows[i].field] = true;
 }
 
-static void om_push(struct om_ctx *c, int family, int field, size_t scope,
-		    const struct snap_row *row, const struct snap_hist *hist)
+static void openmetrics_push(struct om_ctx *c, int family, int field,
+			     size_t scope, const struct snap_row *row,
+			     const struct snap_hist *hist)
 {
 	if (c->nseries == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 256;
@@ -454,8 +460,8 @@ static void om_push(struct om_ctx *c, int family, int field, size_t scope,
  * those the view keeps or that an option of their own turned on; a keyed
  * child joins its parent's family.
  */
-static void om_gather_hists(struct om_ctx *c, const struct snap_scope *sc,
-			    size_t scope)
+static void openmetrics_gather_hists(struct om_ctx *c,
+				     const struct snap_scope *sc, size_t scope)
 {
 	for (size_t i = 0; sc && i < sc->nhists; i++) {
 		const struct snap_hist *h = &sc->hists[i];
@@ -467,7 +473,7 @@ static void om_gather_hists(struct om_ctx *c, const struct snap_scope *sc,
 			continue;
 		if (f->parent >= 0 && c->fields[f->parent].hist != HIST_NONE)
 			fam = f->parent;
-		om_push(c, fam, h->field, scope, NULL, h);
+		openmetrics_push(c, fam, h->field, scope, NULL, h);
 	}
 }
 
@@ -476,8 +482,9 @@ static void om_gather_hists(struct om_ctx *c, const struct snap_scope *sc,
  * fields the view keeps; reason children join their parent's family, and
  * push the parent's own series of the same scope out.
  */
-static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
-			    size_t nrows, size_t scope, bool *has_reasons)
+static void openmetrics_gather_scope(struct om_ctx *c,
+				     const struct snap_row *rows, size_t nrows,
+				     size_t scope, bool *has_reasons)
 {
 	const struct snapshot *snap = c->snap;
 	size_t first = c->nseries, kept;
@@ -492,13 +499,13 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 			continue;
 		if (f->hist != HIST_NONE) {
 			if (r->hist && r->hist->nbuckets)
-				om_push(c, r->field, r->field, scope, r,
-					r->hist);
+				openmetrics_push(c, r->field, r->field, scope,
+						 r, r->hist);
 		} else if (f->parent >= 0) {
-			om_push(c, f->parent, r->field, scope, r, NULL);
+			openmetrics_push(c, f->parent, r->field, scope, r, NULL);
 			has_reasons[f->parent] = true;
 		} else {
-			om_push(c, r->field, r->field, scope, r, NULL);
+			openmetrics_push(c, r->field, r->field, scope, r, NULL);
 		}
 	}
 	kept = first;
@@ -516,7 +523,7 @@ static void om_gather_scope(struct om_ctx *c, const struct snap_row *rows,
 }
 
 /* Whether scope sc holds a histogram read whole (exit latency's). */
-static bool om_has_measured(const struct snap_scope *sc)
+static bool openmetrics_has_measured(const struct snap_scope *sc)
 {
 	for (size_t i = 0; i < sc->nhists; i++)
 		if (sc->hists[i].measured)
@@ -524,7 +531,7 @@ static bool om_has_measured(const struct snap_scope *sc)
 	return false;
 }
 
-static void om_add_scope(struct om_ctx *c, const struct snap_scope *sc)
+static void openmetrics_add_scope(struct om_ctx *c, const struct snap_scope *sc)
 {
 	c->scopes = xrealloc(c->scopes, (c->nscopes + 1) * sizeof(*c->scopes));
 	c->scopes[c->nscopes++] = (struct om_scope){ sc->pid, sc->vcpu,
@@ -533,7 +540,7 @@ static void om_add_scope(struct om_ctx *c, const struct snap_scope *sc)
 
 /* Every scope in order (whole, then each VM read in the last refresh
  * followed by its vCPUs read in it), and the series of each. */
-static void om_gather(struct om_ctx *c)
+static void openmetrics_gather(struct om_ctx *c)
 {
 	const struct snapshot *snap = c->snap;
 	const struct snap_scope *whole = snap->whole;
@@ -542,41 +549,43 @@ static void om_gather(struct om_ctx *c)
 
 	c->scopes = xrealloc(c->scopes, sizeof(*c->scopes));
 	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS, NULL };
-	om_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
-	om_gather_hists(c, whole, 0);
+	openmetrics_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
+	openmetrics_gather_hists(c, whole, 0);
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		bool rows = vm->fresh, any = rows || om_has_measured(vm);
+		bool rows = vm->fresh,
+		     any = rows || openmetrics_has_measured(vm);
 
 		/* a VM not read in the last refresh has only the histograms
 		 * read whole (exit latency's), its vCPUs too */
 		for (size_t j = 0; !any && j < vm->nchildren; j++)
-			any = om_has_measured(&vm->children[j]);
+			any = openmetrics_has_measured(&vm->children[j]);
 		if (!any)
 			continue;
-		om_add_scope(c, vm);
+		openmetrics_add_scope(c, vm);
 		if (rows)
-			om_gather_scope(c, vm->rows, vm->nrows, c->nscopes - 1,
-					has_reasons);
-		om_gather_hists(c, vm, c->nscopes - 1);
+			openmetrics_gather_scope(c, vm->rows, vm->nrows,
+						 c->nscopes - 1, has_reasons);
+		openmetrics_gather_hists(c, vm, c->nscopes - 1);
 		for (size_t j = 0; j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
 			bool vrows = rows && vc->fresh;
 
-			if (!vrows && !om_has_measured(vc))
+			if (!vrows && !openmetrics_has_measured(vc))
 				continue;
-			om_add_scope(c, vc);
+			openmetrics_add_scope(c, vc);
 			if (vrows)
-				om_gather_scope(c, vc->rows, vc->nrows,
-						c->nscopes - 1, has_reasons);
-			om_gather_hists(c, vc, c->nscopes - 1);
+				openmetrics_gather_scope(c, vc->rows, vc->nrows,
+							 c->nscopes - 1,
+							 has_reasons);
+			openmetrics_gather_hists(c, vc, c->nscopes - 1);
 		}
 	}
 	free(has_reasons);
 }
 
-static const char *om_family(struct om_ctx *c, int field)
+static const char *openmetrics_family(struct om_ctx *c, int field)
 {
 	if (!c->fam[field])
 		c->fam[field] = openmetrics_name(&c->fields[field]);
@@ -585,14 +594,15 @@ static const char *om_family(struct om_ctx *c, int field)
 
 /* Families by metric name (then field id), scopes in order, the parent's
  * own series before its reasons, reasons by name. */
-static int om_series_cmp(const void *a, const void *b, void *arg)
+static int openmetrics_series_cmp(const void *a, const void *b, void *arg)
 {
 	const struct om_series *x = a, *y = b;
 	struct om_ctx *c = arg;
 	int d;
 
 	if (x->family != y->family) {
-		d = strcmp(om_family(c, x->family), om_family(c, y->family));
+		d = strcmp(openmetrics_family(c, x->family),
+			   openmetrics_family(c, y->family));
 		if (d)
 			return d;
 		return x->family < y->family ? -1 : 1;
@@ -610,7 +620,7 @@ static int om_series_cmp(const void *a, const void *b, void *arg)
 
 /* ---- writing ---------------------------------------------------------- */
 
-static bool om_reserved(const struct om_ctx *c, const char *name)
+static bool openmetrics_reserved(const struct om_ctx *c, const char *name)
 {
 	for (size_t i = 0; i < c->nreserved; i++)
 		if (!strcmp(c->reserved[i], name))
@@ -622,14 +632,14 @@ static bool om_reserved(const struct om_ctx *c, const char *name)
  * Claims the names a family writes (its own and its samples'); false,
  * claiming nothing, when one is taken by an earlier family.
  */
-static bool om_claim(struct om_ctx *c, const char *fam,
-		     const char *const *suffixes, size_t n)
+static bool openmetrics_claim(struct om_ctx *c, const char *fam,
+			      const char *const *suffixes, size_t n)
 {
 	char *names[5];
 
 	for (size_t i = 0; i < n; i++) {
 		names[i] = xasprintf("%s%s", fam, suffixes[i]);
-		if (om_reserved(c, names[i])) {
+		if (openmetrics_reserved(c, names[i])) {
 			for (size_t j = 0; j <= i; j++)
 				free(names[j]);
 			return false;
@@ -644,9 +654,9 @@ static bool om_claim(struct om_ctx *c, const char *fam,
 
 /* The reason of child NAME(REASON) of parent NAME: REASON, else the
  * child's whole name. Into buf. */
-static const char *om_reason(const struct field_info *child,
-			     const struct field_info *parent, char *buf,
-			     size_t len)
+static const char *openmetrics_reason(const struct field_info *child,
+				      const struct field_info *parent,
+				      char *buf, size_t len)
 {
 	size_t pn = strlen(parent->name), cn = strlen(child->name);
 
@@ -660,8 +670,8 @@ static const char *om_reason(const struct field_info *child,
 }
 
 /* Appends {pid=..,guest=..,vcpu=..,reason=..,le=..}, or nothing. */
-static void om_labels(struct strbuf *b, const struct om_scope *sc,
-		      const char *reason, const char *le)
+static void openmetrics_labels(struct strbuf *b, const struct om_scope *sc,
+			       const char *reason, const char *le)
 {
 	const char *sep = "{";
 
@@ -670,7 +680,7 @@ static void om_labels(struct strbuf *b, const struct om_scope *sc,
 		sep = ",";
 		if (sc->guest) {
 			strbuf_add(b, ",guest=\"");
-			om_escape(b, sc->guest, true);
+			openmetrics_escape(b, sc->guest, true);
 			strbuf_add(b, "\"");
 		}
 	}
@@ -680,7 +690,7 @@ static void om_labels(struct strbuf *b, const struct om_scope *sc,
 	}
 	if (reason) {
 		strbuf_addf(b, "%sreason=\"", sep);
-		om_escape(b, reason, true);
+		openmetrics_escape(b, reason, true);
 		strbuf_add(b, "\"");
 		sep = ",";
 	}
@@ -692,18 +702,18 @@ static void om_labels(struct strbuf *b, const struct om_scope *sc,
 		strbuf_add(b, "}");
 }
 
-static const char *om_unit_name(enum field_unit u)
+static const char *openmetrics_unit_name(enum field_unit u)
 {
 	return u == UNIT_SECONDS ? "seconds" : u == UNIT_BYTES ? "bytes" : NULL;
 }
 
 /* # TYPE, # UNIT (OpenMetrics only) and # HELP of a family. */
-static void om_header(struct om_ctx *c, const char *fam,
-		      const struct field_info *f, const char *type,
-		      bool reasons)
+static void openmetrics_header(struct om_ctx *c, const char *fam,
+			       const struct field_info *f, const char *type,
+			       bool reasons)
 {
 	bool om = c->fmt == OPENMETRICS_OPENMETRICS;
-	const char *unit = om_unit_name(f->unit);
+	const char *unit = openmetrics_unit_name(f->unit);
 	/* 0.0.4 names a counter's family by its sample name */
 	const char *suffix = !om && !strcmp(type, "counter") ? "_total" : "";
 	struct strbuf *b = c->out;
@@ -716,13 +726,13 @@ static void om_header(struct om_ctx *c, const char *fam,
 	if (f->help) {
 		/* its source's words */
 		strbuf_addf(b, "# HELP %s%s ", fam, suffix);
-		om_escape(b, f->help, om);
+		openmetrics_escape(b, f->help, om);
 		strbuf_add(b, "\n");
 		goto out_type;
 	}
 	strbuf_addf(b, "# HELP %s%s KVM %s ", fam, suffix,
 		    f->hist != HIST_NONE ? "histogram" : "statistic");
-	om_escape(b, f->name, om);
+	openmetrics_escape(b, f->name, om);
 	if (f->provider)
 		strbuf_addf(b, " (%s)", f->provider);
 	if (unit)
@@ -738,7 +748,8 @@ out_type:
 }
 
 /* The canonical "le" of a bucket holding raw values up to hi - 1. */
-static void om_le(const struct field_info *f, uint64_t hi, char *buf, size_t len)
+static void openmetrics_le(const struct field_info *f, uint64_t hi, char *buf,
+			   size_t len)
 {
 	struct strbuf t;
 
@@ -747,7 +758,7 @@ static void om_le(const struct field_info *f, uint64_t hi, char *buf, size_t len
 		return;
 	}
 	strbuf_init(&t);
-	om_scaled(&t, hi ? hi - 1 : 0, 0, f);
+	openmetrics_scaled(&t, hi ? hi - 1 : 0, 0, f);
 	openmetrics_canonical(strtod(t.s, NULL), buf, len);
 	strbuf_free(&t);
 }
@@ -760,8 +771,9 @@ static void om_le(const struct field_info *f, uint64_t hi, char *buf, size_t len
  * 1), or x 2lo in the open bucket), halved as a decimal shift. reason:
  * the key of a keyed histogram ("HLT"), or NULL.
  */
-static void om_write_hist(struct om_ctx *c, const char *fam,
-			  const struct om_series *x, const char *reason)
+static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
+				   const struct om_series *x,
+				   const char *reason)
 {
 	const struct om_scope *sc = &c->scopes[x->scope];
 	const struct field_info *pf = &c->fields[x->family];
@@ -789,46 +801,46 @@ static void om_write_hist(struct om_ctx *c, const char *fam,
 		if (exact && (__builtin_mul_overflow((u128)n, mid2, &add) ||
 			      __builtin_add_overflow(sum2, add, &sum2)))
 			exact = false;
-		om_le(pf, bk->hi, le, sizeof(le));
+		openmetrics_le(pf, bk->hi, le, sizeof(le));
 		strbuf_addf(b, "%s_bucket", fam);
-		om_labels(b, sc, reason, le);
+		openmetrics_labels(b, sc, reason, le);
 		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	}
 	if (!open_last) {
 		strbuf_addf(b, "%s_bucket", fam);
-		om_labels(b, sc, reason, "+Inf");
+		openmetrics_labels(b, sc, reason, "+Inf");
 		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	}
 	strbuf_addf(b, "%s_count", fam);
-	om_labels(b, sc, reason, NULL);
+	openmetrics_labels(b, sc, reason, NULL);
 	strbuf_addf(b, " %llu\n", (unsigned long long)cum);
 	strbuf_addf(b, "%s_sum", fam);
-	om_labels(b, sc, reason, NULL);
+	openmetrics_labels(b, sc, reason, NULL);
 	strbuf_add(b, " ");
 	if (h->measured)
-		om_scaled(b, h->sum, 0, pf);
+		openmetrics_scaled(b, h->sum, 0, pf);
 	else if (exact && !(sum2 & 1))
-		om_scaled(b, sum2 / 2, 0, pf);
+		openmetrics_scaled(b, sum2 / 2, 0, pf);
 	else if (exact && sum2 <= ~(u128)0 / 5)
-		om_scaled(b, sum2 * 5, -1, pf);
+		openmetrics_scaled(b, sum2 * 5, -1, pf);
 	else
 		strbuf_addf(b, "%.17Lg",
 			    sumf / 2 *
-				    om_pow(pf->base == 2 ? 2 : 10,
-					   pf->exponent));
+				    openmetrics_pow(pf->base == 2 ? 2 : 10,
+						    pf->exponent));
 	strbuf_add(b, "\n");
 }
 
 /* Writes the family of series [i, j) (one root field), unless its names
  * are taken. */
-static void om_write_family(struct om_ctx *c, size_t i, size_t j)
+static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 {
 	static const char *const counter[] = { "", "_total", "_created" };
 	static const char *const gauge[] = { "" };
 	static const char *const hist[] = { "", "_bucket", "_count", "_sum",
 					    "_created" };
 	const struct field_info *f = &c->fields[c->series[i].family];
-	const char *fam = om_family(c, c->series[i].family);
+	const char *fam = openmetrics_family(c, c->series[i].family);
 	const char *const *claim;
 	const char *type;
 	bool reasons = false;
@@ -847,33 +859,35 @@ static void om_write_family(struct om_ctx *c, size_t i, size_t j)
 		claim = gauge;
 		nclaim = ARRAY_SIZE(gauge);
 	}
-	if (!om_claim(c, fam, claim, nclaim))
+	if (!openmetrics_claim(c, fam, claim, nclaim))
 		return;
 	for (size_t k = i; k < j; k++)
 		reasons |= c->series[k].field != c->series[k].family;
-	om_header(c, fam, f, type, reasons);
+	openmetrics_header(c, fam, f, type, reasons);
 	for (size_t k = i; k < j; k++) {
 		const struct om_series *x = &c->series[k];
 		const struct field_info *xf = &c->fields[x->field];
 		char reason[256];
 
 		if (f->hist != HIST_NONE) {
-			om_write_hist(c, fam, x,
-				      x->field == x->family ?
-					      NULL :
-					      om_reason(xf, f, reason,
-							sizeof(reason)));
+			openmetrics_write_hist(
+				c, fam, x,
+				x->field == x->family ?
+					NULL :
+					openmetrics_reason(xf, f, reason,
+							   sizeof(reason)));
 			continue;
 		}
 		strbuf_addf(c->out, "%s%s", fam,
 			    f->type == FIELD_CUMULATIVE ? "_total" : "");
-		om_labels(c->out, &c->scopes[x->scope],
-			  x->field == x->family ?
-				  NULL :
-				  om_reason(xf, f, reason, sizeof(reason)),
-			  NULL);
+		openmetrics_labels(c->out, &c->scopes[x->scope],
+				   x->field == x->family ?
+					   NULL :
+					   openmetrics_reason(xf, f, reason,
+							      sizeof(reason)),
+				   NULL);
 		strbuf_add(c->out, " ");
-		om_scaled(c->out, x->row->total, 0, f);
+		openmetrics_scaled(c->out, x->row->total, 0, f);
 		strbuf_add(c->out, "\n");
 	}
 }
@@ -887,17 +901,17 @@ void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
 	size_t nf = snap->nfields;
 
 	c.fam = xcalloc(nf ? nf : 1, sizeof(*c.fam));
-	om_kept(&c);
-	om_gather(&c);
+	openmetrics_kept(&c);
+	openmetrics_gather(&c);
 	if (c.nseries)
-		qsort_r(c.series, c.nseries, sizeof(*c.series), om_series_cmp,
-			&c);
+		qsort_r(c.series, c.nseries, sizeof(*c.series),
+			openmetrics_series_cmp, &c);
 	for (size_t i = 0, j; i < c.nseries; i = j) {
 		for (j = i + 1;
 		     j < c.nseries && c.series[j].family == c.series[i].family;
 		     j++)
 			;
-		om_write_family(&c, i, j);
+		openmetrics_write_family(&c, i, j);
 	}
 	if (fmt == OPENMETRICS_OPENMETRICS)
 		strbuf_add(b, "# EOF\n");

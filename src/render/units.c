@@ -11,13 +11,13 @@
 #include "units.h"
 
 /* Kept free of libm: the binary links none. */
-static double dabs(double x)
+static double units_dabs(double x)
 {
 	return x < 0 ? -x : x;
 }
 
 /* base^e as an exact product of integers where the double holds it. */
-static double power(unsigned int base, int e)
+static double units_power(unsigned int base, int e)
 {
 	double v = 1.0;
 
@@ -28,37 +28,37 @@ static double power(unsigned int base, int e)
 
 /* raw x base^e, dividing for negative e so that whole results stay whole
  * (1500 x 10^-3 is exactly 1.5). */
-static double apply(double raw, unsigned int base, int e)
+static double units_apply(double raw, unsigned int base, int e)
 {
-	return e < 0 ? raw / power(base, e) : raw * power(base, e);
+	return e < 0 ? raw / units_power(base, e) : raw * units_power(base, e);
 }
 
-static unsigned int field_base(const struct field_info *f)
+static unsigned int units_field_base(const struct field_info *f)
 {
 	return f->base == 2 ? 2 : 10;
 }
 
 double units_scale(const struct field_info *f)
 {
-	return apply(1.0, field_base(f), f->exponent);
+	return units_apply(1.0, units_field_base(f), f->exponent);
 }
 
 /* A raw time of f in nanoseconds. */
-static double to_ns(const struct field_info *f, double raw)
+static double units_to_ns(const struct field_info *f, double raw)
 {
-	if (field_base(f) == 10)
-		return apply(raw, 10, f->exponent + 9);
-	return apply(raw, 2, f->exponent) * 1e9;
+	if (units_field_base(f) == 10)
+		return units_apply(raw, 10, f->exponent + 9);
+	return units_apply(raw, 2, f->exponent) * 1e9;
 }
 
 /*
  * Writes x followed by the suffix, whole when it is a whole number and
  * otherwise with three significant digits.
  */
-static const char *put_number(double x, const char *suffix, char *buf,
-			      size_t len)
+static const char *units_put_number(double x, const char *suffix, char *buf,
+				    size_t len)
 {
-	double a = dabs(x);
+	double a = units_dabs(x);
 	const char *sep = *suffix ? " " : "";
 
 	if (a < 1e18 && a == (double)(uint64_t)a)
@@ -77,17 +77,18 @@ static const char *put_number(double x, const char *suffix, char *buf,
  * of three significant digits, so 999.7 ns reads "1.00 µs"), then writes it
  * with that unit's suffix.
  */
-static const char *put_scaled(double x, double step, const char *const *sfx,
-			      size_t nsfx, char *buf, size_t len)
+static const char *units_put_scaled(double x, double step,
+				    const char *const *sfx, size_t nsfx,
+				    char *buf, size_t len)
 {
 	size_t u = 0;
 
-	while (u + 1 < nsfx && dabs(x) >= step - 0.5)
+	while (u + 1 < nsfx && units_dabs(x) >= step - 0.5)
 		x /= step, u++;
-	return put_number(x, sfx[u], buf, len);
+	return units_put_number(x, sfx[u], buf, len);
 }
 
-static bool bad_number(double x, char *buf, size_t len)
+static bool units_bad_number(double x, char *buf, size_t len)
 {
 	if (isfinite(x))
 		return false;
@@ -95,21 +96,22 @@ static bool bad_number(double x, char *buf, size_t len)
 	return true;
 }
 
-static const char *put_ns(double ns, unsigned int flags, char *buf, size_t len)
+static const char *units_put_ns(double ns, unsigned int flags, char *buf,
+				size_t len)
 {
 	static const char *const utf8[] = { "ns", "\xc2\xb5s", "ms", "s" };
 	static const char *const ascii[] = { "ns", "us", "ms", "s" };
 
-	if (bad_number(ns, buf, len))
+	if (units_bad_number(ns, buf, len))
 		return buf;
-	return put_scaled(ns, 1000.0, flags & UNITS_ASCII ? ascii : utf8, 4,
-			  buf, len);
+	return units_put_scaled(ns, 1000.0, flags & UNITS_ASCII ? ascii : utf8,
+				4, buf, len);
 }
 
 const char *units_format_seconds(double secs, unsigned int flags, char *buf,
 				 size_t len)
 {
-	return put_ns(secs * 1e9, flags, buf, len);
+	return units_put_ns(secs * 1e9, flags, buf, len);
 }
 
 const char *units_format_bytes(double bytes, char *buf, size_t len)
@@ -117,26 +119,26 @@ const char *units_format_bytes(double bytes, char *buf, size_t len)
 	static const char *const sfx[] = { "B",	  "KiB", "MiB",
 					   "GiB", "TiB", "PiB" };
 
-	if (bad_number(bytes, buf, len))
+	if (units_bad_number(bytes, buf, len))
 		return buf;
-	return put_scaled(bytes, 1024.0, sfx, 6, buf, len);
+	return units_put_scaled(bytes, 1024.0, sfx, 6, buf, len);
 }
 
 const char *units_format_count(double n, char *buf, size_t len)
 {
-	if (bad_number(n, buf, len))
+	if (units_bad_number(n, buf, len))
 		return buf;
-	return put_number(n, "", buf, len);
+	return units_put_number(n, "", buf, len);
 }
 
 const char *units_format(const struct field_info *f, double raw,
 			 unsigned int flags, char *buf, size_t len)
 {
-	double v = apply(raw, field_base(f), f->exponent);
+	double v = units_apply(raw, units_field_base(f), f->exponent);
 
 	switch (f->unit) {
 	case UNIT_SECONDS:
-		return put_ns(to_ns(f, raw), flags, buf, len);
+		return units_put_ns(units_to_ns(f, raw), flags, buf, len);
 	case UNIT_BYTES:
 		return units_format_bytes(v, buf, len);
 	case UNIT_BOOLEAN:
@@ -163,5 +165,5 @@ double units_share_pct(const struct field_info *f, int64_t delta,
 {
 	if (!units_has_share(f) || !interval_ns)
 		return -1.0;
-	return to_ns(f, (double)delta) / (double)interval_ns * 100.0;
+	return units_to_ns(f, (double)delta) / (double)interval_ns * 100.0;
 }

@@ -32,13 +32,13 @@ static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
 /* KVM's debugfs directory on the running system. */
 #define VM_DEBUGFS_KVM "/sys/kernel/debug/kvm"
 
-static int root_open(const char *proc_root)
+static int vm_root_open(const char *proc_root)
 {
 	return fs_open_dir(AT_FDCWD, proc_root);
 }
 
 /* A directory entry naming a pid or tid: digits only, positive, fits pid_t. */
-static bool parse_id(const char *s, pid_t *out)
+static bool vm_parse_id(const char *s, pid_t *out)
 {
 	long v;
 
@@ -116,7 +116,7 @@ int vm_proc_fds(int rootfd, pid_t pid, vm_fd_fn fn, void *ctx)
 	return rc;
 }
 
-static int pid_cmp(const void *a, const void *b)
+static int vm_pid_cmp(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
@@ -137,7 +137,7 @@ int vm_proc_pids(int rootfd, pid_t **pids)
 	while ((e = fs_dir_next(&dir))) {
 		pid_t pid;
 
-		if (!parse_id(e->name, &pid))
+		if (!vm_parse_id(e->name, &pid))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -153,7 +153,7 @@ int vm_proc_pids(int rootfd, pid_t **pids)
 	}
 	/* procfs lists in pid order; other trees need sorting */
 	if (!sorted)
-		qsort(p, n, sizeof(*p), pid_cmp);
+		qsort(p, n, sizeof(*p), vm_pid_cmp);
 	*pids = p;
 	return (int)n;
 }
@@ -181,7 +181,7 @@ int vm_debugfs_name(const char *name, pid_t *pid)
 		return -EINVAL;
 	memcpy(num, name, (size_t)(dash - name));
 	num[dash - name] = '\0';
-	if (!parse_id(num, pid) || dash[1] < '0' || dash[1] > '9' ||
+	if (!vm_parse_id(num, pid) || dash[1] < '0' || dash[1] > '9' ||
 	    util_parse_int(dash + 1, 0, INT_MAX, &fd))
 		return -EINVAL;
 	return 0;
@@ -205,7 +205,7 @@ pid_t vm_proc_tgid(int rootfd, pid_t tid)
 	if (!nl)
 		return tid;
 	*nl = '\0';
-	return parse_id(s, &tgid) ? tgid : tid;
+	return vm_parse_id(s, &tgid) ? tgid : tid;
 }
 
 int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids)
@@ -235,7 +235,7 @@ int vm_debugfs_pids(int debugfs_dirfd, int rootfd, pid_t **pids)
 		return dir.err ? dir.err : -EOVERFLOW;
 	}
 	if (n)
-		qsort(p, n, sizeof(*p), pid_cmp);
+		qsort(p, n, sizeof(*p), vm_pid_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!m || p[m - 1] != p[i])
 			p[m++] = p[i];
@@ -275,7 +275,7 @@ unsigned long long vm_proc_start_ticks(int rootfd, pid_t pid)
 }
 
 /* Stops a walk over fd links at the VM fd. */
-static int is_vm_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+static int vm_is_vm_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
 {
 	(void)fd;
 	(void)vcpu;
@@ -285,9 +285,9 @@ static int is_vm_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
 
 /* 1 when pid holds a VM fd, 0 when not, -errno when its fd directory
  * cannot be opened. */
-static int pid_has_vm(int root, pid_t pid)
+static int vm_pid_has_vm(int root, pid_t pid)
 {
-	return vm_proc_fds(root, pid, is_vm_fd, NULL);
+	return vm_proc_fds(root, pid, vm_is_vm_fd, NULL);
 }
 
 /*
@@ -295,7 +295,7 @@ static int pid_has_vm(int root, pid_t pid)
  * lone comma, with ",," standing for a literal comma. Stores a new copy in
  * *out (replacing the old one) when out is not NULL; returns the end.
  */
-static const char *opt_value(const char *s, char **out)
+static const char *vm_opt_value(const char *s, char **out)
 {
 	size_t n = 0;
 	char *v = out ? xmalloc(strlen(s) + 1) : NULL;
@@ -323,7 +323,7 @@ static const char *opt_value(const char *s, char **out)
  * key=value pairs where a first element without '=' is the guest name, and
  * a later guest= overrides an earlier one. Other keys and flags are skipped.
  */
-static void name_opts_apply(const char *s, char **name)
+static void vm_name_opts_apply(const char *s, char **name)
 {
 	bool first = true;
 
@@ -333,9 +333,9 @@ static void name_opts_apply(const char *s, char **name)
 		if (s[k] == '=') {
 			bool guest = k == 5 && !memcmp(s, "guest", 5);
 
-			s = opt_value(s + k + 1, guest ? name : NULL);
+			s = vm_opt_value(s + k + 1, guest ? name : NULL);
 		} else if (first) {
-			s = opt_value(s, name);
+			s = vm_opt_value(s, name);
 		} else {
 			s += k; /* a bare flag */
 		}
@@ -350,7 +350,7 @@ static void name_opts_apply(const char *s, char **name)
  * NUL): the value after every "-name" or "--name" argument, the last guest
  * name winning, as QEMU merges repeated -name options. NULL when none.
  */
-static char *cmdline_guest_name(const char *buf, size_t len)
+static char *vm_cmdline_guest_name(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	char *name = NULL;
@@ -365,7 +365,7 @@ static char *cmdline_guest_name(const char *buf, size_t len)
 			continue;
 		if (p >= end)
 			break;
-		name_opts_apply(p, &name);
+		vm_name_opts_apply(p, &name);
 		p += strnlen(p, (size_t)(end - p)) + 1;
 	}
 	if (name && !*name) {
@@ -375,7 +375,7 @@ static char *cmdline_guest_name(const char *buf, size_t len)
 	return name;
 }
 
-static char *guest_name_at(int root, pid_t pid)
+static char *vm_guest_name_at(int root, pid_t pid)
 {
 	char path[32], *buf, *name;
 	size_t len;
@@ -383,13 +383,13 @@ static char *guest_name_at(int root, pid_t pid)
 	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
 	if (fs_read_all_at(root, path, SIZE_MAX, &buf, &len))
 		return NULL;
-	name = cmdline_guest_name(buf, len);
+	name = vm_cmdline_guest_name(buf, len);
 	free(buf);
 	return name;
 }
 
 /* "CPU N/KVM" with an optional trailing newline: N, or -1 for any other name. */
-static int vcpu_index_of_comm(const char *comm)
+static int vm_vcpu_index_of_comm(const char *comm)
 {
 	const char *p = comm + 4;
 	long index = 0;
@@ -406,7 +406,7 @@ static int vcpu_index_of_comm(const char *comm)
 	return (int)index;
 }
 
-static int vcpu_cmp(const void *a, const void *b)
+static int vm_vcpu_cmp(const void *a, const void *b)
 {
 	const struct vm_vcpu *x = a, *y = b;
 
@@ -415,21 +415,21 @@ static int vcpu_cmp(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void vcpus_clear(struct vm_info *v)
+static void vm_vcpus_clear(struct vm_info *v)
 {
 	free(v->vcpus);
 	v->vcpus = NULL;
 	v->nvcpus = 0;
 }
 
-static int load_vcpus_at(int root, struct vm_info *v)
+static int vm_load_vcpus_at(int root, struct vm_info *v)
 {
 	char path[48], comm[64];
 	const struct fs_entry *e;
 	struct fs_dir dir;
 	size_t cap = 0;
 
-	vcpus_clear(v);
+	vm_vcpus_clear(v);
 	snprintf(path, sizeof(path), "%d/task", (int)v->pid);
 	if (fs_dir_open(&dir, root, path))
 		return dir.err;
@@ -437,13 +437,13 @@ static int load_vcpus_at(int root, struct vm_info *v)
 		pid_t tid;
 		int index;
 
-		if (!parse_id(e->name, &tid))
+		if (!vm_parse_id(e->name, &tid))
 			continue;
 		snprintf(path, sizeof(path), "%d/comm", (int)tid);
 		/* a thread that just exited has no comm: not a vCPU now */
 		if (fs_read_at(e->dirfd, path, comm, sizeof(comm)) < 0)
 			continue;
-		index = vcpu_index_of_comm(comm);
+		index = vm_vcpu_index_of_comm(comm);
 		if (index < 0)
 			continue;
 		if (v->nvcpus == cap) {
@@ -454,7 +454,7 @@ static int load_vcpus_at(int root, struct vm_info *v)
 	}
 	fs_dir_close(&dir);
 	if (v->nvcpus)
-		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
+		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
 	return 0;
 }
 
@@ -463,7 +463,7 @@ static int load_vcpus_at(int root, struct vm_info *v)
  * debugfs directory names (so no other process's fds are read); under an
  * injected proc root, or when debugfs cannot be read, every process.
  */
-static int candidate_pids(int root, pid_t **pids)
+static int vm_candidate_pids(int root, pid_t **pids)
 {
 	struct stat a, b;
 	int dbg, n = -1;
@@ -488,17 +488,17 @@ static int candidate_pids(int root, pid_t **pids)
  * fds could not be read (other users' processes when not root). Caller frees
  * *pids. Returns the count or -errno.
  */
-static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
+static int vm_scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
 {
 	pid_t *p;
 	int n, m = 0;
 
 	*ndenied = 0;
-	n = candidate_pids(root, &p);
+	n = vm_candidate_pids(root, &p);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
-		int rc = pid_has_vm(root, p[i]);
+		int rc = vm_pid_has_vm(root, p[i]);
 
 		if (rc == -EACCES || rc == -EPERM)
 			(*ndenied)++;
@@ -510,23 +510,23 @@ static int scan_vm_pids(int root, pid_t **pids, size_t *ndenied)
 }
 
 /* vm_list() on an open root, vCPUs loaded only when asked for. */
-static int list_at(int root, bool vcpus, struct vm_info **out, size_t *nout,
-		   size_t *ndenied)
+static int vm_list_at(int root, bool vcpus, struct vm_info **out, size_t *nout,
+		      size_t *ndenied)
 {
 	struct vm_info *v = NULL;
 	pid_t *pids = NULL;
 	int n;
 
-	n = scan_vm_pids(root, &pids, ndenied);
+	n = vm_scan_vm_pids(root, &pids, ndenied);
 	if (n < 0)
 		return n;
 	if (n)
 		v = xcalloc((size_t)n, sizeof(*v));
 	for (int i = 0; i < n; i++) {
 		v[i].pid = pids[i];
-		v[i].name = guest_name_at(root, pids[i]);
+		v[i].name = vm_guest_name_at(root, pids[i]);
 		if (vcpus)
-			load_vcpus_at(root, &v[i]);
+			vm_load_vcpus_at(root, &v[i]);
 	}
 	free(pids);
 	*out = v;
@@ -541,10 +541,10 @@ int vm_list(const char *proc_root, struct vm_info **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return root;
-	rc = list_at(root, true, out, n, &ndenied);
+	rc = vm_list_at(root, true, out, n, &ndenied);
 	close(root);
 	return rc;
 }
@@ -553,7 +553,7 @@ void vm_info_clear(struct vm_info *v)
 {
 	free(v->name);
 	v->name = NULL;
-	vcpus_clear(v);
+	vm_vcpus_clear(v);
 }
 
 void vm_list_free(struct vm_info *v, size_t n)
@@ -569,10 +569,10 @@ bool vm_pid_is_vm(const char *proc_root, pid_t pid)
 
 	if (pid <= 0)
 		return false;
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return false;
-	rc = pid_has_vm(root, pid);
+	rc = vm_pid_has_vm(root, pid);
 	close(root);
 	return rc > 0;
 }
@@ -584,10 +584,10 @@ char *vm_guest_name(const char *proc_root, pid_t pid)
 
 	if (pid <= 0)
 		return NULL;
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return NULL;
-	name = guest_name_at(root, pid);
+	name = vm_guest_name_at(root, pid);
 	close(root);
 	return name;
 }
@@ -599,10 +599,10 @@ int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids)
 	int root, rc, found = 0;
 
 	*pids = NULL;
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return root;
-	rc = list_at(root, false, &v, &n, &ndenied);
+	rc = vm_list_at(root, false, &v, &n, &ndenied);
 	close(root);
 	if (rc)
 		return rc;
@@ -621,18 +621,18 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v)
 {
 	int root, rc;
 
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0) {
-		vcpus_clear(v);
+		vm_vcpus_clear(v);
 		return root;
 	}
-	rc = load_vcpus_at(root, v);
+	rc = vm_load_vcpus_at(root, v);
 	close(root);
 	return rc;
 }
 
 /* Appends a name from a command line or the user, control bytes as '?'. */
-static void msg_add_name(struct errmsg *m, const char *name)
+static void vm_msg_add_name(struct errmsg *m, const char *name)
 {
 	char *s = xstrdup(name);
 
@@ -644,7 +644,7 @@ static void msg_add_name(struct errmsg *m, const char *name)
 }
 
 /* Says why nothing was found when some processes could not be inspected. */
-static void msg_add_denied(struct errmsg *m, size_t ndenied)
+static void vm_msg_add_denied(struct errmsg *m, size_t ndenied)
 {
 	if (ndenied)
 		errmsg_add(m,
@@ -653,34 +653,34 @@ static void msg_add_denied(struct errmsg *m, size_t ndenied)
 }
 
 /* That no VM was found, and why that may be. */
-static void msg_add_none(struct errmsg *m, size_t ndenied)
+static void vm_msg_add_none(struct errmsg *m, size_t ndenied)
 {
 	errmsg_add(m, ndenied ? "no KVM VMs found" : "no KVM VMs are running");
-	msg_add_denied(m, ndenied);
+	vm_msg_add_denied(m, ndenied);
 }
 
 /* "running VMs: 12 (name), 34" for the error messages, or that there are none. */
-static void msg_add_vms(struct errmsg *m, int root)
+static void vm_msg_add_vms(struct errmsg *m, int root)
 {
 	struct vm_info *v;
 	size_t n, ndenied;
 
-	if (list_at(root, false, &v, &n, &ndenied))
+	if (vm_list_at(root, false, &v, &n, &ndenied))
 		return;
 	if (!n)
-		msg_add_none(m, ndenied);
+		vm_msg_add_none(m, ndenied);
 	else
 		errmsg_add(m, "running VMs: ");
 	for (size_t i = 0; i < n; i++) {
 		errmsg_add(m, "%s%d", i ? ", " : "", (int)v[i].pid);
 		if (v[i].name) {
 			errmsg_add(m, " (");
-			msg_add_name(m, v[i].name);
+			vm_msg_add_name(m, v[i].name);
 			errmsg_add(m, ")");
 		}
 	}
 	if (n)
-		msg_add_denied(m, ndenied);
+		vm_msg_add_denied(m, ndenied);
 	vm_list_free(v, n);
 }
 
@@ -695,13 +695,13 @@ int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg)
 		return errmsg_set(msg, -EINVAL,
 				  "invalid pid %d: give the process id of a running KVM VM",
 				  (int)pid);
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return errmsg_set(msg, root,
 				  "cannot read %s: %s; is procfs mounted?",
 				  proc_root, strerror(-root));
 	snprintf(path, sizeof(path), "%d", (int)pid);
-	rc = fstatat(root, path, &st, 0) ? -errno : pid_has_vm(root, pid);
+	rc = fstatat(root, path, &st, 0) ? -errno : vm_pid_has_vm(root, pid);
 	if (rc > 0) {
 		rc = 0;
 	} else if (rc == -EACCES || rc == -EPERM) {
@@ -710,13 +710,13 @@ int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg)
 				(int)pid);
 	} else if (rc == -ENOENT || rc == -ESRCH) {
 		errmsg_set(msg, -ESRCH, "no process with pid %d; ", (int)pid);
-		msg_add_vms(msg, root);
+		vm_msg_add_vms(msg, root);
 		rc = -ESRCH;
 	} else {
 		errmsg_set(msg, -ENOENT,
 			   "pid %d is not a KVM VM (it holds no anon_inode:kvm-vm fd); ",
 			   (int)pid);
-		msg_add_vms(msg, root);
+		vm_msg_add_vms(msg, root);
 		rc = -ENOENT;
 	}
 	close(root);
@@ -724,7 +724,7 @@ int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg)
 }
 
 /* Whether v[i]'s name already appeared before it (to list each name once). */
-static bool name_seen(const struct vm_info *v, size_t i)
+static bool vm_name_seen(const struct vm_info *v, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
 		if (v[j].name && !strcmp(v[j].name, v[i].name))
@@ -744,12 +744,12 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 		return errmsg_set(
 			msg, -EINVAL,
 			"empty guest name: give the QEMU -name of a running guest");
-	root = root_open(proc_root);
+	root = vm_root_open(proc_root);
 	if (root < 0)
 		return errmsg_set(msg, root,
 				  "cannot read %s: %s; is procfs mounted?",
 				  proc_root, strerror(-root));
-	rc = list_at(root, false, &v, &n, &ndenied);
+	rc = vm_list_at(root, false, &v, &n, &ndenied);
 	close(root);
 	if (rc)
 		return errmsg_set(msg, rc,
@@ -769,7 +769,7 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 		rc = 0;
 	} else if (nmatch) {
 		errmsg_add(msg, "guest name \"");
-		msg_add_name(msg, name);
+		vm_msg_add_name(msg, name);
 		errmsg_add(msg, "\" matches several VMs (pids");
 		for (size_t i = 0; i < n; i++)
 			if (v[i].name && !strcmp(v[i].name, name))
@@ -780,17 +780,17 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 		const char *sep = "";
 
 		errmsg_add(msg, "no guest named \"");
-		msg_add_name(msg, name);
+		vm_msg_add_name(msg, name);
 		errmsg_add(msg, "\" (");
 		if (!n)
-			msg_add_none(msg, ndenied);
+			vm_msg_add_none(msg, ndenied);
 		if (nnamed) {
 			errmsg_add(msg, "running guests: ");
 			for (size_t i = 0; i < n; i++) {
-				if (!v[i].name || name_seen(v, i))
+				if (!v[i].name || vm_name_seen(v, i))
 					continue;
 				errmsg_add(msg, "%s", sep);
-				msg_add_name(msg, v[i].name);
+				vm_msg_add_name(msg, v[i].name);
 				sep = ", ";
 			}
 		}
@@ -803,7 +803,7 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 			errmsg_add(msg, ", select them with -p PID");
 		}
 		if (n)
-			msg_add_denied(msg, ndenied);
+			vm_msg_add_denied(msg, ndenied);
 		errmsg_add(msg, ")");
 		rc = -ENOENT;
 	}
@@ -818,7 +818,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	struct fs_dir d, vd;
 	long tid, idx;
 
-	vcpus_clear(v);
+	vm_vcpus_clear(v);
 	if (fs_dir_open(&d, AT_FDCWD, debugfs_root))
 		return d.err;
 	snprintf(prefix, sizeof(prefix), "%d-", v->pid);
@@ -847,7 +847,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	}
 	fs_dir_close(&d);
 	if (v->nvcpus)
-		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vcpu_cmp);
+		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
 	return 0;
 }
 

@@ -16,7 +16,7 @@
 #include "tracepoint_int.h"
 #include "util.h"
 
-static int reason_cmp(const void *a, const void *b)
+static int tp_reason_cmp(const void *a, const void *b)
 {
 	const struct tp_reason *x = a, *y = b;
 
@@ -78,7 +78,7 @@ static void tp_add_table(struct tp_priv *tp, struct tp_source *s,
 					   -1;
 		t->n++;
 	}
-	qsort(t->r, t->n, sizeof(*t->r), reason_cmp);
+	qsort(t->r, t->n, sizeof(*t->r), tp_reason_cmp);
 }
 
 static const char *tp_strip_for(const struct tp_symtab *t, const char *strip)
@@ -205,7 +205,7 @@ int tp_reason_field(struct tp_priv *tp, struct tp_source *s, uint64_t raw,
 
 		if (!tp_table_applies(t, isa))
 			continue;
-		r = bsearch(&key, t->r, t->n, sizeof(*t->r), reason_cmp);
+		r = bsearch(&key, t->r, t->n, sizeof(*t->r), tp_reason_cmp);
 		if (r)
 			return r->field;
 	}
