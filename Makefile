@@ -32,7 +32,7 @@ MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_SONAME := $(or $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
 	libmicrohttpd 2>/dev/null)/libmicrohttpd.so" 2>/dev/null | \
 	awk '$$1 == "SONAME" { print $$2 }'),libmicrohttpd.so.12)
-$(BUILD)/src/sys/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
+$(BUILD)/src/lib/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
 PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
