@@ -97,9 +97,11 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 static void loop_scan_vms(struct loop *l)
 {
 	const struct options *o = l->opts;
+	/* /proc alone, as the snapshots always read it: KVM's debugfs tree
+	 * would be listed once per VM and refresh, O(VMs^2) on a host of
+	 * unnamed vCPU threads (the providers fall back to it themselves) */
 	struct vmscan_req r = {
 		.proc_root = o->proc_root,
-		.debugfs_root = o->debugfs_root,
 		.stats = &l->stats,
 		.watched = l->run.pid,
 		.vms = l->want_vms,
