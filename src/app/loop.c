@@ -9,12 +9,9 @@
   */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
 #include "handoff.h"

@@ -5,25 +5,16 @@
  * trying again the sources that could not start, and its loop.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
-#include "handoff.h"
 #include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
-#include "mounts.h"
-#include "signals.h"
 #include "util.h"
-#include "vcpu_check.h"
 #include "vm.h"
-#include "vmscan.h"
 
 /* Providers again after the monitor changed what they must count; the
  * counts restart from zero, as in kvm_stat. */

@@ -6,25 +6,14 @@
  * monitor (the snapshot carries them) and said after it ends.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
-#include "handoff.h"
-#include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
-#include "mounts.h"
-#include "signals.h"
 #include "util.h"
-#include "vcpu_check.h"
-#include "vm.h"
-#include "vmscan.h"
 
 /* Says a note on stderr, once: a failure as "NAME provider left out:
  * why", anything else as it is. */

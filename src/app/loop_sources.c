@@ -5,25 +5,15 @@
  * all; closing them quickly.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
 #include "handoff.h"
-#include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
-#include "mounts.h"
-#include "signals.h"
 #include "util.h"
-#include "vcpu_check.h"
-#include "vm.h"
-#include "vmscan.h"
 
 /* What the providers are told: the options they need and the run's VM. */
 static void loop_provider_cfg(struct loop *l)

@@ -13,23 +13,15 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
-#include "filter.h"
-#include "frontend.h"
-#include "hist_fmt.h"
 #include "options.h"
 #include "tui_int.h"
 #include "tui_lat.h"
-#include "ui_text.h"
-#include "units.h"
 #include "util.h"
-#include "vmdir.h"
 
 static struct tui_priv *tui_current;
 

@@ -7,27 +7,15 @@
  */
 #include <curses.h>
 #include <errno.h>
-#include <langinfo.h>
-#include <locale.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errmsg.h"
 #include "filter.h"
-#include "frontend.h"
-#include "hist.h"
-#include "hist_fmt.h"
 #include "options.h"
 #include "tui_int.h"
-#include "tui_lat.h"
-#include "ui_text.h"
-#include "units.h"
 #include "util.h"
-#include "vmdir.h"
 
 /* The pick of pid, or NULL. */
 static const struct tui_pick *tui_pick_find(const struct tui_priv *tp, pid_t pid)
