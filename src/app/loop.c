@@ -504,8 +504,9 @@ static int loop_run_init(struct loop *l)
 	return 0;
 }
 
-int loop_open(struct loop *l, const struct options *opts,
-	      void (*say)(const char *msg))
+/* loop_open's steps; on a failure loop_open frees what only it made. */
+static int loop_open_steps(struct loop *l, const struct options *opts,
+			   void (*say)(const char *msg))
 {
 	int rc;
 
@@ -565,6 +566,18 @@ int loop_open(struct loop *l, const struct options *opts,
 	if (!l->need.owns_terminal)
 		loop_say_notes(l, true); /* before any output */
 	return open_frontends(l, true);
+}
+
+int loop_open(struct loop *l, const struct options *opts,
+	      void (*say)(const char *msg))
+{
+	int rc = loop_open_steps(l, opts, say);
+
+	/* after a failure the caller does not call loop_close: what the
+	 * run allocated of its own is freed here */
+	if (rc)
+		filter_free(&l->run.filter);
+	return rc;
 }
 
 int loop_list_fields(struct loop *l, struct snapshot *snap)
