@@ -125,7 +125,8 @@ if want scale; then
 	# runs. BENCH_SCALE_OLD names another kvmstat binary, run alternately
 	# with this one in each round (old and new compared in one run).
 	# Test-guest VMs where /dev/kvm works; else fake VMs (fakevms.c: memfds
-	# laid out as stats files behind a fake /proc root).
+	# laid out as stats files behind a fake /proc root, their directories
+	# in a fake KVM debugfs).
 	echo "== scale: VMs x 4 vCPUs, all idle but one busy; kvmstat -l -S -s 0.1 main-thread CPU per refresh (median of ${BENCH_SCALE_ROUNDS:-3}), peak RSS per mode"
 	if [ "$(id -u)" != 0 ]; then
 		echo "skipped: needs root (pidfd_getfd)"
@@ -172,9 +173,9 @@ if want scale; then
 		for nvm in ${BENCH_SCALE_VMS:-100 300 1000}; do
 			nfd=$((nvm * 5))
 			if [ -n "$SROOT" ]; then
-				rm -rf "$SROOT"; mkdir -p "$SROOT"; ln -s /proc/self "$SROOT/self"
+				rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
 				mkfifo "$TMP/fv.in"
-				"$TMP/fakevms" "$SROOT" "$nvm" 4 <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+				"$TMP/fakevms" "$SROOT" "$nvm" 4 "$TMP/sdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
 				fv=$!
 				PIDS+=("$fv")
 				exec {fvfd}>"$TMP/fv.in"
@@ -184,7 +185,9 @@ if want scale; then
 					sleep 0.05
 				done
 				grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
-				export KVMSTAT_PROC_ROOT=$SROOT
+				# a fake KVM debugfs beside it, as the host's: VMs and
+				# vCPUs are told by inotify there
+				export KVMSTAT_PROC_ROOT=$SROOT KVMSTAT_DEBUGFS_ROOT=$TMP/sdbg
 			else
 				tests/guest/kvmguest -m $((nvm - 1)) -v 4 -s -w -t 3600 >"$TMP/idle.out" 2>&1 &
 				PIDS+=($!)
@@ -247,7 +250,7 @@ if want scale; then
 				exec {fvfd}>&-
 				wait "$fv"
 				rm -f "$TMP/fv.in"
-				unset KVMSTAT_PROC_ROOT
+				unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
 			else
 				for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 				PIDS=()

@@ -2,7 +2,7 @@
 /*
  * Many fake KVM VM processes at once, for the scale bench on hosts without
  * KVM (fakevm.py is one VM per Python process: too heavy by the hundred).
- * Usage: fakevms ROOT NVMS NVCPU
+ * Usage: fakevms ROOT NVMS NVCPU [DEBUGFS]
  *
  * Forks NVMS processes; each holds one memfd per binary stats file (the
  * VM's and one per vCPU) laid out as fakevm.py lays them out (as the
@@ -11,7 +11,9 @@
  * QEMU would appear in /proc: ROOT/PID/fd links "anon_inode:kvm-vm",
  * "anon_inode:kvm-vm-stats" and "anon_inode:kvm-vcpu-stats:N" whose
  * numbers are the memfds' own (pidfd_getfd copies them), its command line
- * "-name guest=vmI", its real stat file and task/PID/comm.
+ * "-name guest=vmI", its real stat file and task/PID/comm. With DEBUGFS
+ * (kvmstat's KVMSTAT_DEBUGFS_ROOT), each VM also has its directory there
+ * as KVM makes it: "PID-FD" with a "vcpuN" directory per vCPU.
  *
  * Every vCPU starts with halt_exits 1. VM 0 is busy: its vCPU 0 adds 1 to
  * halt_exits every 100 us, from its start and after each "go", until
@@ -19,6 +21,9 @@
  *   stop   VM 0 stops; answered "busy N": how many it added since its
  *          start
  *   go     VM 0 adds again
+ *   vcpu   (stopped) VM 0 creates one more vCPU as KVM and a VMM do: its
+ *          "vcpuN" directory in DEBUGFS, 5 ms later its stats fd;
+ *          answered "vcpu N"
  *   quit   (or end of input) every VM leaves ROOT and exits
  */
 #define _GNU_SOURCE
@@ -62,7 +67,7 @@ static const struct stat_def vm_stats[] = {
 	{ "pages_4k", 1, 0, 1 },
 };
 
-static volatile sig_atomic_t stop_busy, go_busy, quit;
+static volatile sig_atomic_t stop_busy, go_busy, add_vcpu, quit;
 static sigset_t idle_mask; /* while waiting: every signal */
 static sigset_t busy_mask; /* blocked but while waiting */
 
@@ -80,6 +85,8 @@ static void on_signal(int sig)
 		stop_busy = 1;
 	else if (sig == SIGUSR2)
 		go_busy = 1;
+	else if (sig == SIGHUP)
+		add_vcpu = 1;
 	else
 		quit = 1;
 }
@@ -159,17 +166,39 @@ static void link_fd(const char *dir, int fd, const char *target)
 		die(path);
 }
 
+/* vCPU n of the VM whose proc directory is dir, as KVM_CREATE_VCPU makes
+ * it (its debugfs directory), then its stats fd, as its VMM opens it. */
+static void new_vcpu(const char *dir, const char *dbgdir, int n)
+{
+	struct timespec ts = { 0, 5000000 };
+	char ident[64], path[4200];
+	off_t halt;
+	int fd;
+
+	if (dbgdir[0]) {
+		snprintf(path, sizeof(path), "%s/vcpu%d", dbgdir, n);
+		if (mkdir(path, 0755))
+			die(path);
+	}
+	nanosleep(&ts, NULL);
+	snprintf(ident, sizeof(ident), "kvm-%d/vcpu-%d", (int)getpid(), n);
+	fd = stats_file(ident, vcpu_stats, 5, &halt);
+	snprintf(ident, sizeof(ident), "anon_inode:kvm-vcpu-stats:%d", n);
+	link_fd(dir, fd, ident);
+}
+
 /* One VM process: never returns. */
-static void vm_main(const char *root, int index, int nvcpu, int readyfd,
-		    int busyfd)
+static void vm_main(const char *root, const char *dbg, int index, int nvcpu,
+		    int readyfd, int busyfd)
 {
 	char tmp[4096], final[4096], path[4200], ident[64], stat[1024];
+	char dbgdir[4096] = "";
 	off_t halt, halt0 = 0;
 	uint64_t v = 1;
 	int vmfd, *vcpu = calloc((size_t)nvcpu, sizeof(*vcpu));
 	pid_t pid = getpid();
 	ssize_t n;
-	int fd;
+	int fd, kvmfd;
 
 	snprintf(ident, sizeof(ident), "kvm-%d", (int)pid);
 	vmfd = stats_file(ident, vm_stats, 3, &halt);
@@ -179,13 +208,13 @@ static void vm_main(const char *root, int index, int nvcpu, int readyfd,
 		if (!c)
 			halt0 = halt;
 	}
-	fd = open("/dev/null", O_RDONLY);
+	kvmfd = open("/dev/null", O_RDONLY);
 	snprintf(tmp, sizeof(tmp), "%s/.%d", root, (int)pid);
 	snprintf(final, sizeof(final), "%s/%d", root, (int)pid);
 	snprintf(path, sizeof(path), "%s/fd", tmp);
 	if (mkdir(tmp, 0755) || mkdir(path, 0755))
 		die(tmp);
-	link_fd(tmp, fd, "anon_inode:kvm-vm");
+	link_fd(tmp, kvmfd, "anon_inode:kvm-vm");
 	link_fd(tmp, vmfd, "anon_inode:kvm-vm-stats");
 	for (int c = 0; c < nvcpu; c++) {
 		snprintf(ident, sizeof(ident), "anon_inode:kvm-vcpu-stats:%d",
@@ -211,6 +240,17 @@ static void vm_main(const char *root, int index, int nvcpu, int readyfd,
 	put_file(path, "qemu-system-x86\n", 16);
 	if (rename(tmp, final))
 		die(final);
+	if (dbg) {
+		snprintf(dbgdir, sizeof(dbgdir), "%s/%d-%d", dbg, (int)pid,
+			 kvmfd);
+		if (mkdir(dbgdir, 0755))
+			die(dbgdir);
+		for (int c = 0; c < nvcpu; c++) {
+			snprintf(path, sizeof(path), "%s/vcpu%d", dbgdir, c);
+			if (mkdir(path, 0755))
+				die(path);
+		}
+	}
 	if (write(readyfd, "r", 1) != 1)
 		die("ready");
 	close(readyfd);
@@ -230,14 +270,25 @@ static void vm_main(const char *root, int index, int nvcpu, int readyfd,
 		added = v - 1;
 		if (write(busyfd, &added, sizeof(added)) != sizeof(added))
 			die("busy");
-		while (!go_busy && !quit)
+		while (!go_busy && !quit) {
 			sigsuspend(&idle_mask);
+			if (!add_vcpu)
+				continue;
+			add_vcpu = 0;
+			new_vcpu(final, dbgdir, nvcpu);
+			added = (uint64_t)nvcpu++;
+			if (write(busyfd, &added, sizeof(added)) !=
+			    sizeof(added))
+				die("vcpu");
+		}
 		go_busy = 0;
 	}
 	while (!quit)
 		sigsuspend(&idle_mask);
 	/* as procfs does, the directory goes with the process */
 	nftw(final, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (dbgdir[0])
+		nftw(dbgdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	_exit(0);
 }
 
@@ -248,15 +299,17 @@ int main(int argc, char **argv)
 	char line[64];
 	pid_t *pids;
 
-	if (argc != 4 || (nvms = atoi(argv[2])) < 1 ||
+	if (argc < 4 || argc > 5 || (nvms = atoi(argv[2])) < 1 ||
 	    (nvcpu = atoi(argv[3])) < 1) {
-		fprintf(stderr, "usage: fakevms ROOT NVMS NVCPU\n");
+		fprintf(stderr, "usage: fakevms ROOT NVMS NVCPU [DEBUGFS]\n");
 		return 2;
 	}
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigemptyset(&busy_mask);
+	sigaddset(&busy_mask, SIGHUP);
 	sigaddset(&busy_mask, SIGUSR1);
 	sigaddset(&busy_mask, SIGUSR2);
 	sigaddset(&busy_mask, SIGTERM);
@@ -273,11 +326,14 @@ int main(int argc, char **argv)
 			close(busy[0]);
 			if (i)
 				close(busy[1]);
-			vm_main(argv[1], i, nvcpu, ready[1], i ? -1 : busy[1]);
+			vm_main(argv[1], argc > 4 ? argv[4] : NULL, i, nvcpu,
+				ready[1], i ? -1 : busy[1]);
 		}
 	}
 	close(ready[1]);
 	close(busy[1]);
+	/* SIGTERM ends the wait for input as "quit" does */
+	sigprocmask(SIG_SETMASK, &idle_mask, NULL);
 	for (int i = 0; i < nvms; i++) {
 		char c;
 
@@ -298,6 +354,14 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		} else if (!strncmp(line, "go", 2)) {
 			kill(pids[0], SIGUSR2);
+		} else if (!strncmp(line, "vcpu", 4)) {
+			uint64_t n;
+
+			kill(pids[0], SIGHUP);
+			if (read(busy[0], &n, sizeof(n)) != sizeof(n))
+				die("busy VM");
+			printf("vcpu %llu\n", (unsigned long long)n);
+			fflush(stdout);
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}

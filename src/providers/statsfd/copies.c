@@ -297,7 +297,9 @@ struct sfd_vm *sfd_vm_add(struct sfd_priv *d, pid_t pid)
 		d->vms = xrealloc(d->vms, d->capvms * sizeof(*d->vms));
 	}
 	vm = &d->vms[d->nvms++];
-	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
+	*vm = (struct sfd_vm){
+		.pid = pid, .pidfd = pidfd, .err = err, .wd = -1
+	};
 	if (pidfd >= 0 && d->epfd >= 0) {
 		struct epoll_event ev = {
 			.events = EPOLLIN,
@@ -353,6 +355,7 @@ void sfd_vms_sweep(struct sfd_priv *d)
 			d->vms[n++] = d->vms[i];
 			continue;
 		}
+		sfd_unwatch(d, &d->vms[i]);
 		sfd_vm_close(&d->vms[i]);
 	}
 	d->nvms = n;
