@@ -146,6 +146,9 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 {
 	struct sfd_priv *d = p->priv;
 	bool breakdown = sfd_want_vms(p);
+	/* without the per-vCPU breakdown, files add straight into their
+	 * VM's sums (folding a vCPU's sum in is the same addition) */
+	struct reading *agg = breakdown ? d->vcval : d->vmval;
 
 	readings_clear(d->vmval, d->nlocals);
 	for (size_t i = 0; i < vm->nf;) {
@@ -153,7 +156,8 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 		pid_t tid = vm->f[i].tid;
 		size_t j = i;
 
-		readings_clear(d->vcval, d->nlocals);
+		if (breakdown)
+			readings_clear(d->vcval, d->nlocals);
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
 			const unsigned char *data = f->last;
@@ -166,17 +170,19 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			    !statsfd_data_read(f->fd, f->sc->s, d->data))
 				data = d->data;
 			if (!data) {
-				sfd_file_bad(f, d->vcval);
+				sfd_file_bad(f, agg);
 				continue;
 			}
-			sfd_file_add(d, f, data, d->vcval);
+			sfd_file_add(d, f, data, agg);
 			if (f->tid != tid)
 				tid = 0; /* several VMs: not one thread */
 		}
-		if (breakdown && vcpu >= 0)
+		i = j;
+		if (!breakdown)
+			continue;
+		if (vcpu >= 0)
 			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
 		sfd_fold(d, d->vmval, d->vcval);
-		i = j;
 	}
 	/* always: which VMs this provider served is how the stats layer
 	 * lets debugfs or QMP fill in the others */
