@@ -22,7 +22,7 @@ BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
 # BENCH_ONLY: a comma-separated list of the sections to run (refresh,
-# debugfs, discovery, rate, programs, cpu); all when empty.
+# debugfs, discovery, scale, rate, programs, cpu); all when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -112,6 +112,150 @@ time.sleep(300)' "$n") >>"$TMP/fds.out" 2>&1 &
 		echo "statsfd discovery: ${alone} ms alone, $(sfd_ms) ms with 100000 fds in $(grep -c ready "$TMP/fds.out") other processes"
 	else
 		echo "skipped: needs root and /dev/kvm"
+	fi
+fi
+
+if want scale; then
+	# Issue 22: hundreds of VMs x 4 vCPUs, stats fds open, all idle but one
+	# busy VM. Per VM count (BENCH_SCALE_VMS, "100 300 1000"): the CPU time
+	# of kvmstat -l -S -s 0.1's main thread per refresh (its schedstat over
+	# BENCH_SCALE_SECONDS, 3 s, after it settled; median of
+	# BENCH_SCALE_ROUNDS, 3) and per stats fd; the busy VM's count exact;
+	# the peak RSS of every output mode; kvm_stat -l -d beside it where it
+	# runs. BENCH_SCALE_OLD names another kvmstat binary, run alternately
+	# with this one in each round (old and new compared in one run).
+	# Test-guest VMs where /dev/kvm works; else fake VMs (fakevms.c: memfds
+	# laid out as stats files behind a fake /proc root, their directories
+	# in a fake KVM debugfs).
+	echo "== scale: VMs x 4 vCPUs, all idle but one busy; kvmstat -l -S -s 0.1 main-thread CPU per refresh (median of ${BENCH_SCALE_ROUNDS:-3}), peak RSS per mode"
+	if [ "$(id -u)" != 0 ]; then
+		echo "skipped: needs root (pidfd_getfd)"
+	else
+		SROOT=
+		if [ -c /dev/kvm ] && [ -z "${BENCH_SCALE_FAKE:-}" ]; then
+			echo "VMs: test guests (tests/guest/kvmguest -s)"
+		else
+			echo "VMs: FAKE (no /dev/kvm: tests/fakes/fakevms.c, stats files in memfds behind a fake /proc)"
+			cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || exit 1
+			SROOT="$TMP/sproc"
+		fi
+		# refresh_cpu BIN: "US_PER_REFRESH" of BIN -l -S -s 0.1's main thread
+		refresh_cpu() {
+			local out="$TMP/scale.log" k a b l1 l2 t0
+			"$1" -l -S -s 0.1 -f '^halt_exits$' >"$out" 2>"$TMP/scale.err" &
+			k=$!
+			for _ in $(seq 1 300); do
+				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
+				sleep 0.05
+			done
+			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l1=$(grep -c '^[0-9]' "$out")
+			sleep "${BENCH_SCALE_SECONDS:-3}"
+			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l2=$(grep -c '^[0-9]' "$out")
+			kill -TERM "$k"; wait "$k" 2>/dev/null
+			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
+				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
+		}
+		# peak_rss ARGS...: the peak RSS in MB of ARGS over 3 s (or to
+		# its exit); "failed: WHY" when it fails to start
+		peak_rss() {
+			local out kb
+			out=$(/usr/bin/time -f 'rss %M' timeout -s TERM 3 "$@" 2>&1 >/dev/null)
+			kb=$(awk '$1 == "rss" { print $2 }' <<<"$out")
+			if [ -n "$kb" ] && ! grep -q '^kvmstat:' <<<"$out"; then
+				awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }'
+			else
+				echo "failed ($(grep -m1 '^kvmstat:' <<<"$out"))"
+			fi
+		}
+		printf '%6s %7s %12s %10s %12s %10s %s\n' VMs "fds" "us/refresh" "us/fd" "old us/ref" "old us/fd" "kvm_stat -l -d"
+		for nvm in ${BENCH_SCALE_VMS:-100 300 1000}; do
+			nfd=$((nvm * 5))
+			if [ -n "$SROOT" ]; then
+				rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
+				mkfifo "$TMP/fv.in"
+				"$TMP/fakevms" "$SROOT" "$nvm" 4 "$TMP/sdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+				fv=$!
+				PIDS+=("$fv")
+				exec {fvfd}>"$TMP/fv.in"
+				for _ in $(seq 1 600); do
+					grep -q '^ready$' "$TMP/fv.out" && break
+					kill -0 "$fv" 2>/dev/null || break
+					sleep 0.05
+				done
+				grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
+				# a fake KVM debugfs beside it, as the host's: VMs and
+				# vCPUs are told by inotify there
+				export KVMSTAT_PROC_ROOT=$SROOT KVMSTAT_DEBUGFS_ROOT=$TMP/sdbg
+			else
+				tests/guest/kvmguest -m $((nvm - 1)) -v 4 -s -w -t 3600 >"$TMP/idle.out" 2>&1 &
+				PIDS+=($!)
+				tests/guest/kvmguest -m 1 -v 4 -s -n 0 -k hlt -t 3600 >"$TMP/busy.out" 2>&1 &
+				PIDS+=($!)
+				for _ in $(seq 1 600); do
+					grep -q ready "$TMP/idle.out" && grep -q ready "$TMP/busy.out" && break
+					sleep 0.05
+				done
+			fi
+			: >"$TMP/new.cpu"; : >"$TMP/old.cpu"
+			for _ in $(seq "${BENCH_SCALE_ROUNDS:-3}"); do
+				refresh_cpu ./kvmstat >>"$TMP/new.cpu"
+				[ -n "${BENCH_SCALE_OLD:-}" ] && refresh_cpu "$BENCH_SCALE_OLD" >>"$TMP/old.cpu"
+			done
+			nu=$(median <"$TMP/new.cpu")
+			ou=-; of=-
+			if [ -s "$TMP/old.cpu" ]; then
+				ou=$(median <"$TMP/old.cpu")
+				of=$(awk -v u="$ou" -v n="$nfd" 'BEGIN { printf "%.2f", u / n }')
+			fi
+			ks=-
+			if [ -z "$SROOT" ] && [ -n "$KVM_STAT_CMD" ]; then
+				# its CPU over 8 s of 0.1-s refreshes
+				ks=$( { TIMEFORMAT='%3U %3S'; time timeout -s TERM 8 "$KVM_STAT_CMD" -l -d -s 0.1 >/dev/null 2>&1; } 2>&1 |
+					awk '{ printf "%.0f us/refresh", ($1 + $2) * 1e6 / 80 }')
+			fi
+			printf '%6s %7s %12s %10s %12s %10s %s\n' "$nvm" "$nfd" "$nu" \
+				"$(awk -v u="$nu" -v n="$nfd" 'BEGIN { printf "%.2f", u / n }')" "$ou" "$of" "$ks"
+			echo "       runs: new $(tr '\n' ' ' <"$TMP/new.cpu")${BENCH_SCALE_OLD:+; old $(tr '\n' ' ' <"$TMP/old.cpu")}"
+			# every mode starts and runs; its peak RSS
+			rss=""
+			for mode in "-1" "-l" "-l -c" "-l --json" "--listen 127.0.0.1:$((20000 + RANDOM % 20000))"; do
+				# shellcheck disable=SC2086
+				rss+="  ${mode}: $(peak_rss ./kvmstat -S -s 0.5 $mode) MB"
+			done
+			echo "       peak RSS:$rss"
+			if [ -n "$SROOT" ]; then
+				# the busy VM's count over a run of kvmstat -l: what it
+				# added meanwhile, exactly (the idle VMs add nothing)
+				echo stop >&"$fvfd"
+				for _ in $(seq 1 100); do [ "$(grep -c '^busy' "$TMP/fv.out")" = 1 ] && break; sleep 0.05; done
+				./kvmstat -l -S -s 0.2 -f '^halt_exits$' >"$TMP/busy.log" 2>&1 &
+				k=$!
+				for _ in $(seq 1 300); do [ "$(grep -c '^[0-9]' "$TMP/busy.log")" -ge 2 ] && break; sleep 0.05; done
+				echo go >&"$fvfd"
+				sleep 1.5
+				echo stop >&"$fvfd"
+				for _ in $(seq 1 100); do [ "$(grep -c '^busy' "$TMP/fv.out")" = 2 ] && break; sleep 0.05; done
+				sleep 0.6
+				kill -TERM "$k"; wait "$k" 2>/dev/null
+				got=$(awk '/^[0-9]/ { s += $NF } END { print s + 0 }' "$TMP/busy.log")
+				want=$(awk '$1 == "busy" { v[++n] = $2 } END { print v[2] - v[1] }' "$TMP/fv.out")
+				if [ "$got" = "$want" ]; then
+					echo "       busy VM: halt_exits exact ($got over the run of kvmstat -l)"
+				else
+					echo "       busy VM: WRONG COUNT: kvmstat $got, the VM added $want"
+				fi
+				echo quit >&"$fvfd"
+				exec {fvfd}>&-
+				wait "$fv"
+				rm -f "$TMP/fv.in"
+				unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+			else
+				for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+				PIDS=()
+			fi
+		done
 	fi
 fi
 

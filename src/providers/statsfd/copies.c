@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -115,13 +116,27 @@ static bool sfd_copy_is(const struct sfd_priv *d, pid_t pid, int fd,
 	       vcpu == want->vcpu;
 }
 
+/* Once: the fd limit (raised at start as far as the host lets it) is
+ * below what the VMs' stats fds need. */
 static void sfd_note_emfile(struct sfd_priv *d)
 {
+	struct rlimit rl;
+	size_t held = 0;
+
 	if (d->emfile_noted)
 		return;
 	d->emfile_noted = true;
+	for (size_t i = 0; i < d->nvms; i++)
+		held += d->vms[i].nf;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY) {
+		sfd_note_add(d,
+			     "too many open files: some VMs' stats fds are left out (%zu held); raise the limit (ulimit -n)",
+			     held);
+		return;
+	}
 	sfd_note_add(d,
-		     "too many open files: some VMs' stats fds are left out; raise the limit (ulimit -n)");
+		     "too many open files: some VMs' stats fds are left out (%zu held, the limit is %llu file descriptors); raise it (ulimit -n, or the hard limit as root)",
+		     held, (unsigned long long)rl.rlim_cur);
 }
 
 /*
@@ -297,7 +312,9 @@ struct sfd_vm *sfd_vm_add(struct sfd_priv *d, pid_t pid)
 		d->vms = xrealloc(d->vms, d->capvms * sizeof(*d->vms));
 	}
 	vm = &d->vms[d->nvms++];
-	*vm = (struct sfd_vm){ .pid = pid, .pidfd = pidfd, .err = err };
+	*vm = (struct sfd_vm){
+		.pid = pid, .pidfd = pidfd, .err = err, .wd = -1
+	};
 	if (pidfd >= 0 && d->epfd >= 0) {
 		struct epoll_event ev = {
 			.events = EPOLLIN,
@@ -353,6 +370,7 @@ void sfd_vms_sweep(struct sfd_priv *d)
 			d->vms[n++] = d->vms[i];
 			continue;
 		}
+		sfd_unwatch(d, &d->vms[i]);
 		sfd_vm_close(&d->vms[i]);
 	}
 	d->nvms = n;

@@ -302,6 +302,7 @@ void sfd_scan(struct provider *p, uint64_t now)
 	d->known_next = k;
 	d->nknown = d->nknown_next;
 	sfd_vms_sweep(d);
+	sfd_watch_vms(d);
 	sfd_note_vms(d);
 }
 
@@ -336,6 +337,8 @@ void sfd_scan_one(struct provider *p, pid_t pid)
 	sfd_scan_pid(p, pid, false);
 	if (d->nvms > nold && d->nvms > 1)
 		qsort(d->vms, d->nvms, sizeof(*d->vms), sfd_vm_cmp);
+	if (d->nvms > nold)
+		d->all_watched = false; /* sfd_watch_vms at the next look */
 	/* a VM seen for the first time between refreshes: not to be swept
 	 * by a scan already under way */
 	for (size_t i = 0; i < d->nvms; i++)

@@ -23,10 +23,13 @@
  * what it counted stays in the sums. A VM created between refreshes has
  * its stats fds copied as it appears, and is looked at again every 10 ms
  * for 2 s for the fds its VMM opens after creating it, so a VM that lives
- * less than one refresh is counted whole. The full scan (new VMs that
- * inotify missed, stats fds opened or closed later) runs at most every
- * SFD_RESCAN_NS (2 s), and even then only processes whose fd count
- * changed are listed again (see sfd_scan_pid).
+ * less than one refresh is counted whole. Each VM's own debugfs
+ * directory is watched too: a vCPU created later makes its VM young
+ * again. The full scan (new VMs that inotify missed, stats fds opened or
+ * closed later) runs at most every SFD_RESCAN_NS (2 s), only every
+ * SFD_RESCAN_WATCHED_NS (30 s) while every VM is watched: discovery
+ * costs nothing per refresh while no VM comes or goes. Even then only
+ * processes whose fd count changed are listed again (see sfd_scan_pid).
  *
  * Samples: each stat per vCPU (pid, N), per VM (pid, SAMPLE_ALL_VCPUS): the
  * sum over its vCPUs plus its VM-scope stats, which have no vCPU breakdown,
@@ -143,6 +146,9 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 {
 	struct sfd_priv *d = p->priv;
 	bool breakdown = sfd_want_vms(p);
+	/* without the per-vCPU breakdown, files add straight into their
+	 * VM's sums (folding a vCPU's sum in is the same addition) */
+	struct reading *agg = breakdown ? d->vcval : d->vmval;
 
 	readings_clear(d->vmval, d->nlocals);
 	for (size_t i = 0; i < vm->nf;) {
@@ -150,7 +156,8 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 		pid_t tid = vm->f[i].tid;
 		size_t j = i;
 
-		readings_clear(d->vcval, d->nlocals);
+		if (breakdown)
+			readings_clear(d->vcval, d->nlocals);
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
 			const unsigned char *data = f->last;
@@ -163,17 +170,19 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			    !statsfd_data_read(f->fd, f->sc->s, d->data))
 				data = d->data;
 			if (!data) {
-				sfd_file_bad(f, d->vcval);
+				sfd_file_bad(f, agg);
 				continue;
 			}
-			sfd_file_add(d, f, data, d->vcval);
+			sfd_file_add(d, f, data, agg);
 			if (f->tid != tid)
 				tid = 0; /* several VMs: not one thread */
 		}
-		if (breakdown && vcpu >= 0)
+		i = j;
+		if (!breakdown)
+			continue;
+		if (vcpu >= 0)
 			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
 		sfd_fold(d, d->vmval, d->vcval);
-		i = j;
 	}
 	/* always: which VMs this provider served is how the stats layer
 	 * lets debugfs or QMP fill in the others */
@@ -203,6 +212,7 @@ static void sfd_vms_bury(struct sfd_priv *d)
 			d->vms[n++] = d->vms[i];
 			continue;
 		}
+		sfd_unwatch(d, &d->vms[i]);
 		sfd_vm_close(&d->vms[i]);
 	}
 	d->nvms = n;
@@ -217,8 +227,12 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 	d->vanished = d->rebase_next;
 	d->rebase_next = false;
 	sfd_wake(p);
-	if (d->reads && now - d->last_scan >= SFD_RESCAN_NS)
+	if (d->reads &&
+	    now - d->last_scan >=
+		    (d->all_watched ? SFD_RESCAN_WATCHED_NS : SFD_RESCAN_NS))
 		sfd_scan(p, now);
+	else if (!d->all_watched)
+		sfd_watch_vms(d); /* a VM found between refreshes */
 	flags = d->vanished ? SAMPLE_REBASE : 0;
 	/* the sums start from what exited VMs counted, so that a VM
 	 * leaving never takes its counts with it */
@@ -291,6 +305,7 @@ static void sfd_close(struct provider *p)
 	if (d->rootfd >= 0)
 		close(d->rootfd);
 	free(d->proc_root);
+	free(d->dbg_path);
 	free(d);
 	p->priv = NULL;
 }
@@ -372,7 +387,7 @@ static int sfd_open(struct provider *p, const struct provider_cfg *opts)
 	d->pid = opts->pid;
 	d->include_past = opts->include_past;
 	d->self = getpid();
-	d->dbgfd = d->epfd = d->inofd = d->tfd = -1;
+	d->dbgfd = d->epfd = d->inofd = d->tfd = d->dbgwd = -1;
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
 		rc = d->rootfd;

@@ -27,8 +27,12 @@ struct sample_set;
 struct statsfd_desc;
 struct statsfd_schema;
 
-/* How often /proc is walked again for new VMs and stats fds. */
+/* How often /proc is walked again for new VMs and stats fds; when
+ * inotify watches KVM's debugfs directory and every VM's own (new VMs and
+ * vCPUs are told as they come, exits by pidfds), only this seldom, for a
+ * VMM that opens its stats fds long after its vCPUs. */
 #define SFD_RESCAN_NS 2000000000ull
+#define SFD_RESCAN_WATCHED_NS 30000000000ull
 /* Every how many scans the fd counts are not trusted (see sfd_scan_pid). */
 #define SFD_FULL_SCAN_EVERY 5
 /* Pids a notice names before it says "and N more". */
@@ -84,6 +88,8 @@ struct sfd_vm {
 	bool dead;	    /* its process exited: read for the last time
 			     * (files hold their last data), then dropped */
 	int err;	    /* copying its fds failed: -errno, else 0 */
+	int wd;		    /* inotify watch on its debugfs directory
+			     * (its vCPUs come there), or -1 */
 	off_t nfds;	    /* its open fds when all its stats fds were
 				 * last held, 0: list them again */
 	size_t nlinks;	    /* stats fds it had at its last listing */
@@ -119,9 +125,12 @@ struct sfd_priv {
 	/* its names give pids as the proc root numbers them (not in a pid
 	 * namespace of our own): else they only say that a VM came */
 	bool names_ok;
-	int epfd;  /* pidfds, inotify and the timer: the loop polls it */
-	int inofd; /* inotify on dbgfd's directory, or -1 */
-	int tfd;   /* timerfd for young VMs, or -1 */
+	int epfd;	  /* pidfds, inotify and the timer: the loop polls it */
+	int inofd;	  /* inotify on dbgfd's directory, or -1 */
+	char *dbg_path;	  /* dbgfd's path, for watches on VMs' directories */
+	int dbgwd;	  /* inotify's watch on it */
+	bool all_watched; /* every VM's directory is watched too */
+	int tfd;	  /* timerfd for young VMs, or -1 */
 	struct sfd_young *young;
 	size_t nyoung, capyoung;
 	/* per local index: what exited VMs counted (cumulative fields) */
@@ -238,6 +247,15 @@ void sfd_scan_one(struct provider *p, pid_t pid);
 void sfd_wake(struct provider *p);
 /* The epoll fd the loop polls between refreshes, or -1. */
 int sfd_wake_fd(struct provider *p);
+/*
+ * Watches the debugfs directories of the VMs without a watch yet, so that
+ * the vCPUs they create later are looked at as they come; sets
+ * all_watched when every VM then is (the full scan can be seldom:
+ * SFD_RESCAN_WATCHED_NS).
+ */
+void sfd_watch_vms(struct sfd_priv *d);
+/* Ends the watch on a VM dropped. */
+void sfd_unwatch(struct sfd_priv *d, struct sfd_vm *vm);
 /*
  * KVM's debugfs directory, when it is of the same tree as the proc root
  * (both the system's, or both injected by a test): its "PID-FD" entries

@@ -6,6 +6,9 @@
  * appears, then again (young) until its VMM has opened its stats fds.
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
@@ -76,6 +79,104 @@ static void sfd_young_scan(struct provider *p, uint64_t now)
 	d->nyoung = n;
 }
 
+/* Watches vm's debugfs directory NAME ("PID-FD") for its vCPUs. */
+static void sfd_watch_one(struct sfd_priv *d, struct sfd_vm *vm,
+			  const char *name)
+{
+	char path[PATH_MAX];
+	int wd;
+
+	if (vm->wd >= 0 || vm->dead)
+		return;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->dbg_path, name) >=
+	    sizeof(path))
+		return;
+	wd = inotify_add_watch(d->inofd, path, IN_CREATE | IN_ONLYDIR);
+	if (wd >= 0)
+		vm->wd = wd;
+}
+
+/* The VM a debugfs entry name is of, when it is tracked and unwatched. */
+static struct sfd_vm *sfd_name_vm(struct sfd_priv *d, const char *name)
+{
+	struct sfd_vm *vm;
+	pid_t pid;
+
+	if (vm_debugfs_name(name, &pid))
+		return NULL;
+	vm = sfd_vm_find(d, pid);
+	if (!vm) /* made by a thread of the VMM: its process's */
+		vm = sfd_vm_find(d, vm_proc_tgid(d->rootfd, pid));
+	return vm && vm->wd < 0 && !vm->dead ? vm : NULL;
+}
+
+/* Whether every live VM has a watch. */
+static bool sfd_all_watched(const struct sfd_priv *d)
+{
+	for (size_t i = 0; i < d->nvms; i++)
+		if (d->vms[i].wd < 0 && !d->vms[i].dead)
+			return false;
+	return true;
+}
+
+void sfd_watch_vms(struct sfd_priv *d)
+{
+	const struct fs_entry *e;
+	struct fs_dir dir;
+
+	d->all_watched = false;
+	if (d->inofd < 0 || !d->names_ok || !d->dbg_path)
+		return;
+	if (sfd_all_watched(d)) {
+		d->all_watched = true;
+		return;
+	}
+	if (fs_dir_start(&dir, d->dbgfd))
+		return;
+	while ((e = fs_dir_next(&dir))) {
+		struct sfd_vm *vm = sfd_name_vm(d, e->name);
+
+		if (vm)
+			sfd_watch_one(d, vm, e->name);
+	}
+	fs_dir_close(&dir);
+	d->all_watched = sfd_all_watched(d);
+}
+
+void sfd_unwatch(struct sfd_priv *d, struct sfd_vm *vm)
+{
+	if (vm->wd >= 0 && d->inofd >= 0)
+		inotify_rm_watch(d->inofd, vm->wd);
+	vm->wd = -1;
+}
+
+/* An event in a VM's debugfs directory: a vCPU just created, whose stats
+ * fd its VMM opens next; or the watch went (the directory did). */
+static void sfd_vm_event(struct provider *p, const struct inotify_event *ev,
+			 uint64_t now)
+{
+	struct sfd_priv *d = p->priv;
+	struct sfd_vm *vm = NULL;
+
+	for (size_t i = 0; i < d->nvms && !vm; i++)
+		if (d->vms[i].wd == ev->wd)
+			vm = &d->vms[i];
+	if (!vm)
+		return;
+	if (ev->mask & IN_IGNORED) {
+		vm->wd = -1;
+		if (!vm->dead)
+			d->all_watched = false;
+		return;
+	}
+	if (ev->len && !strncmp(ev->name, "vcpu", 4)) {
+		pid_t pid = vm->pid;
+
+		sfd_scan_one(p, pid);
+		sfd_young_add(d, pid, now);
+	}
+}
+
 /* New entries in KVM's debugfs directory: VMs just created. */
 static void sfd_inotify_drain(struct provider *p, uint64_t now)
 {
@@ -83,6 +184,7 @@ static void sfd_inotify_drain(struct provider *p, uint64_t now)
 	char buf[4096]
 		__attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event *ev;
+	struct sfd_vm *vm;
 	ssize_t n;
 
 	while ((n = read(d->inofd, buf, sizeof(buf))) > 0) {
@@ -93,6 +195,10 @@ static void sfd_inotify_drain(struct provider *p, uint64_t now)
 			ev = (const void *)(buf + off);
 			if (ev->mask & IN_Q_OVERFLOW)
 				sfd_scan(p, now); /* events lost: look at all */
+			if (ev->wd != d->dbgwd) {
+				sfd_vm_event(p, ev, now);
+				continue;
+			}
 			if (!ev->len || vm_debugfs_name(ev->name, &pid))
 				continue;
 			if (!d->names_ok) {
@@ -107,6 +213,10 @@ static void sfd_inotify_drain(struct provider *p, uint64_t now)
 				continue;
 			sfd_scan_one(p, pid);
 			sfd_young_add(d, pid, now);
+			vm = sfd_vm_find(d, pid);
+			if (vm)
+				sfd_watch_one(d, vm, ev->name);
+			d->all_watched = d->all_watched && vm && vm->wd >= 0;
 		}
 	}
 }
@@ -200,9 +310,11 @@ void sfd_watch_open(struct sfd_priv *d, const struct provider_cfg *opts)
 	if (d->inofd < 0)
 		return;
 	ev.data.u64 = SFD_EV_INOTIFY;
-	if (inotify_add_watch(d->inofd, dbg, IN_CREATE | IN_MOVED_TO) < 0 ||
-	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->inofd, &ev)) {
+	d->dbgwd = inotify_add_watch(d->inofd, dbg, IN_CREATE | IN_MOVED_TO);
+	if (d->dbgwd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->inofd, &ev)) {
 		close(d->inofd);
 		d->inofd = -1;
+		return;
 	}
+	d->dbg_path = xstrdup(dbg);
 }
