@@ -2,9 +2,10 @@
 /*
  * The metrics exporter (--listen): an HTTP server (libmicrohttpd, one
  * internal epoll thread) that answers GET /metrics with the exposition of
- * the last sample. The loop renders each sample into text and hands it
- * over with exporter_publish() (exporter_frontend_ops in frontend.h wraps
- * start, publish and stop); scrapes only ever see those finished
+ * the last sample. The loop renders a sample into text when a scrape
+ * asks (the front-end's input, UI_RENDER) and hands it over with
+ * exporter_publish() (exporter_frontend_ops in frontend.h wraps start,
+ * publish and stop); scrapes only ever see those finished
  * texts, swapped under a mutex, so HTTP threads never touch the stats.
  *
  * Bounds, so that slow or hostile clients, from any address (the

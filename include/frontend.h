@@ -33,6 +33,8 @@ enum ui_action {
 	UI_SET_LATENCY,	 /* req.on: time exits (the latency view) */
 	UI_LIST_VMS,	 /* every running VM in the snapshots' directory
 			  * until the next request (a prompt for a pid) */
+	UI_RENDER,	 /* render this front-end now, from the last
+			  * sample (an on_demand one); the pace goes on */
 };
 
 /* An action with its value, filled by frontend_ops.input. */
@@ -71,6 +73,9 @@ struct frontend_view {
 	bool past;	    /* totals since each VM started, as -i */
 	bool whole;	    /* the whole selection, not the rows
 				 * --vcpu/--per-vcpu pick */
+	bool on_demand;	    /* renders when its input asks (UI_RENDER),
+				 * not every refresh: each sample only calls
+				 * its sampled op */
 };
 
 struct frontend_ops {
@@ -94,6 +99,9 @@ struct frontend_ops {
 	 * what the pending input asks for. */
 	int (*input_fd)(struct frontend *fe);
 	enum ui_action (*input)(struct frontend *fe);
+	/* on_demand front-ends: a new sample was taken (what was rendered
+	 * before is stale); called instead of render every refresh. */
+	void (*sampled)(struct frontend *fe);
 	void (*close)(struct frontend *fe);
 };
 

@@ -150,13 +150,31 @@ loop_lat_read(struct loop *l, struct hist_set *hs, struct snap_latency *info)
 	return info;
 }
 
-int loop_render(struct loop *l, bool at_once_only)
+/* Renders from the last sample one front-end (only), or those of a
+ * refresh (only NULL): an on_demand one is then told of the sample, not
+ * rendered. */
+static int loop_render_some(struct loop *l, bool at_once_only,
+			    struct frontend *only)
 {
 	struct hist_set hs;
 	struct snap_latency info;
 	const struct snap_latency *lat;
+	bool any = false;
 	int first = 0;
 
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+
+		if (!l->fe_open[i] || (only && fe != only))
+			continue;
+		if (!only && fe->view->on_demand)
+			fe->ops->sampled(fe);
+		else
+			any |= only || !at_once_only || fe->view->at_once;
+	}
+	/* no front-end renders: no scan, no latency read either */
+	if (!any)
+		return 0;
 	loop_scan_vms(l);
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
@@ -165,7 +183,9 @@ int loop_render(struct loop *l, bool at_once_only)
 		struct snapshot snap;
 		int rc;
 
-		if (!l->fe_open[i] || (at_once_only && !fe->view->at_once))
+		if (!l->fe_open[i] || (only && fe != only) ||
+		    (!only && fe->view->on_demand) ||
+		    (!only && at_once_only && !fe->view->at_once))
 			continue;
 		take_snapshot(l, fe, &hs, &snap);
 		snap.latency = lat;
@@ -178,6 +198,11 @@ int loop_render(struct loop *l, bool at_once_only)
 	}
 	hist_set_free(&hs);
 	return first;
+}
+
+int loop_render(struct loop *l, bool at_once_only)
+{
+	return loop_render_some(l, at_once_only, NULL);
 }
 
 /* SIGHUP: every open front-end reopens its output; a failure is said and
@@ -252,12 +277,21 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 			/* a signal a front-end handles itself (the
 			 * monitor's SIGWINCH): its input says what it
 			 * means now, not at the next refresh */
-			for (size_t i = 0; i < nin; i++)
-				if (in[i]->ops->input(in[i]) != UI_NONE) {
+			for (size_t i = 0; i < nin; i++) {
+				enum ui_action a = in[i]->ops->input(in[i]);
+				int rc = a == UI_RENDER ?
+						 loop_render_some(l, false,
+								  in[i]) :
+						 0;
+
+				if (rc)
+					return rc;
+				if (a != UI_NONE && a != UI_RENDER) {
 					*wake = LOOP_INPUT;
 					*from = in[i];
 					return 0;
 				}
+			}
 			continue;
 		}
 		if (!n)
@@ -274,6 +308,8 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 			return 0;
 		}
 		for (size_t i = 0; i < nin; i++) {
+			enum ui_action act;
+
 			/* the terminal went away (its window closed): end,
 			 * do not spin on a descriptor that is always ready */
 			if (pfd[1 + i].revents &
@@ -281,8 +317,20 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 				*wake = LOOP_STOP;
 				return 0;
 			}
-			if ((pfd[1 + i].revents & POLLIN) &&
-			    in[i]->ops->input(in[i]) != UI_NONE) {
+			if (!(pfd[1 + i].revents & POLLIN))
+				continue;
+			act = in[i]->ops->input(in[i]);
+			/* an on_demand front-end asks for a render (a
+			 * scrape): it gets one from the last sample, and
+			 * the wait goes on to the same deadline */
+			if (act == UI_RENDER) {
+				int rc = loop_render_some(l, false, in[i]);
+
+				if (rc)
+					return rc;
+				continue;
+			}
+			if (act != UI_NONE) {
 				*wake = LOOP_INPUT;
 				*from = in[i];
 				return 0;

@@ -98,6 +98,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		l->want_vms = req->on || l->need.vms;
 		return reopen_providers(l);
 	case UI_LIST_VMS:
+	case UI_RENDER:
 	case UI_REFRESH:
 	case UI_NONE:
 		break;

@@ -3,9 +3,13 @@
  * The HTTP side of --listen, on libmicrohttpd: one internal polling thread
  * (epoll where available) serves every connection without blocking, so a
  * client that sends nothing only holds its own slot until the timeout.
- * Responses are built once per sample by the main loop and shared by
- * every scrape (libmicrohttpd counts their references), so a scrape costs
- * a lookup and a send, and memory does not grow with the number of
+ * Responses are built by the main loop, on demand: a scrape that finds
+ * none for the current sample waits suspended and wakes the loop (an
+ * eventfd, the front-end's input), which renders the formats asked for
+ * once for every scrape waiting; nobody scraping, nothing is rendered.
+ * They are shared by every scrape of that sample (libmicrohttpd counts
+ * their references), so a further scrape costs a lookup and a send, and
+ * memory does not grow with the number of
  * clients beyond the per-connection pool. Each connection's steps are
  * reported to connwatch, whose thread cuts off slow ones; with basic
  * auth, a request whose password webauth has no verdict on waits
@@ -18,9 +22,11 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "connwatch.h"
@@ -34,17 +40,30 @@
 #include "webauth.h"
 #include "webconfig.h"
 
-/* A request's state while its password is checked (basic auth only). */
+/* A request's state from its header on: its password check (basic auth). */
 struct exp_req {
 	struct webauth_job job;
 	struct MHD_Connection *conn;
+	bool asked; /* its credentials went to webauth */
+};
+
+/* A scrape suspended until its format is rendered from the sample. */
+struct exp_wait {
+	struct MHD_Connection *conn;
+	int fmt;
 };
 
 struct exporter {
 	struct MHD_Daemon *daemon;
-	pthread_mutex_t lock;	      /* guards resp */
-	struct MHD_Response *resp[2]; /* by enum openmetrics_format;
-					 * NULL until the first publish */
+	pthread_mutex_t lock;	      /* guards resp to nwait */
+	struct MHD_Response *resp[2]; /* by enum openmetrics_format; NULL
+				       * until rendered from this sample */
+	bool sampled;		      /* there is a sample to render */
+	bool stopping;		      /* no more waiting: 503 */
+	unsigned int wanted;	      /* 1 << format: asked for, unrendered */
+	struct exp_wait *wait;	      /* the scrapes waiting for them */
+	size_t nwait, waitcap;
+	int efd; /* eventfd: the loop's UI_RENDER */
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
 	struct MHD_Response *unauthorized, *busy;
@@ -178,18 +197,16 @@ static void exporter_release(void *arg)
  * connection is suspended (PENDING); the call after the resume reads that
  * verdict.
  */
-static enum webauth_verdict
-exporter_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
+static enum webauth_verdict exporter_auth(struct exporter *e,
+					  struct MHD_Connection *conn,
+					  struct exp_req *r)
 {
-	struct exp_req *r = *req_cls;
 	enum webauth_verdict v = WEBAUTH_DENIED;
 	char *user, *pass = NULL;
 
-	if (r)
+	if (r->asked)
 		return webauth_verdict(&r->job);
-	r = xcalloc(1, sizeof(*r));
-	r->conn = conn;
-	*req_cls = r;
+	r->asked = true;
 	user = mhd->basic_auth_get_username_password(conn, &pass);
 	if (user && pass)
 		v = webauth_check(e->auth, user, pass, &r->job, r);
@@ -203,7 +220,40 @@ exporter_auth(struct exporter *e, struct MHD_Connection *conn, void **req_cls)
 }
 
 /*
- * Every request: the published text for /metrics, the index for /, else
+ * /metrics in format fmt, under e->lock: the text rendered from this
+ * sample; else, once there is a sample, the request waits suspended and
+ * the loop is asked to render (one render serves every scrape waiting);
+ * 503 before the first sample.
+ */
+static enum MHD_Result exporter_metrics(struct exporter *e,
+					struct MHD_Connection *conn, int fmt)
+{
+	uint64_t one = 1;
+
+	if (e->resp[fmt])
+		return exporter_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
+	if (!e->sampled || e->stopping)
+		return exporter_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				      e->unavailable);
+	if (e->nwait == e->waitcap) {
+		e->waitcap = e->waitcap ? 2 * e->waitcap : 16;
+		e->wait = xrealloc(e->wait, e->waitcap * sizeof(*e->wait));
+	}
+	e->wait[e->nwait++] = (struct exp_wait){ conn, fmt };
+	mhd->suspend_connection(conn);
+	/* a format not asked for yet wakes the loop (one already asked
+	 * for is in a render that will resume this scrape too) */
+	if (!(e->wanted & (1u << fmt))) {
+		ssize_t n = write(e->efd, &one, sizeof(one));
+
+		(void)n; /* cannot fail: the counter stays far below max */
+	}
+	e->wanted |= 1u << fmt;
+	return MHD_YES;
+}
+
+/*
+ * Every request: the text rendered for /metrics, the index for /, else
  * an error; called on the server's thread, so it only reads what
  * exporter_publish swapped in, under the lock. With basic auth, called
  * again once a suspended request's password is checked.
@@ -223,10 +273,15 @@ static enum MHD_Result exporter_handle(void *cls, struct MHD_Connection *conn,
 	(void)version;
 	(void)upload_data;
 	/* the header is in: the header deadline is met */
-	if (!*req_cls)
+	if (!*req_cls) {
+		struct exp_req *r = xcalloc(1, sizeof(*r));
+
+		r->conn = conn;
+		*req_cls = r;
 		connwatch_header(e->watch, exporter_watched(conn));
+	}
 	if (e->auth) {
-		enum webauth_verdict v = exporter_auth(e, conn, req_cls);
+		enum webauth_verdict v = exporter_auth(e, conn, *req_cls);
 
 		if (v == WEBAUTH_PENDING)
 			return MHD_YES; /* suspended */
@@ -257,11 +312,7 @@ static enum MHD_Result exporter_handle(void *cls, struct MHD_Connection *conn,
 		mhd->lookup_connection_value(conn, MHD_HEADER_KIND,
 					     MHD_HTTP_HEADER_ACCEPT));
 	pthread_mutex_lock(&e->lock);
-	if (e->resp[fmt])
-		rc = exporter_queue(conn, MHD_HTTP_OK, e->resp[fmt]);
-	else
-		rc = exporter_queue(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-				    e->unavailable);
+	rc = exporter_metrics(e, conn, fmt);
 	pthread_mutex_unlock(&e->lock);
 	return rc;
 }
@@ -364,6 +415,9 @@ static void exporter_free(struct exporter *e)
 		if (*fixed[i])
 			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
+	free(e->wait);
+	if (e->efd >= 0)
+		close(e->efd);
 	strbuf_free(&e->text);
 	webconfig_free(&e->wc);
 	if (e->key)
@@ -430,7 +484,11 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 				       const char *web_config,
 				       struct errmsg *msg)
 {
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD, limit;
+	/* scrapes wait suspended for their render, and with basic auth
+	 * for their password check */
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD |
+			     MHD_ALLOW_SUSPEND_RESUME,
+		     limit;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
 	struct exporter *e;
 	int fd;
@@ -441,6 +499,12 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
 	strbuf_init(&e->text);
+	e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->efd < 0) {
+		errmsg_set(msg, -errno, "cannot make an eventfd: %s",
+			   strerror(errno));
+		goto out_free;
+	}
 	e->index = exporter_fixed(exp_index_html, "text/html; charset=utf-8",
 				  false);
 	e->not_found = exporter_fixed(exp_not_found,
@@ -502,8 +566,6 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	if (webconfig_auth(&e->wc)) {
-		/* requests wait for their password check suspended */
-		flags |= MHD_ALLOW_SUSPEND_RESUME;
 		e->auth = webauth_new(&e->wc, exporter_hold, exporter_release);
 	}
 	limit = connwatch_limit(EXPORTER_MAX_CONNECTIONS,
@@ -556,29 +618,73 @@ static struct MHD_Response *exporter_text(struct strbuf *b, const char *type)
 	return r;
 }
 
+/* Takes up the scrapes whose format is rendered now (under e->lock);
+ * all of them when stopping. */
+static void exporter_resume(struct exporter *e)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < e->nwait; i++) {
+		if (e->stopping || e->resp[e->wait[i].fmt])
+			mhd->resume_connection(e->wait[i].conn);
+		else
+			e->wait[kept++] = e->wait[i];
+	}
+	e->nwait = kept;
+}
+
 /* Renders snap (a snapshot of the whole selection, its guest names the
- * guest labels) in both formats and makes them what scrapes get from now
- * on. */
+ * guest labels) in the formats scrapes asked for since the last sample
+ * (both when none did), makes them what scrapes get until the next
+ * sample, and takes up the scrapes that waited for them. */
 static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 {
 	static const char *const types[] = {
 		[OPENMETRICS_PROMETHEUS] = OPENMETRICS_TYPE_PROMETHEUS,
 		[OPENMETRICS_OPENMETRICS] = OPENMETRICS_TYPE_OPENMETRICS,
 	};
-	struct MHD_Response *fresh[2], *old[2];
+	struct MHD_Response *fresh[2] = { NULL, NULL }, *old[2];
+	unsigned int want;
 
+	pthread_mutex_lock(&e->lock);
+	want = e->wanted ? e->wanted : 3u;
+	pthread_mutex_unlock(&e->lock);
 	for (int f = 0; f < 2; f++) {
+		if (!(want & (1u << f)))
+			continue;
 		strbuf_reset(&e->text);
 		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
 		fresh[f] = exporter_text(&e->text, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);
 	for (int f = 0; f < 2; f++) {
-		old[f] = e->resp[f];
-		e->resp[f] = fresh[f];
+		old[f] = fresh[f] ? e->resp[f] : NULL;
+		if (fresh[f])
+			e->resp[f] = fresh[f];
 	}
+	e->sampled = true;
+	e->wanted &= ~want;
+	exporter_resume(e);
 	pthread_mutex_unlock(&e->lock);
 	/* connections still sending an old text hold their own reference */
+	for (int f = 0; f < 2; f++)
+		if (old[f])
+			mhd->destroy_response(old[f]);
+}
+
+/* A new sample: the texts rendered from the last one go (their
+ * connections keep their references); the next scrape asks for one. */
+static void exporter_sampled(struct exporter *e)
+{
+	struct MHD_Response *old[2];
+
+	pthread_mutex_lock(&e->lock);
+	for (int f = 0; f < 2; f++) {
+		old[f] = e->resp[f];
+		e->resp[f] = NULL;
+	}
+	e->sampled = true;
+	pthread_mutex_unlock(&e->lock);
 	for (int f = 0; f < 2; f++)
 		if (old[f])
 			mhd->destroy_response(old[f]);
@@ -591,6 +697,10 @@ static void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
+	pthread_mutex_lock(&e->lock);
+	e->stopping = true;
+	exporter_resume(e);
+	pthread_mutex_unlock(&e->lock);
 	if (e->auth)
 		webauth_stop(e->auth);
 	mhd->stop_daemon(e->daemon);
@@ -599,10 +709,12 @@ static void exporter_stop(struct exporter *e)
 
 /* Counters a scraper can rate(): totals since each VM started where the
  * source knows them, child events as reason labels, every VM and vCPU of
- * the selection; scrapes get the first sample at once. */
+ * the selection; scrapes get the first sample at once. Rendered when a
+ * scrape asks, at most once per sample, never when nobody scrapes. */
 static const struct frontend_view exporter_view = {
 	.pace = FRONTEND_EVERY,
 	.at_once = true,
+	.on_demand = true,
 	.vms = true,
 	.children = true,
 	.past = true,
@@ -636,6 +748,32 @@ static int exporter_fe_render(struct frontend *fe, const struct snapshot *snap)
 	return 0;
 }
 
+static void exporter_fe_sampled(struct frontend *fe)
+{
+	exporter_sampled(fe->priv);
+}
+
+static int exporter_fe_input_fd(struct frontend *fe)
+{
+	return ((struct exporter *)fe->priv)->efd;
+}
+
+/* UI_RENDER when a scrape waits for a format not rendered yet. */
+static enum ui_action exporter_fe_input(struct frontend *fe)
+{
+	struct exporter *e = fe->priv;
+	uint64_t n;
+	unsigned int wanted;
+
+	if (read(e->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return UI_NONE;
+	pthread_mutex_lock(&e->lock);
+	wanted = e->wanted;
+	pthread_mutex_unlock(&e->lock);
+	fe->req.action = wanted ? UI_RENDER : UI_NONE;
+	return fe->req.action;
+}
+
 static void exporter_fe_close(struct frontend *fe)
 {
 	exporter_stop(fe->priv);
@@ -647,5 +785,8 @@ const struct frontend_ops exporter_frontend_ops = {
 	.select = exporter_select,
 	.open = exporter_fe_open,
 	.render = exporter_fe_render,
+	.input_fd = exporter_fe_input_fd,
+	.input = exporter_fe_input,
+	.sampled = exporter_fe_sampled,
 	.close = exporter_fe_close,
 };
