@@ -45,6 +45,9 @@ bool levels_vm_value(const struct snapshot *snap, const struct snap_scope *vm,
 		     int field, struct snap_row *sum,
 		     const struct snap_row **row, struct levels_scratch *s);
 
+/* Whether VM scope vm, or a vCPU of it, was read in the last refresh. */
+bool levels_vm_fresh(const struct snap_scope *vm);
+
 /* Whether f is a counter or a histogram: 0 until it counts, then not. */
 bool levels_sticky(const struct field_info *f);
 /* Whether a row (and its histogram, or NULL) holds 0: a total of 0, a

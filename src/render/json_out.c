@@ -204,7 +204,7 @@ static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj,
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		if (!vm->fresh)
+		if (!levels_vm_fresh(vm))
 			continue;
 		/* the events counted per vCPU in this VM: every vCPU is
 		 * listed in them, one that counted nothing (idle) with 0 */

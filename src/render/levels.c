@@ -78,6 +78,14 @@ static void *levels_alloc(struct levels_scratch *s, size_t n)
 	return p;
 }
 
+bool levels_vm_fresh(const struct snap_scope *vm)
+{
+	for (size_t j = 0; !vm->fresh && j < vm->nchildren; j++)
+		if (vm->children[j].fresh)
+			return true;
+	return vm->fresh;
+}
+
 bool levels_sticky(const struct field_info *f)
 {
 	return f->type == FIELD_CUMULATIVE || f->hist != HIST_NONE;

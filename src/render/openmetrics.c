@@ -669,7 +669,7 @@ static void openmetrics_gather(struct om_ctx *c)
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		bool rows = vm->fresh,
+		bool rows = levels_vm_fresh(vm),
 		     any = rows || openmetrics_has_measured(vm);
 
 		/* a VM not read in the last refresh has only the histograms

@@ -301,6 +301,49 @@ START_TEST(test_levels)
 }
 END_TEST
 
+/* A VM's histogram its source gave per vCPU only: their sum, bucket by
+ * bucket (vCPU 0: 1 2 0, vCPU 1: 4 0 8), written once per VM. */
+START_TEST(test_vm_hist_sum)
+{
+	static const uint64_t v[2][3] = { { 1, 2, 0 }, { 4, 0, 8 } };
+	struct field_info *fi;
+	struct stats s;
+	struct snapshot snap;
+	struct strbuf b;
+	int h, hb[3];
+
+	stats_init(&s, true);
+	h = field_table_intern(&s.fields, "w", -1, FIELD_CUMULATIVE, "test");
+	field_table_info(&s.fields, h)->hist = HIST_LOG2;
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "w(%d)", i);
+		hb[i] = field_table_intern(&s.fields, name, h, FIELD_CUMULATIVE,
+					   "test");
+		fi = field_table_info(&s.fields, hb[i]);
+		fi->bucket = i;
+		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
+		fi->bucket_hi = i == 2 ? UINT64_MAX : 1ull << i;
+		for (int c = 0; c < 2; c++)
+			sample_set_push(&s.set, hb[i], 7, c, 0, v[c][i], 0);
+		sample_set_push(&s.set, hb[i], 0, -1, 0, v[0][i] + v[1][i], 0);
+	}
+	stats_update(&s, 1);
+	snapshot_build(&s, NULL, &snap);
+	strbuf_init(&b);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS, false);
+	ck_assert_msg(strstr(b.s, "kvm_w_bucket{pid=\"7\",le=\"0.0\"} 5\n"
+				  "kvm_w_bucket{pid=\"7\",le=\"1.0\"} 7\n"
+				  "kvm_w_bucket{pid=\"7\",le=\"+Inf\"} 15\n"
+				  "kvm_w_count{pid=\"7\"} 15\n"),
+		      "%s", b.s);
+	strbuf_free(&b);
+	snapshot_free(&snap);
+	stats_free(&s);
+}
+END_TEST
+
 /* A stats of VM 42 (and the host) where counter c reads v and gauge g 0. */
 static void om_sticky_read(struct stats *s, int c, int g, bool vm, uint64_t v,
 			   uint64_t now)
@@ -505,6 +548,7 @@ Suite *openmetrics_suite(void)
 	tcase_add_test(tc, test_per_vcpu_fixture);
 	tcase_add_test(tc, test_levels);
 	tcase_add_test(tc, test_sticky);
+	tcase_add_test(tc, test_vm_hist_sum);
 	tcase_add_test(tc, test_fixture_facts);
 	tcase_add_test(tc, test_promtool);
 	tcase_add_test(tc, test_empty);
