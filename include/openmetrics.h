@@ -42,7 +42,10 @@
  *    only per vCPU is their sum (a histogram bucket-wise). The whole
  *    selection has every field; in a VM or vCPU, a counter or histogram
  *    that is still 0 is left out until it counts, and from then on
- *    written for as long as the VM lives (the writer remembers it).
+ *    written for as long as the VM lives (the writer remembers it). A
+ *    VM's or vCPU's histogram writes the buckets that have counted in the
+ *    whole selection (from then on: the same le set for every VM, so that
+ *    sum by (le) adds up), and +Inf.
  * Families are sorted by metric name; when two fields would produce the
  * same metric or sample name, the first in that order is kept.
  */
