@@ -9,8 +9,10 @@
  * once for every scrape waiting; nobody scraping, nothing is rendered.
  * They are shared by every scrape of that sample (libmicrohttpd counts
  * their references), so a further scrape costs a lookup and a send, and
- * memory does not grow with the number of
- * clients beyond the per-connection pool. Each connection's steps are
+ * memory does not grow with the number of clients beyond the
+ * per-connection pool; the texts are rendered into buffers libmicrohttpd
+ * hands back once sent, and the writer keeps its own memory (and which
+ * per-VM series it has written) from render to render. Each connection's steps are
  * reported to connwatch, whose thread cuts off slow ones; with basic
  * auth, a request whose password webauth has no verdict on waits
  * suspended for its worker. As a front-end (--listen, alone or with
@@ -783,8 +785,9 @@ static void exporter_stop(struct exporter *e)
 }
 
 /* Counters a scraper can rate(): totals since each VM started where the
- * source knows them, child events as reason labels, every VM and vCPU of
- * the selection; scrapes get the first sample at once. Rendered when a
+ * source knows them, child events as reason labels, every VM of the
+ * selection (each vCPU too with --per-vcpu: the writer's level); scrapes
+ * get the first sample at once. Rendered when a
  * scrape asks, at most once per sample, never when nobody scrapes. */
 static const struct frontend_view exporter_view = {
 	.pace = FRONTEND_EVERY,
