@@ -44,6 +44,10 @@ struct om_name {
 	enum field_unit unit; /* and the field's unit, type, histogram */
 	enum field_type type;
 	enum field_hist hist;
+	/* a histogram's buckets (by index) that have counted in the whole
+	 * selection: the ones its VMs' and vCPUs' series write */
+	bool *used;
+	size_t nused;
 };
 
 /* What the writer keeps from one render to the next (openmetrics.h). */
@@ -703,18 +707,15 @@ static void openmetrics_gather(struct om_ctx *c)
 	}
 }
 
+/* The family name of field, made once and kept while the field stays as
+ * it was (openmetrics_names checks that once per render). */
 static const char *openmetrics_family(struct om_ctx *c, int field)
 {
-	const struct field_info *f = &c->fields[field];
 	struct om_name *n = &c->w->names[field];
 
-	if (n->fam && (n->unit != f->unit || n->type != f->type ||
-		       n->hist != f->hist || strcmp(n->from, f->name))) {
-		free(n->fam);
-		free(n->from);
-		n->fam = NULL;
-	}
 	if (!n->fam) {
+		const struct field_info *f = &c->fields[field];
+
 		n->fam = openmetrics_name(f);
 		n->from = xstrdup(f->name);
 		n->unit = f->unit;
@@ -722,6 +723,23 @@ static const char *openmetrics_family(struct om_ctx *c, int field)
 		n->hist = f->hist;
 	}
 	return n->fam;
+}
+
+/* Drops the names kept for fields that are not what they were made from
+ * (names made by an earlier render). */
+static void openmetrics_names(struct om_ctx *c)
+{
+	for (size_t i = 0; i < c->snap->nfields; i++) {
+		const struct field_info *f = &c->fields[i];
+		struct om_name *n = &c->w->names[i];
+
+		if (n->fam && (n->unit != f->unit || n->type != f->type ||
+			       n->hist != f->hist || strcmp(n->from, f->name))) {
+			free(n->fam);
+			free(n->from);
+			n->fam = NULL;
+		}
+	}
 }
 
 /* Families by metric name (then field id), scopes in order, the parent's
@@ -903,6 +921,40 @@ static void openmetrics_le(const struct field_info *f, uint64_t hi, char *buf,
 }
 
 /*
+ * The buckets of field's histogram that a VM's or vCPU's series writes:
+ * those that have counted in the whole selection (from then on), the same
+ * for every VM, so that sum by (le) over VMs adds up; NULL (every one)
+ * when the whole selection has no such histogram. *n: how many indices
+ * the array covers.
+ */
+static const bool *openmetrics_used(struct om_ctx *c, int field, size_t *n)
+{
+	static const bool none[1];
+	const struct snap_hist *h = snapshot_scope_hist(c->snap->whole, field);
+	struct om_name *nm = &c->w->names[field];
+
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		const struct snap_bucket *b = &h->buckets[i];
+		size_t k = (size_t)b->index;
+
+		if (b->index < 0 || !b->seen || !b->total)
+			continue;
+		if (k >= nm->nused) {
+			nm->used = xrealloc(nm->used,
+					    (k + 1) * sizeof(*nm->used));
+			memset(nm->used + nm->nused, 0,
+			       (k + 1 - nm->nused) * sizeof(*nm->used));
+			nm->nused = k + 1;
+		}
+		nm->used[k] = true;
+	}
+	*n = nm->nused;
+	return nm->used ? nm->used : none;
+}
+
+/*
  * One histogram series, of every histogram alike (binary stats, exit
  * latency): cumulative _bucket lines (a +Inf bucket added when the last
  * one is closed), _count, and _sum: the one its source measured, else the
@@ -923,10 +975,14 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 	long double sumf = 0;
 	uint64_t cum = 0;
 	char le[40];
+	size_t nused = 0;
+	const bool *used = sc->pid ? openmetrics_used(c, x->field, &nused) :
+				     NULL;
 
 	for (size_t i = 0; i < h->nbuckets; i++) {
 		const struct snap_bucket *bk = &h->buckets[i];
 		uint64_t n = bk->seen ? bk->total : 0;
+		size_t k = (size_t)bk->index;
 		u128 mid2, add;
 
 		cum += n;
@@ -940,6 +996,11 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 		if (exact && (__builtin_mul_overflow((u128)n, mid2, &add) ||
 			      __builtin_add_overflow(sum2, add, &sum2)))
 			exact = false;
+		/* a bucket nothing counted in anywhere is left out (the
+		 * open last one never: it is +Inf) */
+		if (used && bk->hi != UINT64_MAX &&
+		    (bk->index < 0 || k >= nused || !used[k]))
+			continue;
 		openmetrics_le(pf, bk->hi, le, sizeof(le));
 		strbuf_addf(b, "%s_bucket", fam);
 		openmetrics_labels(b, sc, reason, le);
@@ -1049,6 +1110,7 @@ void openmetrics_writer_free(struct openmetrics_writer *w)
 	for (size_t i = 0; i < w->nnames; i++) {
 		free(w->names[i].fam);
 		free(w->names[i].from);
+		free(w->names[i].used);
 	}
 	free(w->names);
 	levels_seen_free(&w->seen);
@@ -1081,6 +1143,7 @@ void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
 	w->nscopes = w->nseries = 0;
 	levels_scratch_reset(&w->sums);
 	levels_seen_prune(&w->seen, snap);
+	openmetrics_names(&c);
 	openmetrics_kept(&c);
 	openmetrics_gather(&c);
 	if (w->nseries)
