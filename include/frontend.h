@@ -63,6 +63,10 @@ struct frontend_view {
 	bool owns_terminal; /* opens once the providers are up; what the
 				 * run has to say waits until it closes */
 	bool vms;	    /* per-VM and per-vCPU breakdowns, guest names */
+	/* with vms: the per-vCPU breakdowns only when asked (-p/-g,
+	 * --per-vcpu), else per VM alone; together, only when every
+	 * front-end with vms says so (and no monitor runs) */
+	bool vcpus_on_request;
 	bool children;	    /* child events: the providers count them,
 				 * its snapshots keep them (others do not) */
 	bool counts_all;    /* the providers count every field and child

@@ -73,6 +73,9 @@ struct provider {
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
 	bool want_vms;	   /* also report per-VM/vCPU */
+	/* with want_vms: per-vCPU readings too (false: per VM only, a
+	 * level of detail no front-end of the run asked for) */
+	bool want_vcpus;
 	struct errmsg msg; /* error or notice line */
 	bool notice;	   /* msg holds a notice to show once */
 	/* what open() did on the host that the user hears of once (it

@@ -24,6 +24,19 @@ static void loop_provider_cfg(struct loop *l)
 	l->pcfg.include_past = l->run.include_past;
 }
 
+/*
+ * Whether the providers break their readings down by vCPU too when they
+ * break them down by VM: when -p/-g or --per-vcpu ask, when the monitor
+ * runs (its per-guest view shows a VM's vCPUs), or when a front-end shows
+ * them unasked. Else a refresh neither reads nor keeps a series per vCPU.
+ */
+static bool loop_want_vcpus(const struct loop *l)
+{
+	return l->run.pid || l->run.guest || l->opts->per_vcpu ||
+	       l->need.pace == FRONTEND_INTERACTIVE ||
+	       !l->need.vcpus_on_request;
+}
+
 /* Whether ops opens alone, for every field, in a field table of its
  * own (what it did on the host on the way is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops)
@@ -33,6 +46,7 @@ bool loop_opens_alone(struct loop *l, const struct provider_ops *ops)
 		.ops = ops,
 		.fields = &fields,
 		.want_vms = l->run.pid != 0,
+		.want_vcpus = l->run.pid != 0,
 	};
 	bool ok;
 
@@ -100,6 +114,7 @@ int loop_open_providers(struct loop *l, bool all_fields)
 		p->children = all_fields || l->run.children;
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = l->run.pid != 0 || l->run.guest || l->want_vms;
+		p->want_vcpus = p->want_vms && loop_want_vcpus(l);
 		rc = ops->open(p, &l->pcfg);
 		loop_report_did(l, p);
 		if (rc) {

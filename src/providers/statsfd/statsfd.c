@@ -128,12 +128,12 @@ static void sfd_push_all(struct sfd_priv *d, struct sample_set *out, pid_t pid,
 					agg[k].value, flags);
 }
 
-/* Whether samples per VM and vCPU are wanted. */
-static bool sfd_want_vms(const struct provider *p)
+/* Whether samples per vCPU are wanted (per VM there always are). */
+static bool sfd_want_vcpus(const struct provider *p)
 {
 	const struct sfd_priv *d = p->priv;
 
-	return p->want_vms || d->pid;
+	return (p->want_vms && p->want_vcpus) || d->pid;
 }
 
 /*
@@ -145,7 +145,7 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			struct sample_set *out)
 {
 	struct sfd_priv *d = p->priv;
-	bool breakdown = sfd_want_vms(p);
+	bool breakdown = sfd_want_vcpus(p);
 	/* without the per-vCPU breakdown, files add straight into their
 	 * VM's sums (folding a vCPU's sum in is the same addition) */
 	struct reading *agg = breakdown ? d->vcval : d->vmval;
