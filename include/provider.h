@@ -72,7 +72,7 @@ struct provider {
 	/* who owns which field and what was served so far in this refresh
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
-	bool want_vms;	   /* also report per-VM/vCPU */
+	bool want_vms; /* also report per-VM/vCPU */
 	/* with want_vms: per-vCPU readings too (false: per VM only, a
 	 * level of detail no front-end of the run asked for) */
 	bool want_vcpus;

@@ -107,6 +107,7 @@ static void loop_scan_vms(struct loop *l)
 
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
+	r.vcpus = r.vms && loop_want_vcpus(l);
 	vmscan_update(&l->vms, &r);
 }
 

@@ -55,6 +55,14 @@ void loop_report_notices(struct loop *l);
 void loop_report_did(struct loop *l, struct provider *p);
 
 /* loop_sources.c: the providers of the run */
+/*
+ * Whether the providers break their readings down by vCPU too when they
+ * break them down by VM (and the snapshots get the vCPU threads): when
+ * -p/-g or --per-vcpu ask, when the monitor runs (its per-guest view shows
+ * a VM's vCPUs), or when a front-end shows them unasked. Else a refresh
+ * neither reads nor keeps a series per vCPU.
+ */
+bool loop_want_vcpus(const struct loop *l);
 /* Whether ops opens alone, for every field (what it did is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops);
 /* Opens the providers asked for, or every one the host supports. */

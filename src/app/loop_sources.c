@@ -24,13 +24,7 @@ static void loop_provider_cfg(struct loop *l)
 	l->pcfg.include_past = l->run.include_past;
 }
 
-/*
- * Whether the providers break their readings down by vCPU too when they
- * break them down by VM: when -p/-g or --per-vcpu ask, when the monitor
- * runs (its per-guest view shows a VM's vCPUs), or when a front-end shows
- * them unasked. Else a refresh neither reads nor keeps a series per vCPU.
- */
-static bool loop_want_vcpus(const struct loop *l)
+bool loop_want_vcpus(const struct loop *l)
 {
 	return l->run.pid || l->run.guest || l->opts->per_vcpu ||
 	       l->need.pace == FRONTEND_INTERACTIVE ||
