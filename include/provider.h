@@ -60,6 +60,11 @@ struct provider_ops {
 	/* Checks -p itself (QMP: by a socket's peer), so it may serve a pid
 	 * /proc does not show as a KVM VM (its fds may be unreadable). */
 	bool own_pid_check;
+	/* Reads want_vms and want_vcpus at every read: the loop changes
+	 * them on an open provider (the monitor's guests view) instead of
+	 * opening it again, and its counts go on. A breakdown it starts
+	 * reporting then comes as SAMPLE_BASELINE readings. */
+	bool vms_live;
 };
 
 struct provider {

@@ -87,6 +87,10 @@ struct field_table {
 enum sample_flags {
 	/* The source lost contributors (a VM went away): a drop is not a reset. */
 	SAMPLE_REBASE = 1u << 0,
+	/* The first reading of a series the source kept all along but did
+	 * not report (a breakdown turned on): its value is its total, and
+	 * what changed in the last interval is unknown (a delta of 0). */
+	SAMPLE_BASELINE = 1u << 1,
 };
 
 struct sample {

@@ -63,6 +63,10 @@ void loop_report_did(struct loop *l, struct provider *p);
  * neither reads nor keeps a series per vCPU.
  */
 bool loop_want_vcpus(const struct loop *l);
+/* When every open provider reads its breakdown wish live (vms_live): sets
+ * it on each as the run wants now and returns true; else false (they must
+ * open again). */
+bool loop_set_vms_live(struct loop *l);
 /* Whether ops opens alone, for every field (what it did is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops);
 /* Opens the providers asked for, or every one the host supports. */

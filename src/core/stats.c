@@ -112,7 +112,10 @@ static void stats_cell_update(struct stat_cell *c, enum field_type type,
 		c->delta = c->seen ? (int64_t)(raw - c->raw) : 0;
 		c->total = raw;
 	} else if (!c->seen) {
-		if (initial && !include_past) {
+		if (flags & SAMPLE_BASELINE) {
+			c->delta = 0;
+			c->total = raw;
+		} else if (initial && !include_past) {
 			c->delta = 0;
 			c->total = 0;
 		} else {

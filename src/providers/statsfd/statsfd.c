@@ -181,7 +181,8 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 		if (!breakdown)
 			continue;
 		if (vcpu >= 0)
-			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
+			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval,
+				     d->vcpus_told ? 0 : SAMPLE_BASELINE);
 		sfd_fold(d, d->vmval, d->vcval);
 	}
 	/* always: which VMs this provider served is how the stats layer
@@ -240,6 +241,8 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 		memcpy(d->val, d->retired, d->nlocals * sizeof(*d->val));
 	for (size_t i = 0; i < d->nvms; i++)
 		sfd_vm_read(p, &d->vms[i], out);
+	/* a breakdown turned on later starts from where its files stand */
+	d->vcpus_told = sfd_want_vcpus(p);
 	sfd_vms_bury(d);
 	/* fields known from the schema but no VM yet: 0 */
 	for (size_t k = 0; k < d->nlocals; k++)
@@ -388,6 +391,7 @@ static int sfd_open(struct provider *p, const struct provider_cfg *opts)
 	d->include_past = opts->include_past;
 	d->self = getpid();
 	d->dbgfd = d->epfd = d->inofd = d->tfd = d->dbgwd = -1;
+	d->vcpus_told = true;
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
 		rc = d->rootfd;
@@ -430,4 +434,5 @@ const struct provider_ops statsfd_provider_ops = {
 	.close = sfd_close,
 	.wake_fd = sfd_wake_fd,
 	.wake = sfd_wake,
+	.vms_live = true,
 };
