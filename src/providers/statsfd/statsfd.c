@@ -169,6 +169,10 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			if (f->fd >= 0 &&
 			    !statsfd_data_read(f->fd, f->sc->s, d->data))
 				data = d->data;
+			/* counted from the first refresh, as the stats count
+			 * every series read in it */
+			if (data == d->data && f->base && !d->reads)
+				memcpy(f->base, data, f->sc->s->data_len);
 			if (!data) {
 				sfd_file_bad(f, agg);
 				continue;
