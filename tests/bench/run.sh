@@ -117,7 +117,7 @@ fi
 
 if want scale; then
 	# Issue 22: hundreds of VMs x 4 vCPUs, stats fds open, all idle but one
-	# busy VM. Per VM count (BENCH_SCALE_VMS, "100 300 1000"), side by side:
+	# busy VM. Per VM count (BENCH_SCALE_VMS, "3 100 300 1000"), side by side:
 	#  - the CPU time of kvmstat -l -S -s 0.1's main thread per refresh
 	#    (its schedstat over BENCH_SCALE_SECONDS, 3 s, after it settled;
 	#    median of BENCH_SCALE_ROUNDS, 3), per stats fd and per VM;
@@ -127,6 +127,7 @@ if want scale; then
 	#  - the bytes of one --json -1 sample;
 	#  - the peak RSS (VmHWM) of every output mode, the exporter scraped,
 	#    the monitor under tmux;
+	#  - the monitor's key-to-frame time (tmux): b (guests), p (pick list);
 	#  - the busy VM's count exact (fake VMs);
 	#  - kvm_stat -l -d beside it where it runs.
 	# BENCH_SCALE_OLD names another kvmstat binary, run alternately with
@@ -211,15 +212,51 @@ if want scale; then
 				echo "failed ($(grep -m1 '^kvmstat:' <<<"$out"))"
 			fi
 		}
+		# monitor_keys BIN: "B P", the median ms (of 5) from a key to the
+		# frame it asks for in the monitor (-S -s 3, so that no refresh
+		# brings it) under tmux: b, the guests view; p, the list of
+		# running guests to pick from (capture-pane polled every 5 ms)
+		monitor_keys() {
+			local s="kvmstat-keys-$$" t
+			if ! command -v tmux >/dev/null; then echo "- -"; return; fi
+			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
+				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} $1 -S -s 3; sleep 30"
+			# frame TEXT: ms until the screen shows TEXT
+			frame() {
+				local t0=$EPOCHREALTIME
+				for _ in $(seq 2000); do
+					TMUX_TMPDIR=$TMP tmux capture-pane -p -t "$s" | grep -qF -- "$1" && break
+					sleep 0.005
+				done
+				awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'
+			}
+			frame "kvm statistics - summary" >/dev/null
+			sleep 3.2
+			: >"$TMP/kb"; : >"$TMP/kp"
+			for _ in 1 2 3 4 5; do
+				sleep 0.3
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - guests" >>"$TMP/kb"
+				sleep 0.3
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - summary" >/dev/null
+				sleep 0.3
+				t=$EPOCHREALTIME
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" p; frame "Show pid" >/dev/null
+				frame "vm0" >/dev/null
+				awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }' >>"$TMP/kp"
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" Escape; frame "kvm statistics - summary" >/dev/null
+			done
+			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
+			echo "$(median <"$TMP/kb") $(median <"$TMP/kp")"
+		}
 		# monitor_rss: the peak RSS of the monitor (-S -s 0.5) under tmux
-		# over 3 s, the per-guest view ('g') shown for the last 1.5 s
+		# over 3 s, the guests view ('b') shown for the last 1.5 s
 		monitor_rss() {
 			local s="kvmstat-bench-$$" m r
 			if ! command -v tmux >/dev/null; then echo "no tmux"; return; fi
 			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
 				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} ./kvmstat -S -s 0.5; sleep 30"
 			sleep 1.5
-			TMUX_TMPDIR=$TMP tmux send-keys -t "$s" g
+			TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b
 			sleep 1.5
 			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
 			r=$( [ -n "$m" ] && hwm "$m")
@@ -228,7 +265,7 @@ if want scale; then
 		}
 		printf '%6s %6s | %10s %7s %7s | %10s %7s | %8s %7s | %9s | %s\n' VMs fds \
 			"-l -S us" "us/fd" "us/VM" "exp us" "us/VM" "series" "KB" "json KB" "kvm_stat -l -d"
-		for nvm in ${BENCH_SCALE_VMS:-100 300 1000}; do
+		for nvm in ${BENCH_SCALE_VMS:-3 100 300 1000}; do
 			nfd=$((nvm * 5))
 			if [ -n "$SROOT" ]; then
 				rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
@@ -306,8 +343,17 @@ if want scale; then
 				rss+="  -t, -d: cannot run here (fake VMs have no tracepoints, no debugfs counters)"
 			fi
 			rss+="  --listen scraped: $(awk 'END { print $4 }' "$TMP/new.exp") MB"
-			rss+="  monitor (tmux, g): $(monitor_rss) MB"
+			rss+="  monitor (tmux, b): $(monitor_rss) MB"
 			echo "       peak RSS (-S -s 0.5 and):$rss"
+			if [ -n "$SROOT" ]; then
+				read -r kb kp <<<"$(monitor_keys ./kvmstat)"
+				keys="new: b ${kb} ms, p ${kp} ms"
+				if [ -n "${BENCH_SCALE_OLD:-}" ]; then
+					read -r kb kp <<<"$(monitor_keys "$BENCH_SCALE_OLD")"
+					keys+="; old: b ${kb} ms, p ${kp} ms"
+				fi
+				echo "       monitor key to frame (median of 5; b guests view, p guest list): $keys"
+			fi
 			if [ -n "$SROOT" ]; then
 				# the busy VM's count over a run of kvmstat -l: what it
 				# added meanwhile, exactly (the idle VMs add nothing)
