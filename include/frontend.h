@@ -63,21 +63,17 @@ struct frontend_view {
 	bool owns_terminal; /* opens once the providers are up; what the
 				 * run has to say waits until it closes */
 	bool vms;	    /* per-VM and per-vCPU breakdowns, guest names */
-	/* with vms: the per-vCPU breakdowns only when asked (-p/-g,
-	 * --per-vcpu), else per VM alone; together, only when every
-	 * front-end with vms says so (and no monitor runs) */
-	bool vcpus_on_request;
-	bool children;	 /* child events: the providers count them,
+	bool children;	    /* child events: the providers count them,
 				 * its snapshots keep them (others do not) */
-	bool counts_all; /* the providers count every field and child
+	bool counts_all;    /* the providers count every field and child
 				 * event from the start; its snapshots keep
 				 * what -f and its requests ask, so changing
 				 * the filter or showing child events resets
 				 * no count */
-	bool past;	 /* totals since each VM started, as -i */
-	bool whole;	 /* the whole selection, not the rows
+	bool past;	    /* totals since each VM started, as -i */
+	bool whole;	    /* the whole selection, not the rows
 				 * --vcpu/--per-vcpu pick */
-	bool on_demand;	 /* renders when its input asks (UI_RENDER),
+	bool on_demand;	    /* renders when its input asks (UI_RENDER),
 				 * not every refresh: each sample only calls
 				 * its sampled op */
 };

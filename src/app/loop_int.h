@@ -58,9 +58,10 @@ void loop_report_did(struct loop *l, struct provider *p);
 /*
  * Whether the providers break their readings down by vCPU too when they
  * break them down by VM (and the snapshots get the vCPU threads): when
- * -p/-g or --per-vcpu ask, when the monitor runs (its per-guest view shows
- * a VM's vCPUs), or when a front-end shows them unasked. Else a refresh
- * neither reads nor keeps a series per vCPU.
+ * -p/-g or --per-vcpu ask, or when the monitor runs (its per-guest view
+ * shows a VM's vCPUs): no other front-end shows vCPUs unasked (the
+ * exporter and JSON are per VM by default). Else a refresh neither reads
+ * nor keeps a series per vCPU.
  */
 bool loop_want_vcpus(const struct loop *l);
 /* When every open provider reads its breakdown wish live (vms_live): sets

@@ -33,8 +33,7 @@ static bool loop_wants_vms(const struct loop *l)
 bool loop_want_vcpus(const struct loop *l)
 {
 	return l->run.pid || l->run.guest || l->opts->per_vcpu ||
-	       l->need.pace == FRONTEND_INTERACTIVE ||
-	       !l->need.vcpus_on_request;
+	       l->need.pace == FRONTEND_INTERACTIVE;
 }
 
 bool loop_set_vms_live(struct loop *l)

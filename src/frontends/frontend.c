@@ -39,16 +39,9 @@ size_t frontend_select(const struct options *opts, struct frontend *out,
 void frontend_needs(const struct frontend *fes, size_t n,
 		    struct frontend_view *out)
 {
-	bool vms_views = false, on_request = true;
-
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
 		const struct frontend_view *v = fes[i].view;
-
-		if (v->vms) {
-			vms_views = true;
-			on_request &= v->vcpus_on_request;
-		}
 
 		if (v->pace > out->pace)
 			out->pace = v->pace;
@@ -60,7 +53,6 @@ void frontend_needs(const struct frontend *fes, size_t n,
 		out->past |= v->past;
 		out->whole |= v->whole;
 	}
-	out->vcpus_on_request = vms_views && on_request;
 }
 
 int frontend_write_result(struct frontend *fe, int rc)
