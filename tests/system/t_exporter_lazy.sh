@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # --listen renders only when scraped, at most once per sample: two
-# exporters on the same 200 fake VMs x 1 vCPU with stats fds (fakevms.c:
-# one read per fd samples them, while their series and histograms are a
-# costly render), refreshing every 0.1 s; one is scraped all the time, the
-# other never. The one nobody scrapes spends less than a third of the
-# other's CPU (it only samples: no render); the two are compared, not held
-# to a figure, so a loaded machine slows both alike (needs root for the
-# stats fds). Then concurrent scrapes of one sample get one body, on a
-# debugfs fixture of many VMs and fields.
+# exporters on the same 200 fake VMs x 1 vCPU with stats fds (fakevms.c,
+# every value and bucket non-zero: one read per fd samples them, while
+# their series and histograms, none left out, are a costly render),
+# refreshing every 0.25 s; one is scraped all the time, the other never.
+# The one nobody scrapes spends less than a third of the other's CPU (it
+# only samples: no render); the two are compared, not held to a figure,
+# so a loaded machine slows both alike (needs root for the stats fds).
+# Then concurrent scrapes of one sample get one body, on a debugfs
+# fixture of many VMs and fields.
 source tests/system/lib.sh
 for t in curl; do
 	command -v "$t" >/dev/null || skip "$t missing (make deps-test installs it)"
@@ -49,7 +50,7 @@ if [ "$(id -u)" = 0 ]; then
 	ln -s /proc/self "$F/self"
 	cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
 	mkfifo "$TMP/fv.in"
-	"$TMP/fakevms" "$F" 200 1 "$TMP/fdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+	FAKEVMS_FULL=1 "$TMP/fakevms" "$F" 200 1 "$TMP/fdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
 	PIDS+=($!)
 	exec {fv}>"$TMP/fv.in"
 	for _ in $(seq 1 300); do
@@ -60,9 +61,9 @@ if [ "$(id -u)" = 0 ]; then
 	P1=$(free_port)
 	while [ "$P2" = "$P1" ]; do P2=$(free_port); done
 	KVMSTAT_DEBUGFS_ROOT=$TMP/fdbg KVMSTAT_PROC_ROOT=$F \
-		start_kvmstat k --listen "127.0.0.1:$P1" -s 0.1 -S
+		start_kvmstat k --listen "127.0.0.1:$P1" -s 0.25 -S
 	KVMSTAT_DEBUGFS_ROOT=$TMP/fdbg KVMSTAT_PROC_ROOT=$F \
-		start_kvmstat s --listen "127.0.0.1:$P2" -s 0.1 -S
+		start_kvmstat s --listen "127.0.0.1:$P2" -s 0.25 -S
 	up "http://127.0.0.1:$P1/metrics" "$k_PID"
 	up "http://127.0.0.1:$P2/metrics" "$s_PID"
 	sleep 1

