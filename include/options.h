@@ -61,6 +61,7 @@ struct options {
 	bool skip_zero; /* -z */
 	bool no_bpf;	/* --no-bpf */
 	bool latency;	/* --latency: exit latency per reason */
+	unsigned breakdown; /* --breakdown: 1 << kind (brk_shared.h) */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

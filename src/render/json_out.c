@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "breakdown_render.h"
 #include "json_out.h"
 #include "lat_render.h"
 #include "util.h"
@@ -297,6 +298,9 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 
 	if (snap->latency)
 		json_object_set_new(root, "latency", lat_render_json(snap));
+	if (snap->breakdown)
+		json_object_set_new(root, "breakdown",
+				    breakdown_render_json_all(snap));
 	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
 	 * set in main) never lets happen */
 	char *text = json_dumps(root, pretty ? JSON_INDENT(2) : JSON_COMPACT);

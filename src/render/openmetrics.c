@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "breakdown_render.h"
 #include "openmetrics.h"
 #include "util.h"
 
@@ -913,6 +914,7 @@ void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
 			;
 		openmetrics_write_family(&c, i, j);
 	}
+	breakdown_render_metrics(b, snap, fmt == OPENMETRICS_OPENMETRICS);
 	if (fmt == OPENMETRICS_OPENMETRICS)
 		strbuf_add(b, "# EOF\n");
 	for (size_t i = 0; i < nf; i++)
