@@ -20,13 +20,22 @@
 const struct snap_brk_table *breakdown_render_find(const struct snapshot *snap,
 						   const char *kind, pid_t pid,
 						   int vcpu);
-/* Table t as text: a title line, a header, a row per key; deltas (the
- * last interval's counts and rates) or totals. */
+/* Table t as text: a header, a row per key (count since the start,
+ * share, rate over the last interval; with timed, the share of time,
+ * min, avg, max, p50 and p99 of the time to re-entry). */
 void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
-			    bool timed, bool deltas);
-/* Every kind's table of the whole selection (-1), or the reason it is
- * off. */
-void breakdown_render_text(struct strbuf *b, const struct snapshot *snap);
+			    bool timed);
+/* The whole selection's table of kind, or of every kind asked for (kind
+ * NULL: -1), each under a title; or the reason breakdowns are off. */
+void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
+			   const char *kind);
+/* The bits of every kind (1 << kind; ioport, mmio, msr, hypercall). */
+#define BREAKDOWN_RENDER_ALL_KINDS 0xfu
+
+/* The kind ("ioport"...) whose exits event breaks down ("kvm_pio",
+ * "kvm_exit(IO_INSTRUCTION)", "kvm_userspace_exit(MMIO)"), its bit
+ * (1 << kind) in *bit; NULL when none. */
+const char *breakdown_render_kind_of(const char *event, unsigned *bit);
 /* The "breakdown" object of scope (pid, vcpu): {"ioport": [rows]...};
  * NULL when it has no table. */
 json_t *breakdown_render_json(const struct snapshot *snap, pid_t pid, int vcpu);

@@ -31,6 +31,7 @@ enum ui_action {
 	UI_SET_VMS,	 /* req.on: per-VM breakdowns wanted */
 	UI_CLEAR,	 /* default filter, every VM */
 	UI_SET_LATENCY,	 /* req.on: time exits (the latency view) */
+	UI_SET_BREAKDOWN, /* req.kinds: exits by key (the breakdown view) */
 	UI_LIST_VMS,	 /* every running VM in the snapshots' directory
 			  * until the next request (a prompt for a pid) */
 	UI_RENDER,	 /* render this front-end now, from the last
@@ -45,6 +46,7 @@ struct ui_request {
 	char guest[128]; /* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
+	unsigned kinds; /* UI_SET_BREAKDOWN: 1 << kind for each */
 };
 
 /* How a front-end paces the run; with several, the highest wins. */

@@ -33,7 +33,7 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 		lat_render_text(&b, snap);
 	}
 	if (snap->breakdown)
-		breakdown_render_text(&b, snap);
+		breakdown_render_text(&b, snap, NULL);
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;

@@ -103,36 +103,32 @@ static const char *br_pct(const struct hist_bucket *bk, size_t n,
 }
 
 void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
-			    bool timed, bool deltas)
+			    bool timed)
 {
-	uint64_t all = deltas ? (t->delta > 0 ? (uint64_t)t->delta : 0) :
-				t->total,
-		 time = 0;
+	uint64_t time = 0;
 
 	for (size_t i = 0; timed && i < t->nrows; i++)
 		time += t->rows[i].sum;
-	strbuf_addf(b, " %-22s %-20s %10s %9s", br_kinds[br_kind(t->kind)].title,
-		    "Name", deltas ? "Samples/s" : "Samples", "Samples%");
+	strbuf_addf(b, " %-22s %-20s %10s %9s %9s",
+		    br_kinds[br_kind(t->kind)].title, "Name", "Samples",
+		    "Samples%", "Rate/s");
 	if (timed)
 		strbuf_addf(b, " %6s %10s %10s %10s %11s %11s", "Time%", "Min",
 			    "Avg", "Max", "p50", "p99");
 	strbuf_add(b, "\n");
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct snap_brk_row *r = &t->rows[i];
-		uint64_t n = deltas ? (r->delta > 0 ? (uint64_t)r->delta : 0) :
-				      r->count;
 		struct hist_bucket bk[64];
 		size_t nb = br_buckets(r, bk);
-		char key[48], cnt[32], mn[32], av[32], mx[32], p50[32], p99[32];
+		char key[48], mn[32], av[32], mx[32], p50[32], p99[32];
 
-		if (deltas)
-			snprintf(cnt, sizeof(cnt), "%.0f", r->rate);
-		else
-			snprintf(cnt, sizeof(cnt), "%" PRIu64, r->count);
-		strbuf_addf(b, " %-22s %-20.20s %10s %8.2f%%",
+		strbuf_addf(b, " %-22s %-20.20s %10" PRIu64 " %8.2f%% %9.0f",
 			    br_key(t, r, key, sizeof(key)),
-			    r->name ? r->name : "", cnt,
-			    all ? 100.0 * (double)n / (double)all : 0.0);
+			    r->name ? r->name : "", r->count,
+			    t->total ? 100.0 * (double)r->count /
+					       (double)t->total :
+				       0.0,
+			    r->rate);
 		if (timed && r->tcount)
 			strbuf_addf(b, " %5.1f%% %10s %10s %10s %11s %11s",
 				    time ? 100.0 * (double)r->sum / (double)time :
@@ -152,7 +148,8 @@ void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
 		strbuf_add(b, " (none yet)\n");
 }
 
-void breakdown_render_text(struct strbuf *b, const struct snapshot *snap)
+void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
+			   const char *kind)
 {
 	const struct snap_breakdown *bd = snap->breakdown;
 
@@ -163,14 +160,15 @@ void breakdown_render_text(struct strbuf *b, const struct snapshot *snap)
 	for (size_t k = 0; k < ARRAY_SIZE(br_kinds); k++) {
 		const struct snap_brk_table *t;
 
-		if (!(bd->kinds & 1u << k))
+		if (!(bd->kinds & 1u << k) ||
+		    (kind && strcmp(kind, br_kinds[k].kind)))
 			continue;
 		t = breakdown_render_find(snap, br_kinds[k].kind, 0,
 					  SAMPLE_ALL_VCPUS);
 		strbuf_addf(b, "\n%s exits by key (top %zu, the rest as other)\n",
 			    br_kinds[k].kind, bd->top);
 		if (t)
-			breakdown_render_table(b, t, bd->timed, false);
+			breakdown_render_table(b, t, bd->timed);
 		else
 			strbuf_addf(b, " %-22s\n (none yet)\n",
 				    br_kinds[k].title);
@@ -241,6 +239,47 @@ json_t *breakdown_render_json(const struct snapshot *snap, pid_t pid, int vcpu)
 		json_object_set_new(o, t->kind, a);
 	}
 	return o;
+}
+
+/* The events and child events whose exits a kind breaks down: its
+ * tracepoint, and kvm_exit's and kvm_userspace_exit's reasons for it
+ * (VMX's and SVM's spellings, kvm_stat's and the kernel's). */
+static const struct {
+	const char *kind, *event;
+} br_events[] = {
+	{ "ioport", "kvm_pio" },
+	{ "ioport", "kvm_exit(IO_INSTRUCTION)" },
+	{ "ioport", "kvm_exit(IOIO)" },
+	{ "ioport", "kvm_exit(io)" },
+	{ "ioport", "kvm_userspace_exit(IO)" },
+	{ "mmio", "kvm_mmio" },
+	{ "mmio", "kvm_exit(EPT_MISCONFIG)" },
+	{ "mmio", "kvm_exit(EPT_VIOLATION)" },
+	{ "mmio", "kvm_exit(NPF)" },
+	{ "mmio", "kvm_exit(npf)" },
+	{ "mmio", "kvm_userspace_exit(MMIO)" },
+	{ "msr", "kvm_msr" },
+	{ "msr", "kvm_exit(MSR_READ)" },
+	{ "msr", "kvm_exit(MSR_WRITE)" },
+	{ "msr", "kvm_exit(MSR)" },
+	{ "msr", "kvm_exit(msr)" },
+	{ "msr", "kvm_userspace_exit(X86_RDMSR)" },
+	{ "msr", "kvm_userspace_exit(X86_WRMSR)" },
+	{ "hypercall", "kvm_hypercall" },
+	{ "hypercall", "kvm_exit(VMCALL)" },
+	{ "hypercall", "kvm_exit(VMMCALL)" },
+	{ "hypercall", "kvm_exit(hypercall)" },
+	{ "hypercall", "kvm_userspace_exit(HYPERCALL)" },
+};
+
+const char *breakdown_render_kind_of(const char *event, unsigned *bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(br_events); i++)
+		if (!strcmp(event, br_events[i].event)) {
+			*bit = 1u << br_kind(br_events[i].kind);
+			return br_events[i].kind;
+		}
+	return NULL;
 }
 
 json_t *breakdown_render_json_all(const struct snapshot *snap)

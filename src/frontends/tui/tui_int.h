@@ -64,6 +64,9 @@ struct tui_priv {
 	int sort;	    /* column sorted by */
 	bool help;	    /* help screen shown */
 	bool latency;	    /* 'l': the latency view over the others */
+	bool brk;	    /* 'k' or Enter: the breakdown view over all */
+	const char *brk_kind; /* its kind ("ioport"), NULL: every one */
+	unsigned brk_cli;     /* kinds --breakdown asked for (kept on) */
 	bool children;	    /* 'x' */
 	bool picking;	    /* events view: arrows moved a selection */
 	bool ascii;	    /* the terminal's locale is not UTF-8 */

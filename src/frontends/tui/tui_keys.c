@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown_render.h"
 #include "errmsg.h"
 #include "filter.h"
 #include "options.h"
@@ -319,7 +320,20 @@ static enum ui_action tui_key_move(struct frontend *fe, const struct tui_key *k,
 	return UI_NONE;
 }
 
-/* Enter: a VM's vCPUs, or a histogram's buckets; else a refresh. */
+/* The breakdown view of kind (NULL: every kind), its kinds counted. */
+static enum ui_action tui_brk_open(struct frontend *fe, const char *kind,
+				   unsigned bit)
+{
+	struct tui_priv *tp = fe->priv;
+
+	tp->brk = true;
+	tp->brk_kind = kind;
+	fe->req.kinds = tp->brk_cli | bit;
+	return UI_SET_BREAKDOWN;
+}
+
+/* Enter: a VM's vCPUs, an event's breakdown by key, or a histogram's
+ * buckets; else a refresh. */
 static enum ui_action tui_key_enter(struct frontend *fe,
 				    const struct tui_key *k, int ch)
 {
@@ -334,6 +348,14 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		tp->sort = 0;
 		return UI_REFRESH;
 	}
+	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].field) {
+		unsigned bit;
+		const char *kind =
+			breakdown_render_kind_of(tp->rows[tp->sel].field, &bit);
+
+		if (kind)
+			return tui_brk_open(fe, kind, bit);
+	}
 	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].hist) {
 		free(tp->hist);
 		tp->hist = xstrdup(tp->rows[tp->sel].field);
@@ -342,6 +364,22 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		return UI_REFRESH;
 	}
 	return UI_REFRESH;
+}
+
+/* 'k': the breakdown view of every kind, or back from it (the kinds
+ * --breakdown did not ask for stop counting). */
+static enum ui_action tui_key_breakdown(struct frontend *fe,
+					const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	if (!tp->brk)
+		return tui_brk_open(fe, NULL, BREAKDOWN_RENDER_ALL_KINDS);
+	tp->brk = false;
+	fe->req.kinds = tp->brk_cli;
+	return UI_SET_BREAKDOWN;
 }
 
 /* 'l': the latency view (exit latency turned on), or back from it. */
@@ -365,6 +403,8 @@ static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 
 	(void)k;
 	(void)ch;
+	if (tp->brk)
+		return tui_key_breakdown(fe, k, ch);
 	if (tp->latency)
 		return tui_key_latency(fe, k, ch);
 	if (tp->view == VIEW_HIST) {
@@ -426,6 +466,14 @@ static const struct tui_key tui_keys[] = {
 	  tui_key_prompt,
 	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
+	{ { 'k' },
+	  "k",
+	  "exits by key: I/O port, MMIO address, MSR, hypercall (count,\n"
+	  "share, rate; with l on, min/avg/max, p50/p99); Enter on kvm_pio,\n"
+	  "kvm_msr... or kvm_exit(IO_INSTRUCTION)... one kind; BPF, on while\n"
+	  "shown",
+	  tui_key_breakdown,
+	  0 },
 	{ { 'l' },
 	  "l",
 	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
