@@ -14,11 +14,13 @@
  * then, with GAP_US, a busy wait of GAP_US and a write to
  * /proc/self/oom_score_adj (the re-entry).
  *
- * Usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US]... ; each VCPU is a
+ * Usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]... (NKEYS: COUNT
+ * hits on each of KEY, KEY+1... KEY+NKEYS-1); each VCPU is a
  * thread named "CPU N/KVM" (as QEMU names vCPU threads) running its specs
  * in order. Prints "ready PID", waits for a line on stdin, runs them,
- * prints "done" and stays, threads and all, until stdin ends (so kvmstat
- * can still tell its vCPU threads apart when it reads).
+ * prints "done" and stays, threads and all, until a second line or the
+ * end of stdin (so kvmstat can still tell its vCPU threads apart when it
+ * reads).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +43,7 @@ struct spec {
 	unsigned dir;
 	unsigned long count;
 	unsigned gap_us;
+	unsigned long nkeys; /* COUNT hits on each of KEY..KEY+NKEYS-1 */
 };
 
 static struct spec specs[MAX_SPECS];
@@ -55,8 +58,11 @@ static unsigned long long now_ns(void)
 	return t.tv_sec * 1000000000ull + t.tv_nsec;
 }
 
-static void hit(const struct spec *s, int adj)
+static void hit(const struct spec *spec, unsigned long long key, int adj)
 {
+	struct spec one = *spec, *s = &one;
+
+	one.key = key;
 	if (!strcmp(s->kind, "ioport"))
 		syscall(SYS_getpriority, (long)s->key, (long)s->dir);
 	else if (!strcmp(s->kind, "mmio"))
@@ -86,10 +92,11 @@ static void *vcpu_run(void *arg)
 	pthread_barrier_wait(&ready);
 	pthread_barrier_wait(&go);
 	for (int i = 0; i < nspecs; i++)
-		for (unsigned long n = 0; specs[i].vcpu == vcpu &&
-					  n < specs[i].count;
-		     n++)
-			hit(&specs[i], adj);
+		for (unsigned long k = 0; specs[i].vcpu == vcpu &&
+					  k < specs[i].nkeys;
+		     k++)
+			for (unsigned long n = 0; n < specs[i].count; n++)
+				hit(&specs[i], specs[i].key + k, adj);
 	close(adj);
 	pthread_barrier_wait(&done);
 	/* alive, under its name, until stdin ends */
@@ -106,9 +113,10 @@ int main(int argc, char **argv)
 	for (int a = 1; a < argc && nspecs < MAX_SPECS; a++) {
 		struct spec *s = &specs[nspecs++];
 
-		if (sscanf(argv[a], "%d:%15[a-z]:%lli:%u:%lu:%u", &s->vcpu,
-			   s->kind, &s->key, &s->dir, &s->count,
-			   &s->gap_us) < 5) {
+		s->nkeys = 1;
+		if (sscanf(argv[a], "%d:%15[a-z]:%lli:%u:%lu:%u:%lu", &s->vcpu,
+			   s->kind, &s->key, &s->dir, &s->count, &s->gap_us,
+			   &s->nkeys) < 5) {
 			fprintf(stderr, "tpkeys: bad spec %s\n", argv[a]);
 			return 2;
 		}
@@ -120,7 +128,7 @@ int main(int argc, char **argv)
 			vcpus[nv++] = s->vcpu;
 	}
 	if (!nspecs) {
-		fprintf(stderr, "usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US]...\n");
+		fprintf(stderr, "usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]...\n");
 		return 2;
 	}
 	pthread_barrier_init(&ready, NULL, nv + 1);
@@ -138,8 +146,10 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&done);
 	printf("done\n");
 	fflush(stdout);
-	while (fgets(line, sizeof(line), stdin))
-		;
+	/* a line or the end of stdin (a writer's copy of the fifo can live
+	 * on in another child of the test) */
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = 0;
 	pthread_barrier_wait(&end);
 	for (int i = 0; i < nv; i++)
 		pthread_join(th[i], NULL);

@@ -65,6 +65,7 @@ go_tpkeys() {
 # end_tpkeys NAME: lets it end
 end_tpkeys() {
 	local fd=${1}_FD pid=${1}_PID
+	echo end >&"${!fd}"
 	eval "exec ${!fd}>&-"
 	wait "${!pid}" || fail "tpkeys $1: status $?"
 }
