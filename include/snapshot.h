@@ -167,8 +167,8 @@ struct snap_brk_row {
 struct snap_brk_table {
 	const char *kind;  /* "ioport", "mmio", "msr", "hypercall" */
 	const char *event; /* its tracepoint: "kvm_pio", "kvm_mmio"... */
-	pid_t pid; /* 0: the whole selection; else a VM */
-	int vcpu;  /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
+	pid_t pid;	   /* 0: the whole selection; else a VM */
+	int vcpu;	   /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
 	pid_t tid;
 	uint64_t total; /* every key's, other's too */
 	int64_t delta;
@@ -178,9 +178,9 @@ struct snap_brk_table {
 
 /* The breakdowns of this refresh (--breakdown, the monitor's 'k'). */
 struct snap_breakdown {
-	unsigned kinds; /* 1 << kind, for each kind asked for */
-	bool timed;	/* rows have latency histograms */
-	size_t top;	/* rows per table at most, other aside */
+	unsigned kinds;	  /* 1 << kind, for each kind asked for */
+	bool timed;	  /* rows have latency histograms */
+	size_t top;	  /* rows per table at most, other aside */
 	bool vcpu_series; /* the exporter writes vCPUs' too (--per-vcpu) */
 	const struct snap_brk_table *tables; /* whole, then VMs, each then
 					      * its vCPUs */

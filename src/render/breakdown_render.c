@@ -131,17 +131,18 @@ void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
 			    r->rate);
 		if (timed && r->tcount)
 			strbuf_addf(b, " %5.1f%% %10s %10s %10s %11s %11s",
-				    time ? 100.0 * (double)r->sum / (double)time :
+				    time ? 100.0 * (double)r->sum /
+						    (double)time :
 					   0.0,
 				    br_ns((double)r->min, mn, sizeof(mn)),
-				    br_ns((double)r->sum / (double)r->tcount, av,
-					  sizeof(av)),
+				    br_ns((double)r->sum / (double)r->tcount,
+					  av, sizeof(av)),
 				    br_ns((double)r->max, mx, sizeof(mx)),
 				    br_pct(bk, nb, HIST_P50, p50, sizeof(p50)),
 				    br_pct(bk, nb, HIST_P99, p99, sizeof(p99)));
 		else if (timed)
-			strbuf_addf(b, " %6s %10s %10s %10s %11s %11s", "-", "-",
-				    "-", "-", "-", "-");
+			strbuf_addf(b, " %6s %10s %10s %10s %11s %11s", "-",
+				    "-", "-", "-", "-", "-");
 		strbuf_add(b, "\n");
 	}
 	if (!t->nrows)
@@ -165,7 +166,8 @@ void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
 			continue;
 		t = breakdown_render_find(snap, br_kinds[k].kind, 0,
 					  SAMPLE_ALL_VCPUS);
-		strbuf_addf(b, "\n%s exits by key (top %zu, the rest as other)\n",
+		strbuf_addf(b,
+			    "\n%s exits by key (top %zu, the rest as other)\n",
 			    br_kinds[k].kind, bd->top);
 		if (t)
 			breakdown_render_table(b, t, bd->timed);
@@ -194,8 +196,8 @@ static json_t *br_json_row(const struct snap_brk_row *r)
 	char key[32];
 
 	br_hex(r->key, key, sizeof(key));
-	json_object_set_new(o, "key", r->other ? json_string("other") :
-						 json_string(key));
+	json_object_set_new(o, "key",
+			    r->other ? json_string("other") : json_string(key));
 	json_object_set_new(o, "name",
 			    r->name ? json_string(r->name) : json_null());
 	json_object_set_new(o, "direction",
@@ -372,12 +374,15 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 
 		if (!(bd->kinds & 1u << k))
 			continue;
-		strbuf_addf(b, "# HELP %s%s Exits by %s and direction, counted "
+		strbuf_addf(b,
+			    "# HELP %s%s Exits by %s and direction, counted "
 			    "from %s (the top %zu keys of each VM, the rest as "
 			    "other).\n# TYPE %s%s counter\n",
 			    m, openmetrics ? "" : "_total", br_kinds[k].label,
-			    k == 0 ? "kvm_pio" : k == 1 ? "kvm_mmio" :
-				     k == 2 ? "kvm_msr" : "kvm_hypercall",
+			    k == 0 ? "kvm_pio" :
+			    k == 1 ? "kvm_mmio" :
+			    k == 2 ? "kvm_msr" :
+				     "kvm_hypercall",
 			    bd->top, m, openmetrics ? "" : "_total");
 		for (size_t i = 0; i < bd->ntables; i++) {
 			const struct snap_brk_table *t = &bd->tables[i];
@@ -395,7 +400,8 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 		}
 		if (!bd->timed || !any)
 			continue;
-		strbuf_addf(b, "# HELP %s_latency_seconds Time from the exit to "
+		strbuf_addf(b,
+			    "# HELP %s_latency_seconds Time from the exit to "
 			    "the vCPU's re-entry, by %s.\n# TYPE "
 			    "%s_latency_seconds histogram\n",
 			    m, br_kinds[k].label, m);
@@ -423,7 +429,8 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 							(double)(bk[x].hi - 1) /
 								1e9,
 							le, sizeof(le));
-					strbuf_addf(b, "%s_latency_seconds_bucket",
+					strbuf_addf(b,
+						    "%s_latency_seconds_bucket",
 						    m);
 					br_labels(b, t, r, le);
 					strbuf_addf(b, " %" PRIu64 "\n", cum);

@@ -92,9 +92,8 @@ static void *vcpu_run(void *arg)
 	pthread_barrier_wait(&ready);
 	pthread_barrier_wait(&go);
 	for (int i = 0; i < nspecs; i++)
-		for (unsigned long k = 0; specs[i].vcpu == vcpu &&
-					  k < specs[i].nkeys;
-		     k++)
+		for (unsigned long k = 0;
+		     specs[i].vcpu == vcpu && k < specs[i].nkeys; k++)
 			for (unsigned long n = 0; n < specs[i].count; n++)
 				hit(&specs[i], specs[i].key + k, adj);
 	close(adj);
@@ -128,7 +127,8 @@ int main(int argc, char **argv)
 			vcpus[nv++] = s->vcpu;
 	}
 	if (!nspecs) {
-		fprintf(stderr, "usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]...\n");
+		fprintf(stderr,
+			"usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]...\n");
 		return 2;
 	}
 	pthread_barrier_init(&ready, NULL, nv + 1);

@@ -19,8 +19,8 @@
 
 #include "errmsg.h"
 #include "options.h"
-#include "tui_int.h"
 #include "tui_breakdown.h"
+#include "tui_int.h"
 #include "tui_lat.h"
 #include "util.h"
 

@@ -12,8 +12,7 @@
 #include "tui_breakdown.h"
 #include "tui_lat.h"
 
-void tui_brk_draw(const struct snapshot *s, const char *title,
-		  const char *kind)
+void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind)
 {
 	struct strbuf b;
 	char hdr[256];

@@ -12,7 +12,6 @@
 
 /* Draws the table of kind (NULL: every kind asked for) of s for the
  * selection title ("pid 123", "summary") over the whole screen. */
-void tui_brk_draw(const struct snapshot *s, const char *title,
-		  const char *kind);
+void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind);
 
 #endif

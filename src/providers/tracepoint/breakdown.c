@@ -38,14 +38,30 @@ static const struct {
 	const char *dirs[2];
 	int names; /* arch_key_kind of its names, or -1 */
 } bd_kinds[BRK_NKINDS] = {
-	[BRK_IOPORT] = { "ioport", "kvm_pio", "port", "rw", { "in", "out" },
+	[BRK_IOPORT] = { "ioport",
+			 "kvm_pio",
+			 "port",
+			 "rw",
+			 { "in", "out" },
 			 ARCH_KEY_IOPORT },
-	[BRK_MMIO] = { "mmio", "kvm_mmio", "gpa", "type", { "read", "write" },
+	[BRK_MMIO] = { "mmio",
+		       "kvm_mmio",
+		       "gpa",
+		       "type",
+		       { "read", "write" },
 		       -1 },
-	[BRK_MSR] = { "msr", "kvm_msr", "ecx", "write", { "read", "write" },
+	[BRK_MSR] = { "msr",
+		      "kvm_msr",
+		      "ecx",
+		      "write",
+		      { "read", "write" },
 		      ARCH_KEY_MSR },
-	[BRK_HYPERCALL] = { "hypercall", "kvm_hypercall", "nr", NULL,
-			    { NULL, NULL }, -1 },
+	[BRK_HYPERCALL] = { "hypercall",
+			    "kvm_hypercall",
+			    "nr",
+			    NULL,
+			    { NULL, NULL },
+			    -1 },
 };
 
 /* A key in one scope, this read. */
@@ -125,8 +141,8 @@ int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg)
 	}
 	if (!rc && !*kinds)
 		rc = errmsg_set(msg, -EINVAL,
-				"--breakdown: an empty list (one or more of "
-				BREAKDOWN_KINDS ", or all)");
+				"--breakdown: an empty list (one or more of " BREAKDOWN_KINDS
+				", or all)");
 	free(copy);
 	return rc;
 }
@@ -145,8 +161,7 @@ static bool bd_source(const struct breakdown_cfg *cfg, int k,
 	src->id = -1;
 	if (!f)
 		return false;
-	raw = tp_kvm_raw_name(cfg->tracefs_root, f, bd_kinds[k].event,
-			      &native);
+	raw = tp_kvm_raw_name(cfg->tracefs_root, f, bd_kinds[k].event, &native);
 	if (raw && native) {
 		src->raw = raw;
 		ok = true;
@@ -350,8 +365,8 @@ static void bd_keep(struct breakdown *b)
 	for (size_t i = 0; i < b->nent; i++) {
 		const struct bd_ent *e = &b->ent[i];
 
-		b->prev[i] = (struct bd_prev){ e->pid,	e->vcpu, e->kind,
-					       e->dir,	e->key,	 e->count };
+		b->prev[i] = (struct bd_prev){ e->pid, e->vcpu, e->kind,
+					       e->dir, e->key,	e->count };
 		hashtab_add(&b->prev_index,
 			    bd_hash(e->pid, e->vcpu, e->kind, e->dir, e->key),
 			    i);
@@ -395,8 +410,9 @@ static const char *bd_name(struct breakdown *b, int kind, uint64_t key)
 	while ((i = hashtab_next(&b->name_index, &it)) >= 0)
 		if (b->names[i].kind == kind && b->names[i].key == key)
 			return b->names[i].name;
-	name = arch_key_name(arch_host, (enum arch_key_kind)bd_kinds[kind].names,
-			     key, buf, sizeof(buf));
+	name = arch_key_name(arch_host,
+			     (enum arch_key_kind)bd_kinds[kind].names, key, buf,
+			     sizeof(buf));
 	if (b->nnames == b->capnames) {
 		b->capnames = b->capnames ? 2 * b->capnames : 64;
 		b->names = xrealloc(b->names, b->capnames * sizeof(*b->names));
@@ -521,10 +537,9 @@ const struct snap_breakdown *breakdown_read(struct breakdown *b)
 		b->hpool = xrealloc(b->hpool, b->caph * sizeof(*b->hpool));
 	}
 	for (size_t i = 0, j; i < b->nent; i = j) {
-		for (j = i + 1;
-		     j < b->nent && b->ent[j].pid == b->ent[i].pid &&
-		     b->ent[j].vcpu == b->ent[i].vcpu &&
-		     b->ent[j].kind == b->ent[i].kind;
+		for (j = i + 1; j < b->nent && b->ent[j].pid == b->ent[i].pid &&
+				b->ent[j].vcpu == b->ent[i].vcpu &&
+				b->ent[j].kind == b->ent[i].kind;
 		     j++)
 			;
 		bd_table(b, i, j);
