@@ -43,7 +43,7 @@ tmux new-session -d -s "$S" -x 150 -y 30 \
 	"KVMSTAT_TRACEFS_ROOT=$TMP/tracefs $KVMSTAT -t -s 0.5 -f '^kvm_pio$'; echo EXIT=\$? >$TMP/exit; sleep 60"
 expect "kvm statistics - summary"
 keys h
-expect "exits by key: I/O port, MMIO address, MSR, hypercall"
+expect "exits by key (port, address, MSR, hypercall)"
 keys Escape
 expect "kvm statistics - summary"
 [ "$(brk_progs)" = "$before" ] || fail "breakdown programs loaded before asked for"

@@ -468,10 +468,7 @@ static const struct tui_key tui_keys[] = {
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
 	{ { 'k' },
 	  "k",
-	  "exits by key: I/O port, MMIO address, MSR, hypercall (count,\n"
-	  "share, rate; with l on, min/avg/max, p50/p99); Enter on kvm_pio,\n"
-	  "kvm_msr... or kvm_exit(IO_INSTRUCTION)... one kind; BPF, on while\n"
-	  "shown",
+	  "exits by key (port, address, MSR, hypercall); BPF, on while shown",
 	  tui_key_breakdown,
 	  0 },
 	{ { 'l' },
@@ -504,8 +501,7 @@ static const struct tui_key tui_keys[] = {
 	  PROMPT_DELAY },
 	{ { 'x' },
 	  "x",
-	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit\n"
-	  "(no count restarts)",
+	  "toggle child events, e.g. kvm_exit(HLT); no count restarts",
 	  tui_key_children,
 	  0 },
 	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
@@ -521,7 +517,7 @@ static const struct tui_key tui_keys[] = {
 	{ { '\n', '\r', KEY_ENTER, 'v' },
 	  "Enter or v",
 	  "on a VM in the per-guest view: its vCPUs;\n"
-	  "on a histogram: its buckets and p50/p90/p99",
+	  "on a histogram: its buckets; on kvm_pio...: its exits by key",
 	  tui_key_enter,
 	  0 },
 	{ { KEY_ESC },
