@@ -38,8 +38,9 @@ __u32 brk_nkeys = 0;
 /* kvm_entry has fired: from then on it alone ends a time. */
 __u32 brk_entry_fired = 0;
 
+/* The counts, per CPU: a hit adds without a locked instruction. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
 	__type(key, struct brk_key);
 	__type(value, __u64);
@@ -113,7 +114,7 @@ static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
 			if (!c)
 				return;
 		}
-		__sync_fetch_and_add(c, 1);
+		*c += 1;
 	}
 	if (brk_timed)
 		brk_start(&k, count);

@@ -144,6 +144,8 @@ int brk_engine_walk(struct brk_engine *e,
 {
 	int counts = bpf_map__fd(e->skel->maps.brk_counts);
 	int hists = bpf_map__fd(e->skel->maps.brk_hists);
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *per = xcalloc(ncpus > 0 ? (size_t)ncpus : 1, sizeof(*per));
 	struct brk_key k, next;
 	struct lat_val *v = xmalloc(sizeof(*v));
 	void *prev = NULL;
@@ -153,18 +155,24 @@ int brk_engine_walk(struct brk_engine *e,
 	while (!bpf_map_get_next_key(counts, prev, &next)) {
 		k = next;
 		prev = &k;
-		if (bpf_map_lookup_elem(counts, &k, &c) || !c)
+		if (bpf_map_lookup_elem(counts, &k, per))
+			continue;
+		c = 0;
+		for (int i = 0; i < ncpus; i++)
+			c += per[i];
+		if (!c)
 			continue;
 		fn(ctx, &k, c,
 		   e->timed && !bpf_map_lookup_elem(hists, &k, v) ? v : NULL);
 	}
 	rc = errno == ENOENT ? 0 : -errno;
 	free(v);
+	free(per);
 	return rc;
 }
 
-/* Zeroes every value of map fd in place, keys kept (the bound's count of
- * keys taken stays right). */
+/* Zeroes every value of map fd in place (vsize bytes, on each CPU of a
+ * per-CPU map), keys kept (the bound's count of keys taken stays right). */
 static void brk_zero(int fd, size_t vsize)
 {
 	struct brk_key k, next;
@@ -181,7 +189,10 @@ static void brk_zero(int fd, size_t vsize)
 
 void brk_engine_clear(struct brk_engine *e)
 {
-	brk_zero(bpf_map__fd(e->skel->maps.brk_counts), sizeof(uint64_t));
+	int ncpus = libbpf_num_possible_cpus();
+
+	brk_zero(bpf_map__fd(e->skel->maps.brk_counts),
+		 sizeof(uint64_t) * (size_t)(ncpus > 0 ? ncpus : 1));
 	if (e->timed)
 		brk_zero(bpf_map__fd(e->skel->maps.brk_hists),
 			 sizeof(struct lat_val));
