@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "brk_shared.h"
+#include "lat_hist.h"
 #include "lat_shared.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -120,27 +121,12 @@ static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
 		brk_start(&k, count);
 }
 
-static __always_inline __u32 brk_bucket(__u64 d)
-{
-	__u32 i = 0;
-
-	/* the bit length of d, as the latency programs bucket */
-#pragma unroll
-	for (int s = 32; s; s >>= 1)
-		if (d >> s) {
-			d >>= s;
-			i += s;
-		}
-	i += (__u32)d;
-	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
-}
-
 /* The thread enters the guest again: its hit's time goes to the key's
  * histogram (all: kvm_entry; else the KVM_RUN mark, while kvm_entry has
  * not fired). */
 static __always_inline void brk_end(int all)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), b;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct brk_pending *p;
 	struct lat_val *v, z = {};
 	__u64 now, d;
@@ -165,15 +151,7 @@ static __always_inline void brk_end(int all)
 			return;
 	}
 	/* only this thread writes its keys' histograms */
-	if (!v->count || d < v->min)
-		v->min = d;
-	if (d > v->max)
-		v->max = d;
-	v->total += d;
-	b = brk_bucket(d);
-	if (b < LAT_NBUCKETS)
-		v->b[b] += 1;
-	__sync_fetch_and_add(&v->count, 1);
+	lat_hist_add(v, d);
 }
 
 static __always_inline __u64 brk_field(void *rec, __u32 off, __u32 size)

@@ -361,6 +361,15 @@ static void br_secs(struct strbuf *b, double ns)
 	strbuf_add(b, buf);
 }
 
+/* Whether table t goes out as kind k's series (a vCPU's with --per-vcpu
+ * alone). */
+static bool br_written(const struct snap_breakdown *bd,
+		       const struct snap_brk_table *t, size_t k)
+{
+	return !strcmp(t->kind, br_kinds[k].kind) &&
+	       (t->vcpu == SAMPLE_ALL_VCPUS || bd->vcpu_series);
+}
+
 void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 			      bool openmetrics)
 {
@@ -387,8 +396,7 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 		for (size_t i = 0; i < bd->ntables; i++) {
 			const struct snap_brk_table *t = &bd->tables[i];
 
-			if (strcmp(t->kind, br_kinds[k].kind) ||
-			    (t->vcpu != SAMPLE_ALL_VCPUS && !bd->vcpu_series))
+			if (!br_written(bd, t, k))
 				continue;
 			for (size_t j = 0; j < t->nrows; j++) {
 				strbuf_addf(b, "%s_total", m);
@@ -410,8 +418,7 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 		for (size_t i = 0; i < bd->ntables; i++) {
 			const struct snap_brk_table *t = &bd->tables[i];
 
-			if (strcmp(t->kind, br_kinds[k].kind) ||
-			    (t->vcpu != SAMPLE_ALL_VCPUS && !bd->vcpu_series))
+			if (!br_written(bd, t, k))
 				continue;
 			for (size_t j = 0; j < t->nrows; j++) {
 				const struct snap_brk_row *r = &t->rows[j];

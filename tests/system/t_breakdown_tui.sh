@@ -24,15 +24,7 @@ breakdown_tracefs "$TMP/tracefs"
 # tree: the counting programs take its raw tracepoint, not the syscall
 # ones), the reason the renamer's oom_score_adj
 fake_tracefs "$TMP/tracefs2"
-X=/sys/kernel/tracing/events/kvm/kvm_exit/format
-[ -r "$X" ] || skip "no $X"
-mkdir -p "$TMP/tracefs2/events/kvm/kvm_exit"
-cp "$TMP/tracefs2/events/kvm/kvm_userspace_exit/id" "$TMP/tracefs2/events/kvm/kvm_exit/id"
-awk -v id="$(cat "$TMP/tracefs2/events/kvm/kvm_exit/id")" '
-	/^ID:/ { print "ID: " id; next }
-	/ exit_reason;/ { print "\tfield:short exit_reason;\toffset:44;\tsize:2;\tsigned:1;"; next }
-	/ isa;/ { print "\tfield:u32 isa;\toffset:12;\tsize:4;\tsigned:0;"; next }
-	{ print }' "$X" >"$TMP/tracefs2/events/kvm/kvm_exit/format"
+fake_kvm_exit "$TMP/tracefs2"
 brk_progs() { bpftool prog show 2>/dev/null | grep -c 'name brk_'; }
 before=$(brk_progs)
 start_tpkeys a0 0:ioport:0x80:1:5
