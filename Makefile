@@ -107,8 +107,11 @@ $(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 	$(LLVM_STRIP) -g $@
 
 $(BPF_OBJ): src/bpf/kvmstat.bpf.c
-$(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h
+$(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h \
+	src/bpf/lat_hist.h
 $(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
+$(BUILD)/bpf/breakdown.bpf.o: src/bpf/breakdown.bpf.c include/brk_shared.h \
+	include/lat_shared.h src/bpf/lat_hist.h
 
 $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@mkdir -p $(dir $@)
@@ -117,6 +120,7 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 $(BUILD)/src/sys/bpf_engine.o: $(BPF_SKEL)
 $(BUILD)/src/sys/lat_engine.o: $(BUILD)/include/latency.skel.h
+$(BUILD)/src/sys/brk_engine.o: $(BUILD)/include/breakdown.skel.h
 
 $(BUILD)/arch/common.o: override CPPFLAGS += \
 	-DKVMSTAT_ARCH_HOST=arch_$(notdir $(ARCHDIR))_desc

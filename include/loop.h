@@ -97,6 +97,10 @@ struct loop {
 	struct latency *lat;   /* exit latency, when asked for */
 	bool lat_on;	       /* asked for (--latency, the monitor) */
 	struct errmsg lat_msg; /* why it could not start */
+	struct breakdown *brk; /* breakdowns, when asked for */
+	unsigned brk_kinds;    /* the kinds asked (--breakdown, 'k') */
+	struct errmsg brk_msg; /* why they could not start */
+	struct snap_breakdown brk_off; /* what snapshots show then */
 };
 
 /*

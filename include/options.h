@@ -58,9 +58,10 @@ struct options {
 	const char *log_file;	    /* -L */
 	double delay;		    /* -s, seconds */
 	bool delay_given;
-	bool skip_zero; /* -z */
-	bool no_bpf;	/* --no-bpf */
-	bool latency;	/* --latency: exit latency per reason */
+	bool skip_zero;	    /* -z */
+	bool no_bpf;	    /* --no-bpf */
+	bool latency;	    /* --latency: exit latency per reason */
+	unsigned breakdown; /* --breakdown: 1 << kind (brk_shared.h) */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

@@ -121,17 +121,23 @@ int loop_latency(struct loop *l, bool on)
 				   .debugfs_root = o->debugfs_root,
 				   .pid = l->run.pid };
 	struct errmsg did;
+	int rc = 0;
 
 	latency_close(l->lat);
 	l->lat = NULL;
 	errmsg_clear(&l->lat_msg);
 	l->lat_on = on;
-	if (!on)
-		return 0;
-	/* its tracepoints, where no source has mounted tracefs (-S) */
-	if (!o->tracefs_root && mounts_ensure(MOUNTS_TRACEFS, &did, NULL) == 1)
-		loop_note_from(l, "latency", NULL, false, false, did.text);
-	return latency_open(&l->lat, &cfg, &l->lat_msg);
+	if (on) {
+		/* its tracepoints, where no source has mounted tracefs (-S) */
+		if (!o->tracefs_root &&
+		    mounts_ensure(MOUNTS_TRACEFS, &did, NULL) == 1)
+			loop_note_from(l, "latency", NULL, false, false,
+				       did.text);
+		rc = latency_open(&l->lat, &cfg, &l->lat_msg);
+	}
+	if (l->brk_kinds) /* breakdowns timed, or no longer */
+		loop_breakdown(l, l->brk_kinds);
+	return rc;
 }
 
 /* Exit latency this render: its histograms into hs and its header facts
@@ -160,6 +166,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	struct hist_set hs;
 	struct snap_latency info;
 	const struct snap_latency *lat;
+	const struct snap_breakdown *brk;
 	bool any = false;
 	int first = 0;
 
@@ -179,6 +186,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	loop_scan_vms(l);
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
+	brk = loop_brk_read(l);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
 		struct snapshot *snap = &l->fe_snap[i];
@@ -190,6 +198,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 			continue;
 		take_snapshot(l, fe, &hs, snap);
 		snap->latency = lat;
+		snap->breakdown = brk;
 		rc = fe->ops->render(fe, snap);
 		if (rc && !first) {
 			first = rc;
@@ -607,6 +616,11 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->lat_msg.text);
 	}
+	if (!rc && opts->breakdown) {
+		rc = loop_breakdown(l, opts->breakdown);
+		if (rc)
+			loop_fail(l, rc, false, "%s", l->brk_msg.text);
+	}
 	if (rc) {
 		loop_say_notes(l, false); /* what was mounted on the way */
 		return rc;
@@ -660,6 +674,7 @@ void loop_close(struct loop *l)
 		snapshot_free(&l->fe_snap[i]);
 	latency_close(l->lat);
 	l->lat = NULL;
+	loop_breakdown(l, 0);
 	loop_close_providers_fast(l);
 	vmdir_free(&l->vms);
 	filter_free(&l->run.filter);

@@ -26,6 +26,11 @@ int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 void loop_say(struct loop *l, const char *msg);
 /* Starts or stops exit latency; a failure stays in l->lat_msg. */
 int loop_latency(struct loop *l, bool on);
+/* loop_breakdown.c: starts (kinds) or stops (0) the breakdowns, timed
+ * when latency is on; a failure stays in l->brk_msg. */
+int loop_breakdown(struct loop *l, unsigned kinds);
+/* The breakdowns this render, or NULL when off. */
+const struct snap_breakdown *loop_brk_read(struct loop *l);
 /* The delay between refreshes, in ns. */
 uint64_t loop_delay_ns(const struct loop *l);
 /* The first sample, then --vcpu checked against what it found. */

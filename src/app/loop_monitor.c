@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "errmsg.h"
 #include "latency.h"
 #include "loop.h"
@@ -34,6 +35,15 @@ static int reopen_providers(struct loop *l)
 	return 0;
 }
 
+/* Latency and breakdowns again, for the pid now watched. */
+static void loop_restart_timers(struct loop *l)
+{
+	if (l->lat_on)
+		loop_latency(l, true); /* breakdowns too */
+	else if (l->brk_kinds)
+		loop_breakdown(l, l->brk_kinds);
+}
+
 /* Carries out what a key asked for; *quit when it asks for the end. */
 static int handle_request(struct loop *l, const struct ui_request *req,
 			  bool *quit)
@@ -53,9 +63,15 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		stats_reset(&l->stats);
 		if (l->lat)
 			latency_reset(l->lat);
+		if (l->brk)
+			breakdown_reset(l->brk);
 		break;
 	case UI_SET_LATENCY:
 		loop_latency(l, req->on);
+		break;
+	case UI_SET_BREAKDOWN:
+		if (req->kinds != l->brk_kinds)
+			loop_breakdown(l, req->kinds);
 		break;
 	case UI_SET_DELAY:
 		run->delay = req->delay;
@@ -64,8 +80,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		pid_changed = run->pid != 0;
 		run->pid = 0;
 		run->guest = NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
+		loop_restart_timers(l);
 		/* fall through */
 	case UI_SET_FILTER:
 		free(l->fields);
@@ -84,8 +99,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		run->pid = req->pid;
 		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
 		run->guest = l->guest[0] ? l->guest : NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
+		loop_restart_timers(l);
 		return reopen_providers(l);
 	case UI_SET_CHILDREN:
 		l->children = req->on;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "errmsg.h"
 #include "exporter.h"
 #include "options.h"
@@ -25,6 +26,7 @@ enum long_only {
 	OPT_UNITS,
 	OPT_WEB_CONFIG,
 	OPT_LATENCY,
+	OPT_BREAKDOWN,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +55,7 @@ static const struct option long_options[] = {
 	{ "units", no_argument, NULL, OPT_UNITS },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "latency", no_argument, NULL, OPT_LATENCY },
+	{ "breakdown", required_argument, NULL, OPT_BREAKDOWN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -168,6 +171,15 @@ void options_usage(FILE *out)
 	      "                             share, min/avg/max, p50/p90/p99 after -1's\n"
 	      "                             rows, in --json, and as histograms in\n"
 	      "                             --listen's metrics (the monitor: key l)\n"
+	      "      --breakdown LIST       also count exits per key in the kernel (BPF):\n"
+	      "                             LIST of ioport (port, in/out), mmio (guest\n"
+	      "                             address, read/write), msr (index, read/write),\n"
+	      "                             hypercall (number), or all; per VM and vCPU\n"
+	      "                             (the exporter's vCPU series with --per-vcpu),\n"
+	      "                             the top 16 keys of each and the rest as\n"
+	      "                             other, with --latency the time to\n"
+	      "                             re-entry per key; tables after -1's rows, in\n"
+	      "                             --json and --listen (the monitor: key k)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -336,7 +348,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 {
 	bool once = false, log = false;
 	long v;
-	int c;
+	int c, rc;
 
 	memset(o, 0, sizeof(*o));
 	argv = o->argv_own = options_spell_out(argc, argv, o);
@@ -442,6 +454,11 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 			break;
 		case OPT_LATENCY:
 			o->latency = true;
+			break;
+		case OPT_BREAKDOWN:
+			rc = breakdown_parse(optarg, &o->breakdown, msg);
+			if (rc)
+				return rc;
 			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "breakdown_render.h"
 #include "frontend.h"
 #include "lat_render.h"
 #include "options.h"
@@ -31,6 +32,8 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 		strbuf_add(&b, "\n");
 		lat_render_text(&b, snap);
 	}
+	if (snap->breakdown)
+		breakdown_render_text(&b, snap, NULL);
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;

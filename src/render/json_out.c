@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "breakdown_render.h"
 #include "json_out.h"
 #include "lat_render.h"
 #include "levels.h"
@@ -307,6 +308,9 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 
 	if (snap->latency)
 		json_object_set_new(root, "latency", lat_render_json(snap));
+	if (snap->breakdown)
+		json_object_set_new(root, "breakdown",
+				    breakdown_render_json_all(snap));
 	/* written into b as it goes, no copy of the whole text */
 	json_dump_callback(root, json_out_dump, b,
 			   pretty ? JSON_INDENT(2) : JSON_COMPACT);

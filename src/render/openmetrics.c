@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "breakdown_render.h"
 #include "levels.h"
 #include "openmetrics.h"
 #include "util.h"
@@ -1156,6 +1157,7 @@ void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
 			;
 		openmetrics_write_family(&c, i, j);
 	}
+	breakdown_render_metrics(b, snap, fmt == OPENMETRICS_OPENMETRICS);
 	if (fmt == OPENMETRICS_OPENMETRICS)
 		strbuf_add(b, "# EOF\n");
 	for (size_t i = 0; i < w->nreserved; i++)

@@ -56,8 +56,9 @@ enum kind {
 
 /* 16-bit real-mode loops; each iteration makes one exit of the kind. */
 static const uint8_t code_pio[] = {
-	0xe6, GUEST_PIO_PORT, /* 0: out GUEST_PIO_PORT, al */
-	0xeb, 0xfc,	      /* 2: jmp 0 */
+	0xba, GUEST_PIO_PORT, 0, /* 0: mov dx, port (--port patches it) */
+	0xee,			 /* 3: out dx, al */
+	0xeb, 0xfd,		 /* 4: jmp 3 */
 };
 static const uint8_t code_mmio[] = {
 	0xa2,
@@ -96,7 +97,11 @@ static struct options {
 	uint64_t user_us[MAX_VCPUS];
 	unsigned int nuser_us;
 	uint64_t progress_ns; /* "tick" lines this often; 0: none */
+	uint64_t port;	      /* --port: the pio kind's port */
+	uint64_t mmio_addr;   /* --mmio-addr: the mmio kind's address */
 } opts = {
+	.port = GUEST_PIO_PORT,
+	.mmio_addr = GUEST_MMIO_GPA,
 	.vms = 1,
 	.vcpus = 1,
 	.exits = 1000,
@@ -323,7 +328,7 @@ static int check_exit(struct vcpu *vcpu)
 	switch (opts.kind) {
 	case KIND_PIO:
 		if (run->io.direction == KVM_EXIT_IO_OUT &&
-		    run->io.port == GUEST_PIO_PORT && run->io.size == 1 &&
+		    run->io.port == opts.port && run->io.size == 1 &&
 		    run->io.count == 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: unexpected port I/O: %s port 0x%x size %u count %u",
@@ -333,7 +338,7 @@ static int check_exit(struct vcpu *vcpu)
 		return -EIO;
 	case KIND_MMIO:
 		if (run->mmio.is_write &&
-		    run->mmio.phys_addr == GUEST_MMIO_GPA && run->mmio.len == 1)
+		    run->mmio.phys_addr == opts.mmio_addr && run->mmio.len == 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: unexpected MMIO: %s 0x%llx len %u",
 			  vcpu->vm->pid, vcpu->index,
@@ -588,6 +593,13 @@ static int vm_setup(struct vm *vm)
 		return err;
 	}
 	memcpy(vm->mem, k->code, k->code_len);
+	/* the port (mov dx, imm16) or the address (mov [imm16], al) asked */
+	if (opts.kind == KIND_PIO || opts.kind == KIND_MMIO) {
+		uint64_t a = opts.kind == KIND_PIO ? opts.port : opts.mmio_addr;
+
+		((uint8_t *)vm->mem)[1] = (uint8_t)a;
+		((uint8_t *)vm->mem)[2] = (uint8_t)(a >> 8);
+	}
 	memset(&region, 0, sizeof(region));
 	region.slot = 0;
 	region.guest_phys_addr = GUEST_CODE_GPA;
@@ -1030,6 +1042,9 @@ static void usage(FILE *f)
 		"                       user space before running the guest again\n"
 		"                       (by vCPU index; the last one repeats)\n"
 		"  -P, --progress MS    every MS milliseconds, a \"tick\" line per vCPU\n"
+		"      --port PORT      the pio kind's I/O port (default 16)\n"
+		"      --mmio-addr ADDR the mmio kind's address, 8192-65535 outside\n"
+		"                       the code page (default 32768)\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
 		"  -h, --help           show this help\n"
@@ -1069,6 +1084,8 @@ static int parse_options(int argc, char **argv)
 		{ "progress", required_argument, NULL, 'P' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "user-us", required_argument, NULL, 'u' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "mmio-addr", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1155,6 +1172,20 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'N':
 			opts.name = optarg;
+			break;
+		case 'p':
+			if (parse_u64(optarg, 65535, &opts.port)) {
+				error_msg("invalid port '%s' (0-65535)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'A':
+			if (parse_u64(optarg, 65535, &opts.mmio_addr) ||
+			    opts.mmio_addr < GUEST_CODE_GPA + GUEST_CODE_SIZE) {
+				error_msg("invalid MMIO address '%s' (8192-65535)",
+					  optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown_render.h"
 #include "errmsg.h"
 #include "filter.h"
 #include "options.h"
@@ -319,7 +320,20 @@ static enum ui_action tui_key_move(struct frontend *fe, const struct tui_key *k,
 	return UI_NONE;
 }
 
-/* Enter: a VM's vCPUs, or a histogram's buckets; else a refresh. */
+/* The breakdown view of kind (NULL: every kind), its kinds counted. */
+static enum ui_action tui_brk_open(struct frontend *fe, const char *kind,
+				   unsigned bit)
+{
+	struct tui_priv *tp = fe->priv;
+
+	tp->brk = true;
+	tp->brk_kind = kind;
+	fe->req.kinds = tp->brk_cli | bit;
+	return UI_SET_BREAKDOWN;
+}
+
+/* Enter: a VM's vCPUs, an event's breakdown by key, or a histogram's
+ * buckets; else a refresh. */
 static enum ui_action tui_key_enter(struct frontend *fe,
 				    const struct tui_key *k, int ch)
 {
@@ -334,6 +348,14 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		tp->sort = 0;
 		return UI_REFRESH;
 	}
+	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].field) {
+		unsigned bit;
+		const char *kind =
+			breakdown_render_kind_of(tp->rows[tp->sel].field, &bit);
+
+		if (kind)
+			return tui_brk_open(fe, kind, bit);
+	}
 	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].hist) {
 		free(tp->hist);
 		tp->hist = xstrdup(tp->rows[tp->sel].field);
@@ -342,6 +364,22 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		return UI_REFRESH;
 	}
 	return UI_REFRESH;
+}
+
+/* 'k': the breakdown view of every kind, or back from it (the kinds
+ * --breakdown did not ask for stop counting). */
+static enum ui_action tui_key_breakdown(struct frontend *fe,
+					const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	if (!tp->brk)
+		return tui_brk_open(fe, NULL, BREAKDOWN_RENDER_ALL_KINDS);
+	tp->brk = false;
+	fe->req.kinds = tp->brk_cli;
+	return UI_SET_BREAKDOWN;
 }
 
 /* 'l': the latency view (exit latency turned on), or back from it. */
@@ -365,6 +403,8 @@ static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 
 	(void)k;
 	(void)ch;
+	if (tp->brk)
+		return tui_key_breakdown(fe, k, ch);
 	if (tp->latency)
 		return tui_key_latency(fe, k, ch);
 	if (tp->view == VIEW_HIST) {
@@ -426,6 +466,11 @@ static const struct tui_key tui_keys[] = {
 	  tui_key_prompt,
 	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
+	{ { 'k' },
+	  "k",
+	  "exits by key (port, address, MSR, hypercall); BPF, on while shown",
+	  tui_key_breakdown,
+	  0 },
 	{ { 'l' },
 	  "l",
 	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
@@ -456,8 +501,7 @@ static const struct tui_key tui_keys[] = {
 	  PROMPT_DELAY },
 	{ { 'x' },
 	  "x",
-	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit\n"
-	  "(no count restarts)",
+	  "toggle child events, e.g. kvm_exit(HLT); no count restarts",
 	  tui_key_children,
 	  0 },
 	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
@@ -473,7 +517,7 @@ static const struct tui_key tui_keys[] = {
 	{ { '\n', '\r', KEY_ENTER, 'v' },
 	  "Enter or v",
 	  "on a VM in the per-guest view: its vCPUs;\n"
-	  "on a histogram: its buckets and p50/p90/p99",
+	  "on a histogram: its buckets; on kvm_pio...: its exits by key",
 	  tui_key_enter,
 	  0 },
 	{ { KEY_ESC },
