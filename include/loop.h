@@ -22,6 +22,8 @@
 #include "provider.h"
 #include "snapshot.h"
 #include "stats.h"
+
+struct vtscan;
 #include "vmdir.h"
 
 #define LOOP_MAX_PROVIDERS 8
@@ -94,6 +96,7 @@ struct loop {
 	struct latency *lat;   /* exit latency, when asked for */
 	bool lat_on;	       /* asked for (--latency, the monitor) */
 	struct errmsg lat_msg; /* why it could not start */
+	struct vtscan *vt;     /* where vCPU time goes, when asked for */
 };
 
 /*

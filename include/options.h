@@ -61,6 +61,7 @@ struct options {
 	bool skip_zero; /* -z */
 	bool no_bpf;	/* --no-bpf */
 	bool latency;	/* --latency: exit latency per reason */
+	bool vcpu_time; /* --vcpu-time: where each vCPU's time goes */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

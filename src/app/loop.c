@@ -102,11 +102,12 @@ static void loop_scan_vms(struct loop *l)
 		.stats = &l->stats,
 		.watched = l->run.pid,
 		.vms = l->want_vms,
-		.all = l->list_vms,
+		.all = l->list_vms || (l->vt && !l->run.pid),
 	};
 
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
+	r.vms |= l->vt != NULL;
 	vmscan_update(&l->vms, &r);
 }
 
@@ -178,6 +179,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	loop_scan_vms(l);
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
+	loop_vcputime(l, &hs, lat);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
 		struct snapshot snap;
@@ -189,6 +191,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 			continue;
 		take_snapshot(l, fe, &hs, &snap);
 		snap.latency = lat;
+		snap.vcputime = loop_vcputime_result(l);
 		rc = fe->ops->render(fe, &snap);
 		snapshot_free(&snap);
 		if (rc && !first) {
@@ -372,6 +375,16 @@ int loop_first_sample(struct loop *l)
 
 	loop_sample_all(l);
 	guest_pid(l);
+	if (l->vt) {
+		/* where vCPU time goes: the start of the first interval */
+		struct hist_set hs;
+		struct snap_latency info;
+
+		loop_scan_vms(l);
+		hist_set_init(&hs);
+		loop_vcputime(l, &hs, loop_lat_read(l, &hs, &info));
+		hist_set_free(&hs);
+	}
 	rc = vcpu_check(&l->stats, l->opts, l->run.pid, &l->msg);
 	if (rc)
 		l->usage = true;
@@ -607,6 +620,8 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->lat_msg.text);
 	}
+	if (!rc && opts->vcpu_time)
+		rc = loop_vcputime_on(l, true);
 	if (rc) {
 		loop_say_notes(l, false); /* what was mounted on the way */
 		return rc;
@@ -658,6 +673,7 @@ void loop_close(struct loop *l)
 	}
 	latency_close(l->lat);
 	l->lat = NULL;
+	loop_vcputime_on(l, false);
 	loop_close_providers_fast(l);
 	vmdir_free(&l->vms);
 	filter_free(&l->run.filter);

@@ -25,6 +25,7 @@ enum long_only {
 	OPT_UNITS,
 	OPT_WEB_CONFIG,
 	OPT_LATENCY,
+	OPT_VCPU_TIME,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +54,7 @@ static const struct option long_options[] = {
 	{ "units", no_argument, NULL, OPT_UNITS },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "latency", no_argument, NULL, OPT_LATENCY },
+	{ "vcpu-time", no_argument, NULL, OPT_VCPU_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -162,6 +164,13 @@ void options_usage(FILE *out)
 	      "                             share, min/avg/max, p50/p90/p99 after -1's\n"
 	      "                             rows, in --json, and as histograms in\n"
 	      "                             --listen's metrics (the monitor: key l)\n"
+	      "      --vcpu-time            where each vCPU's time goes, per VM (per vCPU\n"
+	      "                             too with --per-vcpu or -p): guest, kernel,\n"
+	      "                             vmm, halted, waiting (for a host CPU), and the\n"
+	      "                             VMM's other threads' CPU; after -1's and -l's\n"
+	      "                             rows, in --json, in --listen's metrics as\n"
+	      "                             kvm_vcpu_seconds_total and\n"
+	      "                             kvm_vmm_thread_seconds_total (the monitor: key t)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -437,6 +446,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_LATENCY:
 			o->latency = true;
 			break;
+		case OPT_VCPU_TIME:
+			o->vcpu_time = true;
+			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,
 					  "option %s needs a value: see kvmstat --help",
@@ -479,6 +491,10 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+	if (o->vcpu_time && o->csv)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--vcpu-time is not written as CSV: drop -c, or use --json");
 	if (o->json && o->csv)
 		return errmsg_set(
 			msg, -EINVAL,

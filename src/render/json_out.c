@@ -15,6 +15,7 @@
 #include "json_out.h"
 #include "lat_render.h"
 #include "util.h"
+#include "vcputime_render.h"
 
 static const char *const jo_types[] = {
 	[FIELD_CUMULATIVE] = "cumulative",
@@ -297,6 +298,9 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 
 	if (snap->latency)
 		json_object_set_new(root, "latency", lat_render_json(snap));
+	if (snap->vcputime)
+		json_object_set_new(root, "vcpu_time",
+				    vcputime_render_json(snap->vcputime));
 	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
 	 * set in main) never lets happen */
 	char *text = json_dumps(root, pretty ? JSON_INDENT(2) : JSON_COMPACT);
