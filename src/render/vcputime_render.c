@@ -22,7 +22,8 @@ static void vcputime_cell(char *buf, size_t len, const struct vcputime_row *r,
 	enum vcputime_state m = s == VT_GUEST || s == VT_KERNEL ?
 					VT_GUEST_KERNEL :
 					VT_HALTED_VMM;
-	bool first = s == VT_GUEST || s == VT_HALTED;
+	/* the pair's left column in the table: guest, vmm */
+	bool first = s == VT_GUEST || s == VT_VMM;
 	double v, mv = 0;
 	bool merged = s != VT_WAITING && (r->merged & (1u << m));
 
