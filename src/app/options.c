@@ -200,6 +200,23 @@ static bool options_long_exact(const char *name, size_t n)
 	return false;
 }
 
+/* Of our long options that name (n bytes) abbreviates, the one every
+ * other starts with ("--vc": --vcpu, not --vcpu-time), or NULL. */
+static const char *options_own_shortest(const char *name, size_t n)
+{
+	const char *hit = NULL;
+
+	for (const struct option *l = long_options; l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    (!hit || strlen(l->name) < strlen(hit)))
+			hit = l->name;
+	for (const struct option *l = long_options; hit && l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    strncmp(l->name, hit, strlen(hit)))
+			return NULL;
+	return hit;
+}
+
 /*
  * arg ("--NAME" or "--NAME=VALUE") with NAME spelled out when it is no
  * option of ours but abbreviates exactly one of kvm_stat's (caller
@@ -225,6 +242,8 @@ static char *options_kvm_stat_spelling(const char *arg)
 		else if (strncmp(l, hit, strlen(hit)))
 			return NULL; /* ambiguous for kvm_stat too */
 	}
+	if (!hit)
+		hit = options_own_shortest(name, n);
 	return hit ? xasprintf("--%s%s", hit, eq ? eq : "") : NULL;
 }
 
