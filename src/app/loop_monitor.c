@@ -57,6 +57,9 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	case UI_SET_LATENCY:
 		loop_latency(l, req->on);
 		break;
+	case UI_SET_VCPUTIME:
+		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
+		break;
 	case UI_SET_DELAY:
 		run->delay = req->delay;
 		break;

@@ -58,8 +58,12 @@ void loop_vcputime(struct loop *l, const struct hist_set *hs,
 		.now_ns = loop_boottime_ns(),
 	};
 
-	if (l->vt)
-		vtscan_update(l->vt, &r);
+	/* once per sample: renders from the same sample (a scrape, the
+	 * monitor's drill-down) share it */
+	if (!l->vt || (l->vt->stamp && l->vt->stamp == l->stats.refreshes))
+		return;
+	l->vt->stamp = l->stats.refreshes;
+	vtscan_update(l->vt, &r);
 }
 
 const struct vcputime *loop_vcputime_result(const struct loop *l)

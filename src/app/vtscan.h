@@ -32,7 +32,8 @@ struct vtscan {
 	uint64_t vhost_ns;	 /* when vhost workers were looked for */
 	struct vcputime_vm *out; /* the result's VMs */
 	struct vcputime result;
-	char source[192]; /* result.source */
+	char source[192];    /* result.source */
+	unsigned long stamp; /* the caller's: the refresh last read */
 };
 
 /* What one refresh reads. */

@@ -154,6 +154,37 @@ stop k
 [ "$STATUS" = 0 ] || fail "kvmstat --listen exited $STATUS: $(cat "$TMP/k.err")"
 echo "ok: exporter: the VM's states grew $a -> $b s over 2 x $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s"
 
+# the monitor: 't' lists the VM sorted by waiting, Enter its vCPUs
+if command -v tmux >/dev/null; then
+	S=kvmstat-vt-$$
+	trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
+	tmux new-session -d -s "$S" -x 120 -y 30 \
+		"env KVMSTAT_PROC_ROOT=$P KVMSTAT_DEBUGFS_ROOT=$TMP/dbg $KVMSTAT -S -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
+	source tests/system/tui_lib.sh
+	expect "kvm statistics - summary"
+	keys t; expect "where vCPU time goes"
+	expect "waiting*"
+	expect "$I  vm0"
+	keys Enter; expect "vCPU time of pid $I"
+	# after a refresh, both blocked threads spend the second in the VMM
+	for _ in $(seq 50); do
+		v0=$(screen | awk '$1 == 0 { print $5 }')
+		v1=$(screen | awk '$1 == 1 { print $5 }')
+		awk -v a="$v0" -v b="$v1" 'BEGIN { exit !(a > 0.95 && b > 0.95) }' && break
+		sleep 0.1
+	done
+	awk -v a="$v0" -v b="$v1" 'BEGIN { exit !(a > 0.95 && b > 0.95) }' ||
+		fail "vCPUs not in the VMM: $(screen)"
+	keys 1; expect "vCPU*"
+	keys Escape; expect "where vCPU time goes"
+	keys t; expect "kvm statistics - summary"
+	keys h; expect "t     where vCPU time goes"
+	keys x; keys q
+	for _ in $(seq 50); do [ -s "$TMP/exit" ] && break; sleep 0.1; done
+	[ "$(cat "$TMP/exit" 2>/dev/null)" = EXIT=0 ] || fail "q: $(cat "$TMP/exit" 2>/dev/null)"
+	echo "ok: monitor: t lists VM $I by waiting, Enter its vCPUs (vmm ~1), Escape, t back"
+fi
+
 # CSV has no place for it
 "$KVMSTAT" -l -c --vcpu-time >"$TMP/c.out" 2>"$TMP/c.err"
 st=$?

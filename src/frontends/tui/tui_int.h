@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "snapshot.h"
+#include "tui_vcputime.h"
 
 #define KEY_ESC 27
 #define TUI_COLS_MAX 6
@@ -64,6 +65,7 @@ struct tui_priv {
 	int sort;	    /* column sorted by */
 	bool help;	    /* help screen shown */
 	bool latency;	    /* 'l': the latency view over the others */
+	struct tui_vt vt;   /* 't': where vCPU time goes, over the others */
 	bool children;	    /* 'x' */
 	bool picking;	    /* events view: arrows moved a selection */
 	bool ascii;	    /* the terminal's locale is not UTF-8 */
