@@ -102,7 +102,7 @@ static void loop_scan_vms(struct loop *l)
 		.stats = &l->stats,
 		.watched = l->run.pid,
 		.vms = l->want_vms,
-		.all = l->list_vms || (l->vt && !l->run.pid),
+		.all = l->list_vms,
 	};
 
 	for (size_t i = 0; i < l->nfes; i++)

@@ -19,8 +19,10 @@
 #include "vm.h"
 #include "vtscan.h"
 
-/* How often kernel vhost workers are looked for, ns. */
-#define VTSCAN_VHOST_NS 10000000000ull
+/* How often every VM and the kernel vhost workers are looked for, ns
+ * (between, the VMs the providers read are, and known ones until they
+ * go). */
+#define VTSCAN_LIST_NS 10000000000ull
 
 struct vtscan_thread {
 	pid_t pid, tid; /* pid: the process whose task it is */
@@ -39,6 +41,7 @@ struct vtscan_thread {
 
 struct vtscan_vm {
 	pid_t pid;
+	char *name; /* its guest name when listed here, or NULL */
 	bool seen;
 	struct vtscan_thread *t;
 	size_t n, cap;
@@ -67,6 +70,7 @@ static void vtscan_vm_free(struct vtscan_vm *vm)
 	for (size_t i = 0; i < vm->n; i++)
 		vtscan_thread_close(&vm->t[i]);
 	free(vm->t);
+	free(vm->name);
 	free(vm->rows);
 	free(vm->ths);
 }
@@ -173,6 +177,24 @@ static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm,
 	if (added)
 		vtscan_vcpus(v, vm, d);
 	return true;
+}
+
+/* Every running VM (kvmstat's one /proc scan, which uses KVM's debugfs
+ * names where it can), with its guest name. */
+static void vtscan_all(struct vtscan *v)
+{
+	struct vm_info *vi = NULL;
+	size_t n = 0;
+
+	if (vm_list(v->proc_root, &vi, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct vtscan_vm *vm = vtscan_vm_get(v, vi[i].pid);
+
+		if (!vm->name && vi[i].name)
+			vm->name = xstrdup(vi[i].name);
+	}
+	vm_list_free(vi, n);
 }
 
 /* Kernel vhost workers ("vhost-PID" processes) of the VMs known. */
@@ -383,25 +405,31 @@ static void vtscan_source(struct vtscan *v, const struct vtscan_req *r)
 void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 {
 	size_t k = 0;
+	bool list = !v->list_ns || r->now_ns - v->list_ns >= VTSCAN_LIST_NS;
 
+	if (list && !r->watched)
+		vtscan_all(v);
+	/* every VM known is listed again: those gone are dropped */
 	for (size_t i = 0; i < v->nvms; i++)
-		v->vms[i].seen = false;
+		v->vms[i].seen = !r->watched || v->vms[i].pid == r->watched;
 	for (size_t i = 0; r->vms && i < r->vms->n; i++) {
 		const struct vmdir_vm *d = &r->vms->v[i];
-		struct vtscan_vm *vm;
 
 		if (!vtscan_wanted(r, d))
 			continue;
-		vm = vtscan_vm_get(v, d->pid);
-		vm->seen = vtscan_list(v, vm, d);
+		vtscan_vm_get(v, d->pid)->seen = true;
 	}
-	if (r->watched && !(r->vms && vmdir_find(r->vms, r->watched))) {
-		struct vtscan_vm *vm = vtscan_vm_get(v, r->watched);
-
-		vm->seen = vtscan_list(v, vm, NULL);
-	}
-	if (!v->vhost_ns || r->now_ns - v->vhost_ns >= VTSCAN_VHOST_NS) {
-		v->vhost_ns = r->now_ns ? r->now_ns : 1;
+	if (r->watched)
+		vtscan_vm_get(v, r->watched)->seen = true;
+	for (size_t i = 0; i < v->nvms; i++)
+		if (v->vms[i].seen)
+			v->vms[i].seen =
+				vtscan_list(v, &v->vms[i],
+					    r->vms ? vmdir_find(r->vms,
+								v->vms[i].pid) :
+						     NULL);
+	if (list) {
+		v->list_ns = r->now_ns ? r->now_ns : 1;
 		vtscan_vhost(v);
 	}
 	for (size_t i = 0; i < v->nvms; i++) {
@@ -421,7 +449,7 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 						    NULL;
 
 		vtscan_vm_update(v, r, &v->vms[i], &v->out[i]);
-		v->out[i].guest = d ? d->name : NULL;
+		v->out[i].guest = d && d->name ? d->name : v->vms[i].name;
 	}
 	v->result = (struct vcputime){ .vms = v->out,
 				       .nvms = k,

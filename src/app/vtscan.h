@@ -28,8 +28,8 @@ struct vtscan {
 	const char *proc_root;
 	struct vtscan_vm *vms; /* by pid */
 	size_t nvms, cap;
-	uint64_t hz;		 /* clock ticks per second */
-	uint64_t vhost_ns;	 /* when vhost workers were looked for */
+	uint64_t hz;	  /* clock ticks per second */
+	uint64_t list_ns; /* when every VM and vhost worker was looked for */
 	struct vcputime_vm *out; /* the result's VMs */
 	struct vcputime result;
 	char source[192];    /* result.source */

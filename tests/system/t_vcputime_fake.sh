@@ -109,7 +109,12 @@ jq -e '[.vcpu_time.vms[0].vcpus[] | .seconds_per_second | .["halted+vmm"] > 0.95
 	fail "no halt statistics: not merged: $(jq -c '.vcpu_time.vms[0].vcpus' "$TMP/j.json")"
 jq -e '[.vcpu_time.vms[0].vcpus[].merged | index("halted+vmm")] | all' "$TMP/j.json" >/dev/null ||
 	fail "merged states not listed: $(jq -c '.vcpu_time.vms[0].vcpus' "$TMP/j.json")"
-echo "ok: blocked threads: vmm with halt statistics, halted+vmm (merged) without"
+# the whole host: every VM (found in /proc), without a source that
+# reads it
+vt_json -t
+jq -e --argjson p "$I" '[.vcpu_time.vms[] | select(.pid == $p and .guest == "vm0" and (.vcpus | length) == 2)] | length == 1' \
+	"$TMP/j.json" >/dev/null || fail "the whole host: VM $I not listed: $(jq -c '.vcpu_time' "$TMP/j.json")"
+echo "ok: blocked threads: vmm with halt statistics, halted+vmm (merged) without; the host's VMs listed"
 
 # the exporter: counters that grow by the wall time, per VM and per vCPU
 # (a scrape may get the render of the last sample, 0.1 s old at most:

@@ -13,6 +13,7 @@
 #  - for every vCPU the five states (merged ones included) sum to the
 #    wall time within 2 %.
 source tests/system/lib.sh
+# shellcheck disable=SC2119 # no debugfs needed
 need_statsfd_guest
 
 # vt NAME GUEST-ARGS...: a guest running 4 s, kvmstat -S -1 --vcpu-time
