@@ -36,9 +36,11 @@ int taskstat_parse_schedstat(const char *text, struct taskstat *t);
  * then only schedstat): 0 or -errno (nothing left open). */
 int taskstat_open(int rootfd, pid_t pid, pid_t tid, bool with_stat,
 		  struct taskstat_fds *f);
-/* Reads the open files into t: 0, or -errno (the thread is gone: -ESRCH
- * or what pread said; -EINVAL for a malformed file). */
-int taskstat_read(const struct taskstat_fds *f, struct taskstat *t);
+/* Reads the open files into t (schedstat alone unless with_stat): 0, or
+ * -errno (the thread is gone: -ESRCH or what pread said; -EINVAL for a
+ * malformed file). */
+int taskstat_read(const struct taskstat_fds *f, bool with_stat,
+		  struct taskstat *t);
 void taskstat_close(struct taskstat_fds *f);
 /* Reads rootfd/PID/task/TID/comm once: 0 or -errno. */
 int taskstat_comm(int rootfd, pid_t pid, pid_t tid, char *buf, size_t len);

@@ -107,7 +107,6 @@ static void loop_scan_vms(struct loop *l)
 
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
-	r.vms |= l->vt != NULL;
 	vmscan_update(&l->vms, &r);
 }
 
@@ -380,7 +379,6 @@ int loop_first_sample(struct loop *l)
 		struct hist_set hs;
 		struct snap_latency info;
 
-		loop_scan_vms(l);
 		hist_set_init(&hs);
 		loop_vcputime(l, &hs, loop_lat_read(l, &hs, &info));
 		hist_set_free(&hs);

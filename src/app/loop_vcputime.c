@@ -49,7 +49,6 @@ void loop_vcputime(struct loop *l, const struct hist_set *hs,
 		   const struct snap_latency *lat)
 {
 	struct vtscan_req r = {
-		.vms = &l->vms,
 		.watched = l->run.pid,
 		.stats = &l->stats,
 		.lat = hs,

@@ -19,6 +19,9 @@
 #include "vm.h"
 #include "vtscan.h"
 
+/* How often a VM's threads are listed (between, those known are read;
+ * their names are read again then too), ns. */
+#define VTSCAN_TASKS_NS 1000000000ull
 /* How often every VM and the kernel vhost workers are looked for, ns
  * (between, the VMs the providers read are, and known ones until they
  * go). */
@@ -41,7 +44,10 @@ struct vtscan_thread {
 
 struct vtscan_vm {
 	pid_t pid;
-	char *name; /* its guest name when listed here, or NULL */
+	char *name;	    /* its guest name, or NULL */
+	uint64_t listed_ns; /* when its task directory was listed */
+	bool relisted;	    /* ... in this update */
+	bool named;	    /* name looked up */
 	bool seen;
 	struct vtscan_thread *t;
 	size_t n, cap;
@@ -124,44 +130,41 @@ static struct vtscan_thread *vtscan_thread_get(struct vtscan_vm *vm, pid_t pid,
 	return &vm->t[vm->n++];
 }
 
-/* The vCPU indices of vm's new threads: the directory's, else as every
- * part of kvmstat finds them (named threads). */
-static void vtscan_vcpus(struct vtscan *v, struct vtscan_vm *vm,
-			 const struct vmdir_vm *d)
+/* The vCPU indices of vm's new threads, as every part of kvmstat finds
+ * them (named threads; listed again only when threads come). */
+static void vtscan_vcpus(struct vtscan *v, struct vtscan_vm *vm)
 {
 	struct vm_info info = { .pid = vm->pid };
-	const struct vmdir_vcpu *dv = d && d->vcpus_read ? d->vcpus : NULL;
-	size_t dn = dv ? d->nvcpus : 0;
 
-	if (!dv) {
-		vm_load_vcpu_threads(v->proc_root, NULL, &info);
-		dn = info.nvcpus;
-	}
+	vm_load_vcpu_threads(v->proc_root, NULL, &info);
 	for (size_t i = 0; i < vm->n; i++) {
 		struct vtscan_thread *t = &vm->t[i];
 
 		if (t->opened || t->vhost)
 			continue;
-		for (size_t k = 0; k < dn; k++) {
-			pid_t tid = dv ? dv[k].tid : info.vcpus[k].tid;
-
-			if (tid == t->tid)
-				t->vcpu = dv ? dv[k].index :
-					       info.vcpus[k].index;
-		}
+		for (size_t k = 0; k < info.nvcpus; k++)
+			if (info.vcpus[k].tid == t->tid)
+				t->vcpu = info.vcpus[k].index;
 	}
 	vm_info_clear(&info);
 }
 
 /* Lists vm's threads: false when its task directory is gone. */
-static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm,
-			const struct vmdir_vm *d)
+static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm, uint64_t now)
 {
 	char path[32];
 	const struct fs_entry *e;
 	struct fs_dir dir;
 	bool added = false;
 
+	vm->relisted = !vm->listed_ns || now - vm->listed_ns >= VTSCAN_TASKS_NS;
+	if (!vm->relisted) {
+		/* the threads known; one gone fails its read */
+		for (size_t i = 0; i < vm->n; i++)
+			vm->t[i].seen = true;
+		return true;
+	}
+	vm->listed_ns = now ? now : 1;
 	snprintf(path, sizeof(path), "%d/task", (int)vm->pid);
 	if (fs_dir_open(&dir, v->rootfd, path))
 		return false;
@@ -175,7 +178,7 @@ static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm,
 	}
 	fs_dir_close(&dir);
 	if (added)
-		vtscan_vcpus(v, vm, d);
+		vtscan_vcpus(v, vm);
 	return true;
 }
 
@@ -288,7 +291,9 @@ static bool vtscan_read(struct vtscan *v, const struct vtscan_req *r,
 			return false;
 		t->opened = true;
 	}
-	if (taskstat_read(&t->fds, &ts))
+	/* another thread's stat only for its name, when listed */
+	if (taskstat_read(&t->fds,
+			  t->vcpu >= 0 || vm->relisted || !t->th.name[0], &ts))
 		return false;
 	if (!t->start_ns)
 		t->start_ns = ts.start_ticks * (1000000000ull / v->hz);
@@ -311,7 +316,8 @@ static bool vtscan_read(struct vtscan *v, const struct vtscan_req *r,
 	}
 	t->th.tid = t->tid;
 	t->th.vhost = t->vhost;
-	snprintf(t->th.name, sizeof(t->th.name), "%s", ts.comm);
+	if (ts.comm[0])
+		snprintf(t->th.name, sizeof(t->th.name), "%s", ts.comm);
 	t->th.total_ns = ts.run_ns;
 	base = t->have_prev ? t->prev_ns : t->start_ns;
 	t->th.interval_ns = r->now_ns > base ? r->now_ns - base : 0;
@@ -382,14 +388,6 @@ static int vtscan_vm_cmp(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Whether the directory's VM d is one to read this update. */
-static bool vtscan_wanted(const struct vtscan_req *r, const struct vmdir_vm *d)
-{
-	if (r->watched)
-		return d->pid == r->watched;
-	return d->running || d->vcpus_read;
-}
-
 /* What split which states, for the outputs to say. */
 static void vtscan_source(struct vtscan *v, const struct vtscan_req *r)
 {
@@ -412,22 +410,18 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 	/* every VM known is listed again: those gone are dropped */
 	for (size_t i = 0; i < v->nvms; i++)
 		v->vms[i].seen = !r->watched || v->vms[i].pid == r->watched;
-	for (size_t i = 0; r->vms && i < r->vms->n; i++) {
-		const struct vmdir_vm *d = &r->vms->v[i];
+	/* and the VMs the providers read */
+	for (size_t i = 0; !r->watched && r->stats && i < r->stats->nkeys; i++) {
+		pid_t pid = r->stats->keys[i].pid;
 
-		if (!vtscan_wanted(r, d))
-			continue;
-		vtscan_vm_get(v, d->pid)->seen = true;
+		if (pid && (!i || pid != r->stats->keys[i - 1].pid))
+			vtscan_vm_get(v, pid)->seen = true;
 	}
 	if (r->watched)
 		vtscan_vm_get(v, r->watched)->seen = true;
 	for (size_t i = 0; i < v->nvms; i++)
 		if (v->vms[i].seen)
-			v->vms[i].seen =
-				vtscan_list(v, &v->vms[i],
-					    r->vms ? vmdir_find(r->vms,
-								v->vms[i].pid) :
-						     NULL);
+			v->vms[i].seen = vtscan_list(v, &v->vms[i], r->now_ns);
 	if (list) {
 		v->list_ns = r->now_ns ? r->now_ns : 1;
 		vtscan_vhost(v);
@@ -444,12 +438,16 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 	free(v->out);
 	v->out = xcalloc(k ? k : 1, sizeof(*v->out));
 	for (size_t i = 0; i < k; i++) {
-		const struct vmdir_vm *d = r->vms ? vmdir_find(r->vms,
-							       v->vms[i].pid) :
-						    NULL;
+		struct vtscan_vm *vm = &v->vms[i];
 
-		vtscan_vm_update(v, r, &v->vms[i], &v->out[i]);
-		v->out[i].guest = d && d->name ? d->name : v->vms[i].name;
+		if (!vm->named) {
+			/* once: a VM the last list did not name */
+			if (!vm->name)
+				vm->name = vm_guest_name(v->proc_root, vm->pid);
+			vm->named = true;
+		}
+		vtscan_vm_update(v, r, vm, &v->out[i]);
+		v->out[i].guest = vm->name;
 	}
 	v->result = (struct vcputime){ .vms = v->out,
 				       .nvms = k,

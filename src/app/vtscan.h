@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where each vCPU's time goes (vcputime.h), collected from /proc at each
- * refresh: the threads of each VM (vCPUs and the VMM's others, its vhost
+ * refresh: the threads of every VM (all of them listed every 10 s, those
+ * the providers read at once), vCPUs and the VMM's others (its vhost
  * workers included), their schedstat and stat files kept open and read
- * with pread, KVM's halt statistics from the stats of the run and exit
- * latency's times where loaded. Asked for by --vcpu-time and the
- * monitor's 't'; costs nothing otherwise.
+ * with pread; KVM's halt statistics from the run's stats, exit latency's
+ * times where loaded. Asked for by --vcpu-time and the monitor's 't';
+ * costs nothing otherwise.
  */
 #ifndef KVMSTAT_VTSCAN_H
 #define KVMSTAT_VTSCAN_H
@@ -19,7 +20,6 @@
 #include "snapshot.h"
 #include "stats.h"
 #include "vcputime.h"
-#include "vmdir.h"
 
 struct vtscan_vm;
 
@@ -38,7 +38,6 @@ struct vtscan {
 
 /* What one refresh reads. */
 struct vtscan_req {
-	const struct vmdir *vms;	    /* the VMs and their names */
 	pid_t watched;			    /* -p: this VM alone; 0: all */
 	const struct stats *stats;	    /* halt statistics, or NULL */
 	const struct hist_set *lat;	    /* exit latency, or NULL */

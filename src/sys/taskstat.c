@@ -111,7 +111,8 @@ int taskstat_open(int rootfd, pid_t pid, pid_t tid, bool with_stat,
 	return 0;
 }
 
-int taskstat_read(const struct taskstat_fds *f, struct taskstat *t)
+int taskstat_read(const struct taskstat_fds *f, bool with_stat,
+		  struct taskstat *t)
 {
 	char buf[1024];
 	ssize_t n;
@@ -122,7 +123,7 @@ int taskstat_read(const struct taskstat_fds *f, struct taskstat *t)
 		return n < 0 ? (int)n : -ESRCH;
 	if (taskstat_parse_schedstat(buf, t))
 		return -EINVAL;
-	if (f->stat < 0)
+	if (f->stat < 0 || !with_stat)
 		return 0;
 	n = fs_pread_fd(f->stat, buf, sizeof(buf));
 	if (n <= 0)
