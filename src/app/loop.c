@@ -603,7 +603,8 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		l->run.include_past = true;
 	if (l->need.children || l->need.counts_all)
 		l->run.children = true;
-	l->want_vms = l->need.vms;
+	/* --vcpu-time: the halt statistics of each vCPU */
+	l->want_vms = l->need.vms || opts->vcpu_time;
 	stats_init(&l->stats, l->run.include_past);
 	if (opts->fields_help)
 		return 0;

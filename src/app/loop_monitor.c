@@ -59,7 +59,11 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		break;
 	case UI_SET_VCPUTIME:
 		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
-		break;
+		/* the halt statistics of each vCPU, from now on */
+		if (!req->on || l->want_vms)
+			break;
+		l->want_vms = true;
+		return reopen_providers(l);
 	case UI_SET_DELAY:
 		run->delay = req->delay;
 		break;

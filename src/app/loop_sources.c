@@ -95,8 +95,11 @@ int loop_open_providers(struct loop *l, bool all_fields)
 		p->fields = &l->stats.fields;
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
-		p->filter = all_fields || l->need.counts_all ? NULL :
-							       &l->run.filter;
+		/* --vcpu-time reads the halt statistics whatever -f keeps */
+		p->filter = all_fields || l->need.counts_all ||
+					    l->opts->vcpu_time ?
+				    NULL :
+				    &l->run.filter;
 		p->children = all_fields || l->run.children;
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = l->run.pid != 0 || l->run.guest || l->want_vms;

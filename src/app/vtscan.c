@@ -388,15 +388,27 @@ static int vtscan_vm_cmp(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* What split which states, for the outputs to say. */
-static void vtscan_source(struct vtscan *v, const struct vtscan_req *r)
+/* What split which states in this update, for the outputs to say. */
+static void vtscan_source(struct vtscan *v)
 {
-	bool lat = r->latinfo && !r->latinfo->error;
+	unsigned merged = 0, split = 0;
 
+	for (size_t i = 0; i < v->result.nvms; i++) {
+		const struct vcputime_row *r = &v->result.vms[i].sum;
+
+		merged |= r->merged;
+		split |= r->fresh ? ~r->merged : 0;
+	}
 	snprintf(v->source, sizeof(v->source),
-		 "schedstat (run, wait, ns), stat (ticks)%s%s",
-		 r->stats ? ", halt statistics" : "",
-		 lat && r->latinfo->exits_timed ? ", exit latency" : "");
+		 "from schedstat (ns) and stat (ticks)%s%s",
+		 split & (1u << VT_HALTED_VMM) ? ", halt statistics" : "",
+		 merged & (1u << VT_HALTED_VMM) ?
+			 "; halted+vmm: no halt statistics (-S)" :
+			 "");
+	if (merged & (1u << VT_GUEST_KERNEL))
+		snprintf(v->source + strlen(v->source),
+			 sizeof(v->source) - strlen(v->source),
+			 "; guest+kernel: guest time reported as system time");
 	v->result.source = v->source;
 }
 
@@ -452,5 +464,5 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 	v->result = (struct vcputime){ .vms = v->out,
 				       .nvms = k,
 				       .per_vcpu = r->per_vcpu };
-	vtscan_source(v, r);
+	vtscan_source(v);
 }

@@ -91,10 +91,9 @@ void vcputime_render_text(struct strbuf *b, const struct vcputime *vt, pid_t pid
 			vcputime_line(b, vm, &vm->vcpus[k]);
 	}
 	if (merged)
-		strbuf_add(b,
-			   " +: merged into the column on its left (guest "
-			   "time reported as system time without --latency "
-			   "timing kvm_exit; no halt statistics without -S)\n");
+		strbuf_add(b, " +: merged into the column on its left\n");
+	if (vt->source)
+		strbuf_addf(b, " (%s)\n", vt->source);
 	if (!threads)
 		return;
 	strbuf_add(b, "\nThe VMM's other threads (CPU seconds per second)\n");
