@@ -109,6 +109,15 @@ jq -e '[.vcpu_time.vms[0].vcpus[] | .seconds_per_second | .["halted+vmm"] > 0.95
 	fail "no halt statistics: not merged: $(jq -c '.vcpu_time.vms[0].vcpus' "$TMP/j.json")"
 jq -e '[.vcpu_time.vms[0].vcpus[].merged | index("halted+vmm")] | all' "$TMP/j.json" >/dev/null ||
 	fail "merged states not listed: $(jq -c '.vcpu_time.vms[0].vcpus' "$TMP/j.json")"
+# the whole host with -S: every vCPU's halt statistics read, and by -l
+# whatever -f keeps
+vt_json -S
+jq -e --argjson p "$I" '[.vcpu_time.vms[] | select(.pid == $p) | .vcpus[].seconds_per_second.halted == 0] | (length == 2 and all)' \
+	"$TMP/j.json" >/dev/null || fail "-S, every VM: halted not measured: $(jq -c '.vcpu_time' "$TMP/j.json")"
+timeout -s INT 2 "$KVMSTAT" -l -S -s 0.5 -f '^halt_exits$' --vcpu-time >"$TMP/l.out" 2>"$TMP/l.err"
+awk -v p="$I" '$1 == p && $3 == "all" && $8 == "0.000" { f = 1 } END { exit !f }' "$TMP/l.out" ||
+	fail "-l -f: halted not measured: $(cat "$TMP/l.out" "$TMP/l.err")"
+
 # the whole host: every VM (found in /proc), without a source that
 # reads it
 vt_json -t
