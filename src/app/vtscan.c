@@ -287,7 +287,11 @@ static bool vtscan_read(struct vtscan *v, const struct vtscan_req *r,
 
 	if (!t->opened) {
 		/* stat for every thread: a vCPU's ticks, another's name */
-		if (taskstat_open(v->rootfd, t->pid, t->tid, true, &t->fds))
+		int rc = taskstat_open(v->rootfd, t->pid, t->tid, true, &t->fds);
+
+		if (rc == -EMFILE || rc == -ENFILE)
+			v->nofile++;
+		if (rc)
 			return false;
 		t->opened = true;
 	}
@@ -409,6 +413,11 @@ static void vtscan_source(struct vtscan *v)
 		snprintf(v->source + strlen(v->source),
 			 sizeof(v->source) - strlen(v->source),
 			 "; guest+kernel: guest time reported as system time");
+	if (v->nofile)
+		snprintf(v->source + strlen(v->source),
+			 sizeof(v->source) - strlen(v->source),
+			 "; %zu threads left out: too many open files (raise ulimit -n)",
+			 v->nofile);
 	v->result.source = v->source;
 }
 
@@ -417,6 +426,7 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 	size_t k = 0;
 	bool list = !v->list_ns || r->now_ns - v->list_ns >= VTSCAN_LIST_NS;
 
+	v->nofile = 0;
 	if (list && !r->watched)
 		vtscan_all(v);
 	/* every VM known is listed again: those gone are dropped */

@@ -33,6 +33,7 @@ struct vtscan {
 	struct vcputime_vm *out; /* the result's VMs */
 	struct vcputime result;
 	char source[192];    /* result.source */
+	size_t nofile;	     /* threads not opened for want of fds */
 	unsigned long stamp; /* the caller's: the refresh last read */
 };
 

@@ -26,13 +26,11 @@ struct tui_vt_line {
 };
 
 struct tui_vt {
-	bool on;	    /* the view is shown */
-	pid_t vm;	    /* whose vCPUs are shown, 0: the VMs */
-	int sel, top;	    /* selected line, first shown */
-	int sort;	    /* column sorted by */
-	bool have;	    /* a result was rendered */
-	const char *source; /* what split the states (a static string
-				 * of the collector's, copied) */
+	bool on;      /* the view is shown */
+	pid_t vm;     /* whose vCPUs are shown, 0: the VMs */
+	int sel, top; /* selected line, first shown */
+	int sort;     /* column sorted by */
+	bool have;    /* a result was rendered */
 	char src[192];
 	struct tui_vt_line *lines;
 	size_t n;
