@@ -71,6 +71,9 @@ struct loop {
 	size_t nprovs;
 	struct frontend fes[LOOP_MAX_FRONTENDS]; /* the selected ones */
 	bool fe_open[LOOP_MAX_FRONTENDS];
+	/* each front-end's snapshot, rebuilt into the same arrays every
+	 * refresh (snapshot_rebuild) */
+	struct snapshot fe_snap[LOOP_MAX_FRONTENDS];
 	size_t nfes;
 	struct frontend_view need; /* what they need together */
 	bool children;		   /* child events where no front-end

@@ -207,6 +207,14 @@ struct snap_request {
  */
 void snapshot_build(const struct stats *s, const struct snap_request *req,
 		    struct snapshot *out);
+/*
+ * The same into a snapshot built before (or zeroed), reusing its arrays:
+ * what it showed is gone, and once the VMs and fields stay the same a
+ * refresh allocates nothing. For the loop, which keeps one snapshot per
+ * front-end; snapshot_free frees it at the end.
+ */
+void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
+		      struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
 
 /* The histogram of field in scope sc, or NULL when it has none. */

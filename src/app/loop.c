@@ -67,7 +67,7 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		req.pid = l->run.pid;
 		req.per_vcpu = true;
 	}
-	snapshot_build(&l->stats, &req, snap);
+	snapshot_rebuild(&l->stats, &req, snap);
 	for (size_t i = 0; i < l->nnotes; i++)
 		l->snap_notes[i] = (struct snap_note){
 			.source = l->notes[i].source,
@@ -107,6 +107,7 @@ static void loop_scan_vms(struct loop *l)
 
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
+	r.vcpus = r.vms && loop_want_vcpus(l);
 	vmscan_update(&l->vms, &r);
 }
 
@@ -181,18 +182,17 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	loop_vcputime(l, &hs, lat);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
-		struct snapshot snap;
+		struct snapshot *snap = &l->fe_snap[i];
 		int rc;
 
 		if (!l->fe_open[i] || (only && fe != only) ||
 		    (!only && fe->view->on_demand) ||
 		    (!only && at_once_only && !fe->view->at_once))
 			continue;
-		take_snapshot(l, fe, &hs, &snap);
-		snap.latency = lat;
-		snap.vcputime = loop_vcputime_result(l);
-		rc = fe->ops->render(fe, &snap);
-		snapshot_free(&snap);
+		take_snapshot(l, fe, &hs, snap);
+		snap->latency = lat;
+		snap->vcputime = loop_vcputime_result(l);
+		rc = fe->ops->render(fe, snap);
 		if (rc && !first) {
 			first = rc;
 			loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
@@ -401,7 +401,7 @@ static bool nothing_matches(struct loop *l)
 	if (!o->scripted || !l->run.fields)
 		return false;
 	for (size_t i = 0; empty && i < l->nfes; i++) {
-		struct snapshot snap;
+		struct snapshot snap = { 0 };
 
 		if (!l->fe_open[i])
 			continue;
@@ -670,6 +670,8 @@ void loop_close(struct loop *l)
 		loop_report_notices(l);
 		loop_say_notes(l, true);
 	}
+	for (size_t i = 0; i < LOOP_MAX_FRONTENDS; i++)
+		snapshot_free(&l->fe_snap[i]);
 	latency_close(l->lat);
 	l->lat = NULL;
 	loop_vcputime_on(l, false);

@@ -55,6 +55,19 @@ void loop_report_notices(struct loop *l);
 void loop_report_did(struct loop *l, struct provider *p);
 
 /* loop_sources.c: the providers of the run */
+/*
+ * Whether the providers break their readings down by vCPU too when they
+ * break them down by VM (and the snapshots get the vCPU threads): when
+ * -p/-g or --per-vcpu ask, or when the monitor runs (its per-guest view
+ * shows a VM's vCPUs): no other front-end shows vCPUs unasked (the
+ * exporter and JSON are per VM by default). Else a refresh neither reads
+ * nor keeps a series per vCPU.
+ */
+bool loop_want_vcpus(const struct loop *l);
+/* When every open provider reads its breakdown wish live (vms_live): sets
+ * it on each as the run wants now and returns true; else false (they must
+ * open again). */
+bool loop_set_vms_live(struct loop *l);
 /* Whether ops opens alone, for every field (what it did is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops);
 /* Opens the providers asked for, or every one the host supports. */

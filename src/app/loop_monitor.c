@@ -63,6 +63,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		if (!req->on || l->want_vms)
 			break;
 		l->want_vms = true;
+		if (loop_set_vms_live(l))
+			break;
 		return reopen_providers(l);
 	case UI_SET_DELAY:
 		run->delay = req->delay;
@@ -103,6 +105,10 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_SET_VMS:
 		l->want_vms = req->on || l->need.vms;
+		/* the guests view at once, its counts going on, where every
+		 * provider can say per VM without opening again */
+		if (loop_set_vms_live(l))
+			break;
 		return reopen_providers(l);
 	case UI_LIST_VMS:
 	case UI_RENDER:

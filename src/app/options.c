@@ -105,7 +105,8 @@ void options_usage(FILE *out)
 	      "      --json                 with -1: one JSON document; with -l or -L: one\n"
 	      "                             JSON object per interval per line (JSON Lines):\n"
 	      "                             total, delta, rate, unit and type of each field,\n"
-	      "                             per-VM and per-vCPU breakdowns, histograms\n"
+	      "                             histograms, per-VM breakdowns (a VM's field\n"
+	      "                             that is 0 is left out), per vCPU with --per-vcpu\n"
 	      "      --listen [ADDR:]PORT   serve the last sample at http://ADDR:PORT/metrics\n"
 	      "                             in the Prometheus text format (OpenMetrics when\n"
 	      "                             the scraper asks for it); ADDR defaults to\n"
@@ -113,7 +114,10 @@ void options_usage(FILE *out)
 	      "                             (a headless exporter); with -l/-L it also logs.\n"
 	      "                             Counters are totals since each VM started where\n"
 	      "                             the source knows them (as with -i), and child\n"
-	      "                             events are exported as reason labels\n"
+	      "                             events are exported as reason labels. Series of\n"
+	      "                             the host and of each VM (a VM's counter or\n"
+	      "                             histogram from when it first counts, then while\n"
+	      "                             the VM lives); per vCPU with --per-vcpu\n"
 	      "      --web-config FILE      TLS and basic auth for --listen, in the format of\n"
 	      "                             Prometheus exporters: tls_server_config\n"
 	      "                             (cert_file, key_file), basic_auth_users (user:\n"
@@ -132,9 +136,11 @@ void options_usage(FILE *out)
 	      "                             --qmp: asked over QMP, no root needed)\n"
 	      "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
 	      "      --vcpu N               with -p/-g: only vCPU N of that VM\n"
-	      "      --per-vcpu             with -p/-g: also one row (batch) or column\n"
-	      "                             (log, CSV) per vCPU and field, named\n"
-	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
+	      "      --per-vcpu             per-vCPU detail: with -p/-g, also one row (batch)\n"
+	      "                             or column (log, CSV) per vCPU and field, named\n"
+	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1;\n"
+	      "                             with --json and --listen (any VM), also each\n"
+	      "                             vCPU's values, series and histograms\n"
 	      "\n"
 	      "Sources (default: the tracepoints with -1/-l/-L, as kvm_stat; every one\n"
 	      "this host supports in the monitor, with --json and with --listen):\n"
@@ -502,10 +508,13 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(
 			msg, -EINVAL,
 			"-p/--pid and -g/--guest cannot be combined: give one");
-	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest)
+	if (o->vcpu >= 0 && !o->pid && !o->guest)
 		return errmsg_set(msg, -EINVAL,
-				  "%s works on one VM: add -p PID or -g NAME",
-				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+				  "--vcpu works on one VM: add -p PID or -g NAME");
+	if (o->per_vcpu && !o->pid && !o->guest && !o->json && !o->listen)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--per-vcpu works on one VM in this mode: add -p PID or -g NAME (or use it with --json or --listen)");
 	if (o->json && !once && !log)
 		return errmsg_set(
 			msg, -EINVAL,
@@ -518,10 +527,10 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--json and -c/--csv cannot be combined: pick one format");
-	if (o->json && (o->vcpu >= 0 || o->per_vcpu))
-		return errmsg_set(msg, -EINVAL,
-				  "--json always includes every vCPU: drop %s",
-				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+	if (o->json && o->vcpu >= 0)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--json has no one-vCPU view: drop --vcpu (--per-vcpu adds every vCPU)");
 	if (o->listen) {
 		struct exporter_addr addr;
 

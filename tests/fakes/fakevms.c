@@ -15,7 +15,9 @@
  * (kvmstat's KVMSTAT_DEBUGFS_ROOT), each VM also has its directory there
  * as KVM makes it: "PID-FD" with a "vcpuN" directory per vCPU.
  *
- * Every vCPU starts with halt_exits 1. VM 0 is busy: its vCPU 0 adds 1 to
+ * Every vCPU starts with halt_exits 1; with FAKEVMS_FULL=1 in the
+ * environment, every value of every file (histogram buckets too) starts at
+ * 1 (series and histograms nothing leaves out). VM 0 is busy: its vCPU 0 adds 1 to
  * halt_exits every 100 us, from its start and after each "go", until
  * "stop". Prints "ready" once every VM is in ROOT. Commands on stdin:
  *   stop   VM 0 stops; answered "busy N": how many it added since its
@@ -150,6 +152,9 @@ static int stats_file(const char *ident, const struct stat_def *defs, size_t n,
 			memcpy(blob + *halt, &one, sizeof(one));
 		}
 	}
+	if (getenv("FAKEVMS_FULL") && !strcmp(getenv("FAKEVMS_FULL"), "1"))
+		for (uint32_t at = 0; at < off; at += 8)
+			memcpy(blob + data_off + at, &one, sizeof(one));
 	fd = memfd_create("kvm-stats", 0);
 	if (fd < 0 || pwrite(fd, blob, data_off + off, 0) != data_off + off)
 		die("memfd");
