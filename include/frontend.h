@@ -32,6 +32,7 @@ enum ui_action {
 	UI_CLEAR,	  /* default filter, every VM */
 	UI_SET_LATENCY,	  /* req.on: time exits (the latency view) */
 	UI_SET_BREAKDOWN, /* req.kinds: exits by key (the breakdown view) */
+	UI_SET_VCPUTIME,  /* req.on: where vCPU time goes (its view) */
 	UI_LIST_VMS,	  /* every running VM in the snapshots' directory
 			  * until the next request (a prompt for a pid) */
 	UI_RENDER,	  /* render this front-end now, from the last

@@ -22,6 +22,8 @@
 #include "provider.h"
 #include "snapshot.h"
 #include "stats.h"
+
+struct vtscan;
 #include "vmdir.h"
 
 #define LOOP_MAX_PROVIDERS 8
@@ -101,6 +103,7 @@ struct loop {
 	unsigned brk_kinds;    /* the kinds asked (--breakdown, 'k') */
 	struct errmsg brk_msg; /* why they could not start */
 	struct snap_breakdown brk_off; /* what snapshots show then */
+	struct vtscan *vt; /* where vCPU time goes, when asked for */
 };
 
 /*

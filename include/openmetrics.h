@@ -96,6 +96,10 @@ void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
  * (also for NULL). */
 enum openmetrics_format openmetrics_negotiate(const char *accept);
 
+/* Appends s escaped for a label value (quote) or # HELP text: backslash,
+ * newline (and double quote) escaped, bytes that are not UTF-8 U+FFFD. */
+void openmetrics_escape(struct strbuf *b, const char *s, bool quote);
+
 /* The family name of a field (see above); caller frees. */
 char *openmetrics_name(const struct field_info *f);
 

@@ -62,6 +62,7 @@ struct options {
 	bool no_bpf;	    /* --no-bpf */
 	bool latency;	    /* --latency: exit latency per reason */
 	unsigned breakdown; /* --breakdown: 1 << kind (brk_shared.h) */
+	bool vcpu_time;	    /* --vcpu-time: where each vCPU's time goes */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

@@ -36,6 +36,7 @@
 
 struct stats;
 struct hist_set;
+struct vcputime;
 
 /* One bucket of a histogram in one scope. */
 struct snap_bucket {
@@ -216,6 +217,9 @@ struct snapshot {
 	 * the VM watched runs, every running VM where listed), the loop's;
 	 * NULL when the run looked none up */
 	const struct vmdir *vms;
+	/* where each vCPU's time goes (--vcpu-time, the monitor's 't'), the
+	 * loop's; NULL when not asked for */
+	const struct vcputime *vcputime;
 	/* what the header shows; set by the loop (its strings are the
 	 * loop's, as the notes) */
 	struct snap_header header;

@@ -187,6 +187,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
 	brk = loop_brk_read(l);
+	loop_vcputime(l, &hs, lat);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
 		struct snapshot *snap = &l->fe_snap[i];
@@ -199,6 +200,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 		take_snapshot(l, fe, &hs, snap);
 		snap->latency = lat;
 		snap->breakdown = brk;
+		snap->vcputime = loop_vcputime_result(l);
 		rc = fe->ops->render(fe, snap);
 		if (rc && !first) {
 			first = rc;
@@ -381,6 +383,15 @@ int loop_first_sample(struct loop *l)
 
 	loop_sample_all(l);
 	guest_pid(l);
+	if (l->vt) {
+		/* where vCPU time goes: the start of the first interval */
+		struct hist_set hs;
+		struct snap_latency info;
+
+		hist_set_init(&hs);
+		loop_vcputime(l, &hs, loop_lat_read(l, &hs, &info));
+		hist_set_free(&hs);
+	}
 	rc = vcpu_check(&l->stats, l->opts, l->run.pid, &l->msg);
 	if (rc)
 		l->usage = true;
@@ -601,7 +612,8 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		l->run.include_past = true;
 	if (l->need.children || l->need.counts_all)
 		l->run.children = true;
-	l->want_vms = l->need.vms;
+	/* --vcpu-time: the halt statistics of each vCPU */
+	l->want_vms = l->need.vms || opts->vcpu_time;
 	stats_init(&l->stats, l->run.include_past);
 	if (opts->fields_help)
 		return 0;
@@ -621,6 +633,8 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->brk_msg.text);
 	}
+	if (!rc && opts->vcpu_time)
+		rc = loop_vcputime_on(l, true);
 	if (rc) {
 		loop_say_notes(l, false); /* what was mounted on the way */
 		return rc;
@@ -675,6 +689,7 @@ void loop_close(struct loop *l)
 	latency_close(l->lat);
 	l->lat = NULL;
 	loop_breakdown(l, 0);
+	loop_vcputime_on(l, false);
 	loop_close_providers_fast(l);
 	vmdir_free(&l->vms);
 	filter_free(&l->run.filter);

@@ -82,6 +82,15 @@ void loop_close_providers_fast(struct loop *l);
 /* One refresh: every provider reads, then the stats fold it in. */
 void loop_sample_all(struct loop *l);
 
+/* loop_vcputime.c: where each vCPU's time goes */
+/* Starts (or stops) the collector: 0, or a failure in l->msg. */
+int loop_vcputime_on(struct loop *l, bool on);
+/* Reads it for this render (hs and lat: exit latency, or NULL). */
+void loop_vcputime(struct loop *l, const struct hist_set *hs,
+		   const struct snap_latency *lat);
+/* Its last result, or NULL when off. */
+const struct vcputime *loop_vcputime_result(const struct loop *l);
+
 /* loop_monitor.c: the monitor's requests */
 /* The monitor's loop until q, a stop signal or a failure. */
 int loop_run_interactive(struct loop *l);

@@ -73,6 +73,15 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		if (req->kinds != l->brk_kinds)
 			loop_breakdown(l, req->kinds);
 		break;
+	case UI_SET_VCPUTIME:
+		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
+		/* the halt statistics of each vCPU, from now on */
+		if (!req->on || l->want_vms)
+			break;
+		l->want_vms = true;
+		if (loop_set_vms_live(l))
+			break;
+		return reopen_providers(l);
 	case UI_SET_DELAY:
 		run->delay = req->delay;
 		break;

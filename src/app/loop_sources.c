@@ -32,8 +32,10 @@ static bool loop_wants_vms(const struct loop *l)
 
 bool loop_want_vcpus(const struct loop *l)
 {
+	/* --vcpu-time, 't': each vCPU's halt statistics */
 	return l->run.pid || l->run.guest || l->opts->per_vcpu ||
-	       l->need.pace == FRONTEND_INTERACTIVE;
+	       l->need.pace == FRONTEND_INTERACTIVE || l->opts->vcpu_time ||
+	       l->vt;
 }
 
 bool loop_set_vms_live(struct loop *l)
@@ -122,8 +124,11 @@ int loop_open_providers(struct loop *l, bool all_fields)
 		p->fields = &l->stats.fields;
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
-		p->filter = all_fields || l->need.counts_all ? NULL :
-							       &l->run.filter;
+		/* --vcpu-time reads the halt statistics whatever -f keeps */
+		p->filter = all_fields || l->need.counts_all ||
+					    l->opts->vcpu_time ?
+				    NULL :
+				    &l->run.filter;
 		p->children = all_fields || l->run.children;
 		p->arbiter = &l->stats.arbiter;
 		p->want_vms = loop_wants_vms(l);

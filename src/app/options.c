@@ -27,6 +27,7 @@ enum long_only {
 	OPT_WEB_CONFIG,
 	OPT_LATENCY,
 	OPT_BREAKDOWN,
+	OPT_VCPU_TIME,
 };
 
 static const struct option long_options[] = {
@@ -56,6 +57,7 @@ static const struct option long_options[] = {
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "latency", no_argument, NULL, OPT_LATENCY },
 	{ "breakdown", required_argument, NULL, OPT_BREAKDOWN },
+	{ "vcpu-time", no_argument, NULL, OPT_VCPU_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -180,6 +182,13 @@ void options_usage(FILE *out)
 	      "                             other, with --latency the time to\n"
 	      "                             re-entry per key; tables after -1's rows, in\n"
 	      "                             --json and --listen (the monitor: key k)\n"
+	      "      --vcpu-time            where each vCPU's time goes, per VM (per vCPU\n"
+	      "                             too with --per-vcpu or -p): guest, kernel,\n"
+	      "                             vmm, halted, waiting (for a host CPU), and the\n"
+	      "                             VMM's other threads' CPU; after -1's and -l's\n"
+	      "                             rows, in --json, in --listen's metrics as\n"
+	      "                             kvm_vcpu_seconds_total and\n"
+	      "                             kvm_vmm_thread_seconds_total (the monitor: key t)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -209,6 +218,23 @@ static bool options_long_exact(const char *name, size_t n)
 	return false;
 }
 
+/* Of our long options that name (n bytes) abbreviates, the one every
+ * other starts with ("--vc": --vcpu, not --vcpu-time), or NULL. */
+static const char *options_own_shortest(const char *name, size_t n)
+{
+	const char *hit = NULL;
+
+	for (const struct option *l = long_options; l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    (!hit || strlen(l->name) < strlen(hit)))
+			hit = l->name;
+	for (const struct option *l = long_options; hit && l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    strncmp(l->name, hit, strlen(hit)))
+			return NULL;
+	return hit;
+}
+
 /*
  * arg ("--NAME" or "--NAME=VALUE") with NAME spelled out when it is no
  * option of ours but abbreviates exactly one of kvm_stat's (caller
@@ -234,6 +260,8 @@ static char *options_kvm_stat_spelling(const char *arg)
 		else if (strncmp(l, hit, strlen(hit)))
 			return NULL; /* ambiguous for kvm_stat too */
 	}
+	if (!hit)
+		hit = options_own_shortest(name, n);
 	return hit ? xasprintf("--%s%s", hit, eq ? eq : "") : NULL;
 }
 
@@ -460,6 +488,9 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 			if (rc)
 				return rc;
 			break;
+		case OPT_VCPU_TIME:
+			o->vcpu_time = true;
+			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,
 					  "option %s needs a value: see kvmstat --help",
@@ -505,6 +536,10 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+	if (o->vcpu_time && o->csv)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--vcpu-time is not written as CSV: drop -c, or use --json");
 	if (o->json && o->csv)
 		return errmsg_set(
 			msg, -EINVAL,

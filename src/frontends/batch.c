@@ -12,6 +12,7 @@
 #include "options.h"
 #include "ui_text.h"
 #include "util.h"
+#include "vcputime_render.h"
 #include "writer.h"
 
 /* fe->priv: non-NULL when --units asks for the extras */
@@ -34,6 +35,10 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 	}
 	if (snap->breakdown)
 		breakdown_render_text(&b, snap, NULL);
+	if (snap->vcputime) {
+		strbuf_add(&b, "\n");
+		vcputime_render_text(&b, snap->vcputime, snap->header.pid);
+	}
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);
 	return rc;

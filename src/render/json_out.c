@@ -17,6 +17,7 @@
 #include "lat_render.h"
 #include "levels.h"
 #include "util.h"
+#include "vcputime_render.h"
 
 static const char *const jo_types[] = {
 	[FIELD_CUMULATIVE] = "cumulative",
@@ -311,6 +312,9 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 	if (snap->breakdown)
 		json_object_set_new(root, "breakdown",
 				    breakdown_render_json_all(snap));
+	if (snap->vcputime)
+		json_object_set_new(root, "vcpu_time",
+				    vcputime_render_json(snap->vcputime));
 	/* written into b as it goes, no copy of the whole text */
 	json_dump_callback(root, json_out_dump, b,
 			   pretty ? JSON_INDENT(2) : JSON_COMPACT);

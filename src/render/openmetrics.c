@@ -19,6 +19,7 @@
 #include "levels.h"
 #include "openmetrics.h"
 #include "util.h"
+#include "vcputime_render.h"
 
 typedef unsigned __int128 u128;
 
@@ -284,7 +285,7 @@ static size_t openmetrics_utf8_len(const unsigned char *s)
  * a backslash; bytes that are not UTF-8 become U+FFFD, as both formats
  * require UTF-8.
  */
-static void openmetrics_escape(struct strbuf *b, const char *s, bool quote)
+void openmetrics_escape(struct strbuf *b, const char *s, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char chunk[256];
@@ -1158,6 +1159,9 @@ void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
 		openmetrics_write_family(&c, i, j);
 	}
 	breakdown_render_metrics(b, snap, fmt == OPENMETRICS_OPENMETRICS);
+	if (snap->vcputime)
+		vcputime_render_openmetrics(b, snap->vcputime,
+					    fmt == OPENMETRICS_OPENMETRICS);
 	if (fmt == OPENMETRICS_OPENMETRICS)
 		strbuf_add(b, "# EOF\n");
 	for (size_t i = 0; i < w->nreserved; i++)

@@ -22,7 +22,7 @@ BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
 # BENCH_ONLY: a comma-separated list of the sections to run (refresh,
-# debugfs, discovery, scale, rate, programs, cpu); all when empty.
+# debugfs, discovery, scale, rate, programs, cpu, vcputime); all when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -613,5 +613,71 @@ if want cpu; then
 		awk -v a="$kv" -v b="$ks" -v f="$fl" 'BEGIN {
 			printf "%-46s %8.3f s against %.3f s (%.0fx)\n", "above the floor: kvmstat", b - f, a - f,
 				(b > f ? (a - f) / (b - f) : 0) }'
+	fi
+fi
+
+if want vcputime; then
+	# Where vCPU time goes (--vcpu-time, issue 24) at 300 VMs x 4 vCPUs:
+	# the CPU of kvmstat -l -S -s 0.1's main thread per refresh without
+	# and with --vcpu-time (its schedstat over 3 s after it settled),
+	# alternating A B A B, median of BENCH_VT_ROUNDS (3); its open fds.
+	# Fake VMs (fakevms.c) whose vCPUs are real blocked threads named
+	# "CPU N/KVM" (FAKEVMS_THREADS=idle) behind a fake /proc whose task
+	# directories are the real ones.
+	nvm=${BENCH_VT_VMS:-300}
+	echo "== vcputime: $nvm fake VMs x 4 vCPU threads; kvmstat -l -S -s 0.1 main-thread us per refresh, without / with --vcpu-time (A B A B, median of ${BENCH_VT_ROUNDS:-3})"
+	if [ "$(id -u)" != 0 ]; then
+		echo "skipped: needs root (pidfd_getfd)"
+	else
+		cc -O2 -o "$TMP/vtfakevms" tests/fakes/fakevms.c || exit 1
+		VROOT=$TMP/vtproc
+		rm -rf "$VROOT" "$TMP/vtdbg"; mkdir -p "$VROOT" "$TMP/vtdbg"; ln -s /proc/self "$VROOT/self"
+		mkfifo "$TMP/vt.in"
+		FAKEVMS_THREADS=idle "$TMP/vtfakevms" "$VROOT" "$nvm" 4 "$TMP/vtdbg" <"$TMP/vt.in" >"$TMP/vt.out" 2>"$TMP/vt.err" &
+		vtf=$!
+		PIDS+=("$vtf")
+		exec {vtfd}>"$TMP/vt.in"
+		for _ in $(seq 1 600); do
+			grep -q '^ready$' "$TMP/vt.out" && break
+			kill -0 "$vtf" 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -q '^ready$' "$TMP/vt.out" || { echo "fake VMs failed: $(cat "$TMP/vt.err")"; exit 1; }
+		echo stop >&"$vtfd" # VM 0's stats stop moving too
+		# vt_cpu ARGS...: "US_PER_REFRESH FDS" of kvmstat -l -S -s 0.1 ARGS
+		vt_cpu() {
+			local out="$TMP/vt.log" k a b l1 l2 fds
+			KVMSTAT_PROC_ROOT=$VROOT KVMSTAT_DEBUGFS_ROOT=$TMP/vtdbg \
+				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@" >"$out" 2>"$TMP/vt.kerr" &
+			k=$!
+			for _ in $(seq 1 300); do
+				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
+				sleep 0.05
+			done
+			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l1=$(grep -c '^[0-9]' "$out")
+			sleep 3
+			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l2=$(grep -c '^[0-9]' "$out")
+			fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
+			kill -TERM "$k"; wait "$k" 2>/dev/null
+			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
+				if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+		}
+		: >"$TMP/vt.off"; : >"$TMP/vt.on"
+		for _ in $(seq "${BENCH_VT_ROUNDS:-3}"); do
+			vt_cpu >>"$TMP/vt.off"
+			vt_cpu --vcpu-time >>"$TMP/vt.on"
+		done
+		off=$(awk '{ print $1 }' "$TMP/vt.off" | median)
+		on=$(awk '{ print $1 }' "$TMP/vt.on" | median)
+		printf '%-34s %8s us/refresh  %5s fds  (runs %s)\n' "without --vcpu-time" "$off" \
+			"$(awk 'END { print $2 }' "$TMP/vt.off")" "$(awk '{ printf "%s ", $1 }' "$TMP/vt.off")"
+		printf '%-34s %8s us/refresh  %5s fds  (runs %s)\n' "with --vcpu-time" "$on" \
+			"$(awk 'END { print $2 }' "$TMP/vt.on")" "$(awk '{ printf "%s ", $1 }' "$TMP/vt.on")"
+		awk -v a="$off" -v b="$on" -v n="$nvm" 'BEGIN { if (b > a) printf "%-34s %8.0f us/refresh, %.2f us per VM (%d threads each)\n", "added", b - a, (b - a) / n, 5 }'
+		echo quit >&"$vtfd"
+		exec {vtfd}>&-
+		wait "$vtf"
 	fi
 fi

@@ -27,11 +27,19 @@
  *          "vcpuN" directory in DEBUGFS, 5 ms later its stats fd;
  *          answered "vcpu N"
  *   quit   (or end of input) every VM leaves ROOT and exits
+ *
+ * With FAKEVMS_THREADS=idle or spin, each VM also runs one thread per vCPU
+ * named as QEMU names them ("CPU N/KVM"), blocked or spinning in user
+ * space, and FAKEVMS_PIN=CPU pins them to that host CPU; ROOT/PID/task is
+ * then a link to the real /proc/PID/task, whose schedstat and stat files
+ * kvmstat --vcpu-time reads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +200,54 @@ static void new_vcpu(const char *dir, const char *dbgdir, int n)
 	link_fd(dir, fd, ident);
 }
 
+/* FAKEVMS_THREADS: a "vCPU" thread, blocked or spinning in user space. */
+static void *fake_vcpu_thread(void *arg)
+{
+	volatile unsigned long spins = 0;
+
+	if (!arg)
+		for (;;)
+			pause(); /* every signal blocked: the main thread's */
+	while (!quit)
+		spins++;
+	return NULL;
+}
+
+/* FAKEVMS_THREADS=idle|spin: starts the vCPU threads (pinned with
+ * FAKEVMS_PIN) and links dir/task to the real one; false when unset. */
+static int fake_vcpu_threads(const char *dir, int nvcpu)
+{
+	const char *mode = getenv("FAKEVMS_THREADS"),
+		   *pin = getenv("FAKEVMS_PIN");
+	char path[4200], target[64];
+
+	if (!mode || !*mode)
+		return 0;
+	for (int c = 0; c < nvcpu; c++) {
+		pthread_t t;
+		char name[20];
+
+		if (pthread_create(&t, NULL, fake_vcpu_thread,
+				   strcmp(mode, "spin") ? NULL : (void *)1))
+			die("pthread_create");
+		snprintf(name, sizeof(name), "CPU %d/KVM", c);
+		pthread_setname_np(t, name);
+		if (pin && *pin) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(atoi(pin), &set);
+			if (pthread_setaffinity_np(t, sizeof(set), &set))
+				die("FAKEVMS_PIN");
+		}
+	}
+	snprintf(path, sizeof(path), "%s/task", dir);
+	snprintf(target, sizeof(target), "/proc/%d/task", (int)getpid());
+	if (symlink(target, path))
+		die(path);
+	return 1;
+}
+
 /* One VM process: never returns. */
 static void vm_main(const char *root, const char *dbg, int index, int nvcpu,
 		    int readyfd, int busyfd)
@@ -237,12 +293,14 @@ static void vm_main(const char *root, const char *dbg, int index, int nvcpu,
 	close(fd);
 	snprintf(path, sizeof(path), "%s/stat", tmp);
 	put_file(path, stat, (size_t)n);
-	snprintf(path, sizeof(path), "%s/task", tmp);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/task/%d", tmp, (int)pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/task/%d/comm", tmp, (int)pid);
-	put_file(path, "qemu-system-x86\n", 16);
+	if (!fake_vcpu_threads(tmp, nvcpu)) {
+		snprintf(path, sizeof(path), "%s/task", tmp);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/task/%d", tmp, (int)pid);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/task/%d/comm", tmp, (int)pid);
+		put_file(path, "qemu-system-x86\n", 16);
+	}
 	if (rename(tmp, final))
 		die(final);
 	if (dbg) {

@@ -51,7 +51,9 @@
 enum kind {
 	KIND_PIO,
 	KIND_MMIO,
-	KIND_HLT
+	KIND_HLT,
+	KIND_SPIN, /* no exits: see "spin and idle" below */
+	KIND_IDLE,
 };
 
 /* 16-bit real-mode loops; each iteration makes one exit of the kind. */
@@ -72,6 +74,17 @@ static const uint8_t code_hlt[] = {
 	0xeb, 0xfd, /* 1: jmp 0 */
 };
 
+/* spin: runs guest code, never exits; idle: halts with interrupts off,
+ * in the kernel (an in-kernel irqchip), never woken */
+static const uint8_t code_spin[] = {
+	0xeb, 0xfe, /* 0: jmp 0 */
+};
+static const uint8_t code_idle[] = {
+	0xfa,	    /* 0: cli */
+	0xf4,	    /* 1: hlt */
+	0xeb, 0xfd, /* 2: jmp 1 */
+};
+
 static const struct kind_info {
 	const char *name;
 	uint32_t exit_reason;
@@ -81,6 +94,8 @@ static const struct kind_info {
 	[KIND_PIO] = { "pio", KVM_EXIT_IO, code_pio, sizeof(code_pio) },
 	[KIND_MMIO] = { "mmio", KVM_EXIT_MMIO, code_mmio, sizeof(code_mmio) },
 	[KIND_HLT] = { "hlt", KVM_EXIT_HLT, code_hlt, sizeof(code_hlt) },
+	[KIND_SPIN] = { "spin", UINT32_MAX, code_spin, sizeof(code_spin) },
+	[KIND_IDLE] = { "idle", UINT32_MAX, code_idle, sizeof(code_idle) },
 };
 
 static struct options {
@@ -99,7 +114,9 @@ static struct options {
 	uint64_t progress_ns; /* "tick" lines this often; 0: none */
 	uint64_t port;	      /* --port: the pio kind's port */
 	uint64_t mmio_addr;   /* --mmio-addr: the mmio kind's address */
+	int cpu;	      /* -c: the host CPU of every vCPU thread, or -1 */
 } opts = {
+	.cpu = -1,
 	.port = GUEST_PIO_PORT,
 	.mmio_addr = GUEST_MMIO_GPA,
 	.vms = 1,
@@ -361,6 +378,9 @@ static int check_exit(struct vcpu *vcpu)
 			  vcpu->vm->pid, vcpu->index,
 			  (unsigned long long)regs.rip, GUEST_CODE_GPA + 1);
 		return -EIO;
+	case KIND_SPIN:
+	case KIND_IDLE:
+		break; /* no exit is theirs */
 	}
 	return -EINVAL;
 }
@@ -402,6 +422,53 @@ static void spend_user(unsigned int index)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	while (ts_ns(&now) < end);
 }
+
+/* ---- spin and idle, pinning (kvmstat --vcpu-time's tests) ------------ */
+
+/* idle: KVM's in-kernel irqchip, so that HLT blocks in the kernel. */
+static int idle_irqchip(struct vm *vm)
+{
+	if (opts.kind != KIND_IDLE || !ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0))
+		return 0;
+	error_msg("vm %d: KVM_CREATE_IRQCHIP: %s", vm->pid, strerror(errno));
+	return -errno;
+}
+
+/* -c: the vCPU's thread on one host CPU. */
+static int vcpu_pin(struct vcpu *vcpu)
+{
+	cpu_set_t set;
+	int err;
+
+	if (opts.cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(opts.cpu, &set);
+	err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (err)
+		error_msg("vm %d: vcpu %u: pinning to CPU %d: %s",
+			  vcpu->vm->pid, vcpu->index, opts.cpu, strerror(-err));
+	return err;
+}
+
+static void kick_handler(int sig)
+{
+	(void)sig;
+}
+
+/* -n 0 ends: a signal takes each vCPU out of KVM_RUN (spin and idle
+ * never exit by themselves). */
+static void vcpus_kick(struct vm *vm)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigaction(SIGUSR2, &sa, NULL);
+	for (unsigned int i = 0; i < opts.vcpus; i++)
+		if (vm->vcpus[i].thread_started)
+			pthread_kill(vm->vcpus[i].thread, SIGUSR2);
+}
+
+/* ---------------------------------------------------------------------- */
 
 /* Runs until N exits of the chosen kind (or until stopped with -n 0). */
 static int vcpu_loop(struct vcpu *vcpu)
@@ -500,6 +567,8 @@ static void *vcpu_thread(void *arg)
 		error_msg("vm %d: vcpu %u: pthread_setname_np: %s", vm->pid,
 			  vcpu->index, strerror(-err));
 	else
+		err = vcpu_pin(vcpu);
+	if (!err)
 		err = vcpu_setup(vcpu);
 	if (!err)
 		emit("vcpu %d %u %d", vm->pid, vcpu->index, vcpu->tid);
@@ -612,6 +681,9 @@ static int vm_setup(struct vm *vm)
 		return err;
 	}
 
+	err = idle_irqchip(vm);
+	if (err)
+		return err;
 	if (opts.stats_fds) {
 		vm->stats_fd = ioctl(vm->fd, KVM_GET_STATS_FD, NULL);
 		if (vm->stats_fd < 0) {
@@ -742,6 +814,7 @@ static int vm_main(int ready_fd)
 		deadline = deadline_after(opts.hold);
 		sleep_until(&deadline);
 		atomic_store(&vm.stop, true);
+		vcpus_kick(&vm);
 	}
 	pthread_mutex_lock(&vm.lock);
 	vm_wait_count(&vm, &vm.nr_done);
@@ -1033,7 +1106,10 @@ static void usage(FILE *f)
 		"  -v, --vcpus V        vCPU threads per VM (default 1)\n"
 		"  -n, --exits N        exits per vCPU (default 1000); 0 = run until\n"
 		"                       the hold time ends\n"
-		"  -k, --kind KIND      pio, mmio or hlt (default pio)\n"
+		"  -k, --kind KIND      pio, mmio or hlt (default pio); spin (guest\n"
+		"                       code, no exits) or idle (HLT in the kernel\n"
+		"                       with interrupts off), both with -n 0\n"
+		"  -c, --cpu CPU        pin every vCPU thread to host CPU CPU\n"
 		"  -t, --hold SECONDS   keep the VMs alive this long after the exits;\n"
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
@@ -1086,6 +1162,7 @@ static int parse_options(int argc, char **argv)
 		{ "user-us", required_argument, NULL, 'u' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "mmio-addr", required_argument, NULL, 'A' },
+		{ "cpu", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1094,7 +1171,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:h", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1139,7 +1216,7 @@ static int parse_options(int argc, char **argv)
 				if (!strcmp(optarg, kinds[i].name))
 					break;
 			if (i == sizeof(kinds) / sizeof(kinds[0])) {
-				error_msg("invalid exit kind '%s' (pio, mmio or hlt)",
+				error_msg("invalid exit kind '%s' (pio, mmio, hlt, spin or idle)",
 					  optarg);
 				return -EINVAL;
 			}
@@ -1187,6 +1264,14 @@ static int parse_options(int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 'c':
+			if (parse_u64(optarg, CPU_SETSIZE - 1, &v)) {
+				error_msg("invalid CPU '%s' (0-%d)", optarg,
+					  CPU_SETSIZE - 1);
+				return -EINVAL;
+			}
+			opts.cpu = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1197,6 +1282,11 @@ static int parse_options(int argc, char **argv)
 	}
 	if (optind < argc) {
 		error_msg("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if ((opts.kind == KIND_SPIN || opts.kind == KIND_IDLE) && opts.exits) {
+		error_msg("-k %s makes no exits: add -n 0 (run for -t seconds)",
+			  kinds[opts.kind].name);
 		return -EINVAL;
 	}
 	return 0;

@@ -39,5 +39,6 @@ Suite *webconfig_suite(void);
 Suite *webauth_suite(void);
 Suite *connwatch_suite(void);
 Suite *latency_suite(void);
+Suite *vcputime_suite(void);
 
 #endif

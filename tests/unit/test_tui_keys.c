@@ -31,6 +31,7 @@ static const char *const want_help[] = {
 	"   q     quit",
 	"   r     reset the counters shown to zero from now",
 	"   s     set the update interval (0.1 to 25.5 seconds)",
+	"   t     where vCPU time goes: guest, kernel, vmm, halted, waiting (per VM)",
 	"   x     toggle child events, e.g. kvm_exit(HLT); no count restarts",
 	"   1-9 < >         choose the sort column",
 	"   Up Down PgUp PgDn Home End  move the selection, scroll",

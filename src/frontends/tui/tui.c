@@ -127,6 +127,13 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 		tui_brk_draw(snap, title, tp->brk_kind);
 		return 0;
 	}
+	if (tp->vt.on) {
+		tui_vt_model(&tp->vt, snap);
+		if (!tp->help) {
+			tui_draw(tp);
+			return 0;
+		}
+	}
 	if (tp->latency && !tp->help) {
 		char title[64];
 
@@ -184,6 +191,7 @@ static void tui_close(struct frontend *fe)
 	if (!tp)
 		return;
 	tui_free_rows(tp);
+	tui_vt_free(&tp->vt);
 	free(tp->hist);
 	free(tp->hist_summary);
 	free(tp->guest);

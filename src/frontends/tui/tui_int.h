@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "snapshot.h"
+#include "tui_vcputime.h"
 
 #define KEY_ESC 27
 #define TUI_COLS_MAX 6
@@ -67,6 +68,7 @@ struct tui_priv {
 	bool brk;	      /* 'k' or Enter: the breakdown view over all */
 	const char *brk_kind; /* its kind ("ioport"), NULL: every one */
 	unsigned brk_cli;     /* kinds --breakdown asked for (kept on) */
+	struct tui_vt vt;     /* 't': where vCPU time goes, over the others */
 	bool children;	      /* 'x' */
 	bool picking;	      /* events view: arrows moved a selection */
 	bool ascii;	      /* the terminal's locale is not UTF-8 */

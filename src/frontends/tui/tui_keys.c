@@ -395,6 +395,23 @@ static enum ui_action tui_key_latency(struct frontend *fe,
 	return UI_SET_LATENCY;
 }
 
+/* 't': the view of where vCPU time goes (its collector on), or back. */
+static enum ui_action tui_key_vcputime(struct frontend *fe,
+				       const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->vt.on = !tp->vt.on;
+	tp->vt.vm = 0;
+	tp->vt.sel = tp->vt.top = 0;
+	tp->vt.sort = 6; /* waiting */
+	fe->req.on = tp->vt.on;
+	tui_draw(tp);
+	return UI_SET_VCPUTIME;
+}
+
 /* Escape: from a histogram to the summary, from vCPUs to the VMs. */
 static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 				   int ch)
@@ -499,6 +516,11 @@ static const struct tui_key tui_keys[] = {
 	  "set the update interval (0.1 to 25.5 seconds)",
 	  tui_key_prompt,
 	  PROMPT_DELAY },
+	{ { 't' },
+	  "t",
+	  "where vCPU time goes: guest, kernel, vmm, halted, waiting (per VM)",
+	  tui_key_vcputime,
+	  0 },
 	{ { 'x' },
 	  "x",
 	  "toggle child events, e.g. kvm_exit(HLT); no count restarts",
@@ -607,6 +629,12 @@ enum ui_action tui_key(struct frontend *fe, int ch)
 		tp->help = false;
 		tui_draw(tp);
 		return UI_NONE;
+	}
+	if (tp->vt.on && ch != 't') {
+		enum ui_action act;
+
+		if (tui_vt_key(&tp->vt, fe, ch, &act))
+			return act;
 	}
 	k = tui_key_find(ch);
 	return k ? k->run(fe, k, ch) : UI_REFRESH;
