@@ -241,8 +241,8 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
-	src/core/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
-	src/lib/errmsg.c
+	src/core/hist.c src/core/snapshot.c src/core/vmdir.c src/render/units.c \
+	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
 FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS) $(PCRE2_LIBS)
 
@@ -252,8 +252,7 @@ FUZZ_SRCS_debugfs := src/lib/fs.c src/lib/util.c src/lib/errmsg.c
 
 # the exporter's HTTP Accept negotiation
 FUZZ_TARGETS += accept
-FUZZ_SRCS_accept := src/render/openmetrics.c src/lib/strbuf.c src/lib/util.c \
-	src/lib/errmsg.c src/render/units.c
+FUZZ_SRCS_accept := src/render/om_accept.c
 
 # the tracefs format parser and the child naming over it, seeded with the
 # format files of tests/data/formats
