@@ -242,9 +242,16 @@ FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
 	src/core/hist.c src/core/snapshot.c src/core/vmdir.c src/render/units.c \
-	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c
+	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c src/sys/mtree.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
 FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS) $(PCRE2_LIBS)
+
+# QEMU's memory map (info mtree -f) that names MMIO addresses, seeded with
+# a real one
+FUZZ_TARGETS += mtree
+FUZZ_SRCS_mtree := src/sys/mtree.c src/lib/util.c src/lib/errmsg.c
+FUZZ_MAX_LEN_mtree := 16384
+FUZZ_SEEDS_mtree := tests/data/mtree
 
 # a debugfs counter file: the small-file reader and the decimal parser
 FUZZ_TARGETS += debugfs

@@ -9,13 +9,15 @@
  * its per-thread counts into the snapshot's keyed tables: the whole
  * selection, each VM and (per_vcpu) each vCPU, each table its top keys
  * by count and the rest summed as "other", keys named where they can be
- * (the architecture's tables of ports and MSRs).
+ * (the architecture's tables of ports and MSRs; MMIO addresses by the
+ * VMs' own memory maps, asked through cfg.gpa_name).
  */
 #ifndef KVMSTAT_BREAKDOWN_H
 #define KVMSTAT_BREAKDOWN_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "errmsg.h"
@@ -36,6 +38,11 @@ struct breakdown_cfg {
 	bool timed;		  /* latency histograms per key */
 	bool per_vcpu;		  /* vCPUs' series in the exporter too */
 	size_t top;		  /* rows per table; 0: BREAKDOWN_TOP */
+	/* The name VM pid gives guest physical address gpa, or NULL (valid
+	 * until the next breakdown_read: copied); NULL: MMIO addresses go
+	 * unnamed. */
+	const char *(*gpa_name)(void *ctx, pid_t pid, uint64_t gpa);
+	void *gpa_ctx;
 };
 
 struct breakdown;

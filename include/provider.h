@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "errmsg.h"
@@ -54,6 +55,11 @@ struct provider_ops {
 	 * process exited). wake() must not block and pushes no samples. */
 	int (*wake_fd)(struct provider *p);
 	void (*wake)(struct provider *p);
+	/* Optional: the name the VMM gives guest physical address gpa of VM
+	 * pid (QMP: the region of its memory map there), or NULL when none
+	 * is known, which may make it learn the map again (bounded). Only
+	 * while want_gpa_names; valid until the provider's next read. */
+	const char *(*gpa_name)(struct provider *p, pid_t pid, uint64_t gpa);
 	/* Holds perf events or BPF objects, whose last close is slow: the
 	 * loop hands their last references to a detached process. */
 	bool holds_kernel_fds;
@@ -81,6 +87,9 @@ struct provider {
 	/* with want_vms: per-vCPU readings too (false: per VM only, a
 	 * level of detail no front-end of the run asked for) */
 	bool want_vcpus;
+	/* learn the VMs' memory maps for gpa_name() (--breakdown mmio); the
+	 * loop changes it on an open provider, read at every read */
+	bool want_gpa_names;
 	struct errmsg msg; /* error or notice line */
 	bool notice;	   /* msg holds a notice to show once */
 	/* what open() did on the host that the user hears of once (it

@@ -31,6 +31,9 @@ int loop_latency(struct loop *l, bool on);
 int loop_breakdown(struct loop *l, unsigned kinds);
 /* The breakdowns this render, or NULL when off. */
 const struct snap_breakdown *loop_brk_read(struct loop *l);
+/* Tells the open providers whether to learn the names of guest physical
+ * addresses (mmio broken down). */
+void loop_brk_providers(struct loop *l);
 /* The delay between refreshes, in ns. */
 uint64_t loop_delay_ns(const struct loop *l);
 /* The first sample, then --vcpu checked against what it found. */

@@ -165,6 +165,7 @@ int loop_open_providers(struct loop *l, bool all_fields)
 		}
 		l->nprovs++;
 	}
+	loop_brk_providers(l);
 	loop_forget_stale(l);
 	if (!l->nprovs && l->no_match)
 		return 0; /* -f keeps nothing: the run says so and ends */

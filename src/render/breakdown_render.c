@@ -342,9 +342,12 @@ static void br_labels(struct strbuf *b, const struct snap_brk_table *t,
 	br_hex(r->key, key, sizeof(key));
 	strbuf_addf(b, "%s=\"%s\"", br_kinds[br_kind(t->kind)].label,
 		    r->other ? "other" : key);
-	/* names come from kvmstat's own tables: no quoting needed */
-	if (r->name)
-		strbuf_addf(b, ",name=\"%s\"", r->name);
+	/* MMIO addresses' names are the VMM's: escaped */
+	if (r->name) {
+		strbuf_add(b, ",name=\"");
+		openmetrics_escape(b, r->name, true);
+		strbuf_add(b, "\"");
+	}
 	if (r->dir)
 		strbuf_addf(b, ",direction=\"%s\"", r->dir);
 	if (le)

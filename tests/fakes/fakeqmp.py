@@ -7,8 +7,15 @@ whose buckets 1, 2 and 4 grow by 1, 2 and 3 per query-stats. Further
 words: "name=NAME" answers query-name with NAME; "flood" sends events
 without end once capabilities are negotiated and answers nothing more (a
 hostile peer); "count" makes halt_exits grow by VALUE
-per query-stats. Prints "ready PID" once it listens; serves clients one
-after another until killed."""
+per query-stats; "relay=PATH" passes the commands it does not know
+(human-monitor-command: a real QEMU's memory tree) to the QMP monitor at
+PATH, a real QEMU's, connected once at the start; "mmio=GPA:TYPE:COUNT"
+(repeatable) makes, at the first query-stats, COUNT hits of a fake
+tracefs's kvm_mmio from this process (tests/system/breakdown_lib.sh:
+madvise(GPA, TYPE, -1)), so that the VM the socket's peer is makes them.
+Prints "ready PID" once it listens; serves clients one after another
+until killed."""
+import ctypes
 import json
 import os
 import socket
@@ -29,6 +36,36 @@ if HIST:
                                "exponent": -9})
 queries = 0
 QOM = "/machine/unattached/device[0]"
+RELAY = next((w[6:] for w in WORDS if w.startswith("relay=")), None)
+MMIO = [[int(x, 0) for x in w[5:].split(":")] for w in WORDS
+        if w.startswith("mmio=")]
+SYS_MADVISE = 28  # x86_64
+relay = None
+if RELAY:
+    relay = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    relay.connect(RELAY)
+    relay_f = relay.makefile("rb", buffering=0)
+    relay_f.readline()  # the greeting
+    relay.sendall(b'{"execute": "qmp_capabilities"}\r\n')
+    relay_f.readline()
+
+
+def relayed(cmd, args):
+    """The real monitor's answer to cmd (its events skipped)."""
+    relay.sendall(json.dumps({"execute": cmd, "arguments": args}).encode() +
+                  b"\r\n")
+    while True:
+        r = json.loads(relay_f.readline())
+        if "event" not in r:
+            return r
+
+
+def mmio_hits():
+    libc = ctypes.CDLL(None, use_errno=True)
+    for gpa, typ, count in MMIO:
+        for _ in range(count):
+            libc.syscall(SYS_MADVISE, ctypes.c_ulong(gpa), ctypes.c_ulong(typ),
+                         ctypes.c_long(-1))
 
 
 def answer(cmd, args):
@@ -46,6 +83,8 @@ def answer(cmd, args):
         if args.get("target") != "vcpu":
             return []
         queries += 1
+        if queries == 1:
+            mmio_hits()
         stats = [{"name": "halt_exits",
                   "value": value * queries if COUNT else value}]
         if HIST:
@@ -85,7 +124,10 @@ def serve(conn):
         for line in f:
             req = json.loads(line)
             ret = answer(req.get("execute"), req.get("arguments", {}))
-            if ret is None:
+            if ret is None and relay:
+                reply = relayed(req.get("execute"), req.get("arguments", {}))
+                reply.pop("id", None)
+            elif ret is None:
                 reply = {"error": {"class": "CommandNotFound", "desc": "no"}}
             else:
                 reply = {"return": ret}

@@ -236,6 +236,7 @@ int qp_vm_connect(struct provider *p, struct qp_vm *vm, uint64_t deadline)
 		vm->pid = vm->q.pid;
 	}
 	qp_vcpus_free(vm);
+	qp_vm_regions_forget(vm);
 	rc = qp_vm_cpus(p, vm, deadline);
 	if (rc) {
 		qp_vm_fail(p, vm, "query-cpus-fast", NULL);

@@ -34,7 +34,8 @@
  * src/providers/qmp/ talks to the monitors and says what went wrong
  * (monitors.c, over the QMP client of qmp_client.h), binds what query-stats-schemas says to
  * fields (schemas.c) and takes the query-stats replies (replies.c), all
- * through qmp_int.h. The provider's names carry the prefix qp_; qmp_ is
+ * through qmp_int.h; while the loop wants MMIO addresses named, each VM's
+ * memory map is asked too (regions.c). The provider's names carry the prefix qp_; qmp_ is
  * the client's.
  */
 #include <errno.h>
@@ -80,8 +81,8 @@ static int qp_read(struct provider *p, struct sample_set *out)
 			}
 			vm->state = QP_UP;
 		}
-		if (vm->state == QP_UP)
-			qp_vm_send(p, vm, deadline);
+		if (vm->state == QP_UP && !qp_vm_send(p, vm, deadline))
+			qp_vm_regions_send(p, vm, deadline);
 	}
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct qp_vm *vm = &d->vms[i];
@@ -89,8 +90,9 @@ static int qp_read(struct provider *p, struct sample_set *out)
 		if (vm->state != QP_DOWN || now < vm->retry_ns ||
 		    util_now_ns() >= deadline)
 			continue;
-		if (!qp_vm_connect(p, vm, deadline))
-			qp_vm_send(p, vm, deadline);
+		if (!qp_vm_connect(p, vm, deadline) &&
+		    !qp_vm_send(p, vm, deadline))
+			qp_vm_regions_send(p, vm, deadline);
 	}
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct qp_vm *vm = &d->vms[i];
@@ -101,6 +103,7 @@ static int qp_read(struct provider *p, struct sample_set *out)
 		vm->available = qp_vm_collect(p, vm, deadline);
 		if (!vm->available)
 			continue;
+		qp_vm_regions_take(p, vm, deadline);
 		if (vm->replaced)
 			qp_note(p, "QMP socket %s: now VM %d (VM %d is gone)",
 				vm->path, (int)vm->pid, (int)vm->replaced);
@@ -139,6 +142,7 @@ static void qp_close(struct provider *p)
 
 		qmp_close(&vm->q);
 		qp_vcpus_free(vm);
+		qp_vm_regions_forget(vm);
 		for (int t = 0; t < QP_TARGETS; t++)
 			json_decref(vm->args[t]);
 		free(vm->path);
@@ -242,5 +246,6 @@ const struct provider_ops qmp_provider_ops = {
 	.open = qp_open,
 	.read = qp_read,
 	.close = qp_close,
+	.gpa_name = qp_gpa_name,
 	.own_pid_check = true,
 };

@@ -3,7 +3,8 @@
  * The inside of the QMP provider (src/providers/qmp/), shared by its
  * parts: qmp.c (the provider: open, read, close), monitors.c (the
  * sockets, over qmp_client.h, and the notices), schemas.c (statistics bound to
- * fields) and replies.c (query-stats replies into samples). Nothing
+ * fields), replies.c (query-stats replies into samples) and regions.c
+ * (the VMs' memory maps, which name MMIO addresses). Nothing
  * outside that folder includes it. Its names carry the prefix qp_.
  */
 #ifndef KVMSTAT_QMP_INT_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mtree.h"
 #include "qmp_client.h"
 #include "sample.h"
 
@@ -29,6 +31,9 @@ struct sample_set;
 #define QP_BUCKETS_GUESS 64
 /* More buckets than this is not a histogram to take. */
 #define QP_BUCKETS_MAX 1024
+/* How soon a VM's memory map is asked again after an address it did not
+ * name (a BAR the guest has placed since, or one it never will). */
+#define QP_MTREE_RETRY_NS (10 * 1000000000ull)
 
 enum qp_target {
 	QP_TARGET_VM = 0,
@@ -91,6 +96,14 @@ struct qp_vm {
 	struct reading *val;  /* by slot: this refresh, VM and vCPUs */
 	struct reading *last; /* by slot: last value read */
 	char *problem;	      /* the last notice about it, or NULL */
+	/* its memory map, for gpa_name() (regions.c) */
+	struct mtree mtree;
+	bool mtree_have;   /* mtree holds its last answer */
+	bool mtree_miss;   /* an address it did not name was asked */
+	bool mtree_said;   /* why it has none was noted */
+	uint64_t mtree_ns; /* when it was last asked; 0: not since the
+				* connection */
+	uint64_t mtree_id; /* the command this refresh, or 0 */
 };
 
 struct qp_priv {
@@ -156,6 +169,18 @@ void qp_vm_fail(struct provider *p, struct qp_vm *vm, const char *what,
 int qp_vm_connect(struct provider *p, struct qp_vm *vm, uint64_t deadline);
 /* Sends this refresh's query-stats commands. */
 int qp_vm_send(struct provider *p, struct qp_vm *vm, uint64_t deadline);
+
+/* regions.c */
+/* Asks the VM's memory map along with this refresh's commands, when the
+ * names are wanted and it has none or missed an address QP_MTREE_RETRY_NS
+ * ago or more. */
+void qp_vm_regions_send(struct provider *p, struct qp_vm *vm, uint64_t deadline);
+/* Takes the map asked for, once the refresh's replies are in. */
+void qp_vm_regions_take(struct provider *p, struct qp_vm *vm, uint64_t deadline);
+/* Forgets the VM's map (a new connection: maybe another process). */
+void qp_vm_regions_forget(struct qp_vm *vm);
+/* The provider's gpa_name(). */
+const char *qp_gpa_name(struct provider *p, pid_t pid, uint64_t gpa);
 
 /* replies.c */
 /*

@@ -8,7 +8,9 @@
  * per-thread counts into keyed tables of the whole selection, each VM and
  * (asked for) each vCPU: the top keys of a table by count, the rest summed
  * as "other", with deltas and rates since the read before and names from
- * the architecture's tables, looked up once per key.
+ * the architecture's tables, looked up once per key, and for MMIO
+ * addresses from the VMs' memory maps (cfg.gpa_name), asked at each read
+ * for the rows shown, copied only when they change.
  *
  * Bounds: the kernel counts at most BRK_NKEYS distinct keys (all threads
  * and kinds together; later ones count as their kind's other) in a map of
@@ -36,7 +38,8 @@
 static const struct {
 	const char *name, *event, *key, *dir;
 	const char *dirs[2];
-	int names; /* arch_key_kind of its names, or -1 */
+	int names;	/* arch_key_kind of its names, or -1 */
+	bool gpa_names; /* named by the VMs (cfg.gpa_name) */
 } bd_kinds[BRK_NKINDS] = {
 	[BRK_IOPORT] = { "ioport",
 			 "kvm_pio",
@@ -49,7 +52,8 @@ static const struct {
 		       "gpa",
 		       "type",
 		       { "read", "write" },
-		       -1 },
+		       -1,
+		       true },
 	[BRK_MSR] = { "msr",
 		      "kvm_msr",
 		      "ecx",
@@ -69,6 +73,7 @@ struct bd_ent {
 	pid_t pid;
 	int vcpu; /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
 	pid_t tid;
+	pid_t from; /* the VM whose hits it sums; -1: several */
 	int kind, dir;
 	uint64_t key; /* BRK_OTHER: the keys past the kernel's bound */
 	uint64_t count;
@@ -84,12 +89,17 @@ struct bd_prev {
 	uint64_t key, count;
 };
 
-/* A key's name, looked up once. */
+/* A key's name in a scope (pid 0 but for MMIO addresses, whose names
+ * are each VM's), kept from one read to the next. */
 struct bd_name {
 	int kind;
+	pid_t pid;
 	uint64_t key;
 	char *name; /* NULL: none */
 };
+
+/* Names kept at most: past that, they are forgotten and asked again. */
+#define BD_NAMES_MAX 4096
 
 struct breakdown {
 	struct breakdown_cfg cfg;
@@ -277,6 +287,7 @@ static size_t bd_hnew(struct breakdown *b)
 static void bd_add(struct breakdown *b, const struct brk_key *k, uint64_t c,
 		   const struct lat_val *h, pid_t pid, int vcpu, pid_t tid)
 {
+	pid_t from = (pid_t)k->tgid;
 	uint32_t hash = bd_hash(pid, vcpu, k->kind, k->dir, k->key);
 	struct hashtab_iter it = hashtab_iter(&b->ent_index, hash);
 	struct bd_ent *e = NULL;
@@ -304,9 +315,12 @@ static void bd_add(struct breakdown *b, const struct brk_key *k, uint64_t c,
 				      .kind = k->kind,
 				      .dir = k->dir,
 				      .key = k->key,
+				      .from = from,
 				      .min = UINT64_MAX,
 				      .h = b->cfg.timed ? bd_hnew(b) : 0 };
 	}
+	if (e->from != from)
+		e->from = -1;
 	e->count += c;
 	if (!h || !h->count)
 		return;
@@ -395,32 +409,90 @@ static int bd_cmp(const void *pa, const void *pb)
 	return a->dir - b->dir;
 }
 
-/* The name of key of kind, looked up once; NULL when none. */
-static const char *bd_name(struct breakdown *b, int kind, uint64_t key)
+/* The kept name of key of kind in scope pid: its entry, added (name NULL)
+ * when new. */
+static struct bd_name *bd_name_entry(struct breakdown *b, int kind, pid_t pid,
+				     uint64_t key, bool *added)
 {
-	uint32_t hash = hashtab_hash3((uint32_t)kind, (uint32_t)key,
-				      (uint32_t)(key >> 32));
+	uint32_t hash = hashtab_hash3((uint32_t)kind ^ (uint32_t)pid << 4,
+				      (uint32_t)key, (uint32_t)(key >> 32));
 	struct hashtab_iter it = hashtab_iter(&b->name_index, hash);
-	const char *name = NULL;
-	char buf[64];
 	long i;
 
-	if (bd_kinds[kind].names < 0)
-		return NULL;
+	*added = false;
 	while ((i = hashtab_next(&b->name_index, &it)) >= 0)
-		if (b->names[i].kind == kind && b->names[i].key == key)
-			return b->names[i].name;
-	name = arch_key_name(arch_host,
-			     (enum arch_key_kind)bd_kinds[kind].names, key, buf,
-			     sizeof(buf));
+		if (b->names[i].kind == kind && b->names[i].pid == pid &&
+		    b->names[i].key == key)
+			return &b->names[i];
 	if (b->nnames == b->capnames) {
 		b->capnames = b->capnames ? 2 * b->capnames : 64;
 		b->names = xrealloc(b->names, b->capnames * sizeof(*b->names));
 	}
 	hashtab_add(&b->name_index, hash, b->nnames);
-	b->names[b->nnames] = (struct bd_name){ kind, key,
-						name ? xstrdup(name) : NULL };
-	return b->names[b->nnames++].name;
+	b->names[b->nnames] = (struct bd_name){ kind, pid, key, NULL };
+	*added = true;
+	return &b->names[b->nnames++];
+}
+
+/* Forgets the names kept (their strings are the last read's: done). */
+static void bd_names_clear(struct breakdown *b)
+{
+	for (size_t i = 0; i < b->nnames; i++)
+		free(b->names[i].name);
+	b->nnames = 0;
+	hashtab_clear(&b->name_index);
+}
+
+/* The name the VMs give e's address: the one VM's whose hits it sums, or
+ * when several, theirs if they all give the same; NULL else. */
+static const char *bd_gpa_ask(struct breakdown *b, const struct bd_ent *e)
+{
+	const char *name = NULL;
+
+	if (e->from > 0)
+		return b->cfg.gpa_name(b->cfg.gpa_ctx, e->from, e->key);
+	/* the whole selection's row: each VM's row of the key */
+	for (size_t i = 0; i < b->nent; i++) {
+		const struct bd_ent *x = &b->ent[i];
+		const char *n;
+
+		if (!x->pid || x->vcpu != SAMPLE_ALL_VCPUS ||
+		    x->kind != e->kind || x->dir != e->dir || x->key != e->key)
+			continue;
+		n = b->cfg.gpa_name(b->cfg.gpa_ctx, x->pid, e->key);
+		if (!n || (name && strcmp(n, name)))
+			return NULL;
+		name = n;
+	}
+	return name;
+}
+
+/* The name of e's key: the architecture's (a port, an MSR), looked up
+ * once, or the VMs' (an MMIO address), asked at each read (a VM's map
+ * can change) and copied when it changed; NULL when none. */
+static const char *bd_name(struct breakdown *b, const struct bd_ent *e)
+{
+	bool gpa = bd_kinds[e->kind].gpa_names, added;
+	struct bd_name *n;
+	const char *name;
+	char buf[64];
+
+	if (gpa && !b->cfg.gpa_name)
+		return NULL;
+	if (!gpa && bd_kinds[e->kind].names < 0)
+		return NULL;
+	n = bd_name_entry(b, e->kind, gpa ? e->pid : 0, e->key, &added);
+	if (!added && !gpa)
+		return n->name;
+	name = gpa ? bd_gpa_ask(b, e) :
+		     arch_key_name(arch_host,
+				   (enum arch_key_kind)bd_kinds[e->kind].names,
+				   e->key, buf, sizeof(buf));
+	if (name && n->name && !strcmp(name, n->name))
+		return n->name;
+	free(n->name);
+	n->name = name ? xstrdup(name) : NULL;
+	return n->name;
 }
 
 static struct snap_brk_row *bd_row(struct breakdown *b)
@@ -483,7 +555,7 @@ static void bd_table(struct breakdown *b, size_t i, size_t j)
 			shown++;
 			r->key = e->key;
 			r->dir = bd_kinds[e->kind].dirs[e->dir & 1];
-			r->name = bd_name(b, e->kind, e->key);
+			r->name = bd_name(b, e);
 			r->count = e->count;
 			r->delta = e->delta;
 			r->tcount = e->tcount;
@@ -515,6 +587,10 @@ const struct snap_breakdown *breakdown_read(struct breakdown *b)
 	double secs = b->last_ns ? (now - b->last_ns) / 1e9 : 0;
 	size_t first;
 
+	/* names are kept for the keys shown; a guest sweeping its address
+	 * space makes new ones: bounded */
+	if (b->nnames > BD_NAMES_MAX)
+		bd_names_clear(b);
 	b->nent = 0;
 	b->nh = 0;
 	b->nrows = 0;
@@ -581,8 +657,7 @@ void breakdown_close(struct breakdown *b)
 	hashtab_free(&b->ent_index);
 	hashtab_free(&b->prev_index);
 	hashtab_free(&b->name_index);
-	for (size_t i = 0; i < b->nnames; i++)
-		free(b->names[i].name);
+	bd_names_clear(b);
 	free(b->names);
 	free(b->ent);
 	free(b->hpool);
