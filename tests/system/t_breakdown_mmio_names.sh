@@ -16,6 +16,7 @@
 # name; the exporter writes the name label; -1's table shows it. Without
 # --qmp, or with a monitor that has no human-monitor-command (fakeqmp
 # alone), the same hits come with no names and the run goes well.
+# shellcheck disable=SC2154 # fake and start_tpkeys set NAME_PID (printf -v)
 source tests/system/lib.sh
 need_tracepoints
 QEMU=${QEMU:-qemu-system-x86_64}
@@ -83,8 +84,9 @@ blk=$(start virtio-pci-common-virtio-blk)
 ioapic=$(start ioapic)
 hpet=$(start hpet)
 msi=$(start apic-msi)
-[ -n "$net" ] && [ -n "$blk" ] && [ -n "$ioapic" ] && [ -n "$hpet" ] && [ -n "$msi" ] ||
-	fail "QEMU's view of memory lacks a region: $(cat "$TMP/mtree")"
+for r in "$net" "$blk" "$ioapic" "$hpet" "$msi"; do
+	[ -n "$r" ] || fail "QEMU's view of memory lacks a region: $(cat "$TMP/mtree")"
+done
 hpet10=$(printf '0x%x' $((hpet + 0x10)))
 msi=$(printf '0x%x' $((msi + 0x1004)))
 # an address no region holds: below the first BAR, above the RAM
