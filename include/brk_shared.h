@@ -22,7 +22,7 @@ enum brk_kind {
 
 /* Distinct keys counted (all threads, all kinds together); a key first
  * seen once they are taken counts in its thread's BRK_OTHER of its kind
- * and direction, which have BRK_NOTHER entries of their own. */
+ * and direction, which have BRK_NOTHER slots of their own. */
 #define BRK_NKEYS 8192
 #define BRK_NOTHER 2048
 #define BRK_OTHER (~0ull)
@@ -35,6 +35,12 @@ struct brk_key {
 	__u16 kind; /* enum brk_kind */
 	__u16 dir;
 	__u32 pad;
+};
+
+/* A slot of the counts: its key (all zero while free) and its hits. */
+struct brk_slot {
+	struct brk_key k;
+	__u64 count;
 };
 
 #endif

@@ -3,8 +3,8 @@
  * Exits broken down below the reason, in the kernel (--breakdown): each
  * hit of kvm_pio, kvm_mmio, kvm_msr or kvm_hypercall counts under its key
  * (port, guest physical address, MSR index, hypercall number) and
- * direction, per thread, in one fixed-size hash; keys past its bound count
- * as their kind's "other". With latency on, the hit also starts a clock
+ * direction, per thread, in a fixed-size array of slots; keys past its
+ * bound count as their kind's "other". With latency on, the hit also starts a clock
  * for the thread, which its next entry into the guest stops (kvm_entry,
  * or kvm_fpu(load) where kvm_entry never fires, as the latency programs
  * mark re-entry), the gap going into a log2 histogram of that key. A
@@ -33,19 +33,53 @@ const volatile __u32 brk_key_size[BRK_NKINDS] = {};
 const volatile __u32 brk_dir_off[BRK_NKINDS] = {};
 const volatile __u32 brk_dir_size[BRK_NKINDS] = {};
 
-/* Keys taken in brk_counts (a hint for the bound: a few more may slip
- * in when CPUs race, which BRK_NOTHER's room absorbs). */
+/* Slots taken (hints: brk_owner decides): of keys, below BRK_NKEYS, and
+ * of others, from BRK_NKEYS on. */
 __u32 brk_nkeys = 0;
+__u32 brk_nother = 0;
 /* kvm_entry has fired: from then on it alone ends a time. */
 __u32 brk_entry_fired = 0;
 
-/* The counts, per CPU: a hit adds without a locked instruction. */
+/*
+ * The counts, one slot per key of a thread, in an array the reader maps
+ * (no system call per key): a slot is taken once, by the one thread whose
+ * key it holds, which alone
+ * adds to it afterwards (a thread runs on one CPU at a time), so a hit
+ * needs no locked instruction. brk_index finds a key's slot; each CPU
+ * keeps the slot of its last hit in brk_hint, checked against the slot's
+ * key, so a thread hitting the same key as before costs two array
+ * lookups, no hash. Slots are claimed in brk_owner (without the atomic
+ * fetch that older BPF targets lack) and never given back.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
+	__type(key, __u32);
+	__type(value, struct brk_slot);
+} brk_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
 	__type(key, struct brk_key);
-	__type(value, __u64);
-} brk_counts SEC(".maps");
+	__type(value, __u32);
+} brk_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} brk_hint SEC(".maps");
+
+/* The slots claimed (slot to 1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
+	__type(key, __u32);
+	__type(value, __u32);
+} brk_owner SEC(".maps");
 
 /* The histograms (max_entries 1 unless timed). */
 struct {
@@ -82,18 +116,90 @@ static __always_inline void brk_start(struct brk_key *k, __u32 counted)
 		p->counted = 1;
 		return;
 	}
+	if (p) {
+		/* in place: an update would take a new LRU element each hit */
+		p->k = *k;
+		p->counted = counted;
+		p->ts = bpf_ktime_get_ns();
+		return;
+	}
 	n.ts = bpf_ktime_get_ns();
 	n.k = *k;
 	n.counted = counted;
 	bpf_map_update_elem(&brk_pend, &k->tid, &n, BPF_ANY);
 }
 
+static __always_inline int brk_same(const struct brk_key *a,
+				    const struct brk_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+/* A free slot of [base, base + n) from the hint *taken (slots below it
+ * are taken), claimed in brk_owner, whose insertion decides between CPUs
+ * claiming one at once; -1 when none is left. */
+static __always_inline __s64 brk_take(__u32 base, __u32 n, __u32 *taken)
+{
+	__u32 i = *taken, one = 1, slot;
+
+#pragma unroll
+	for (int t = 0; t < 8; t++, i++) {
+		if (i >= n)
+			return -1;
+		slot = base + i;
+		if (bpf_map_update_elem(&brk_owner, &slot, &one, BPF_NOEXIST))
+			continue;
+		if (i >= *taken)
+			*taken = i + 1;
+		return slot;
+	}
+	return -1;
+}
+
+/* A new slot for k: from the keys' while they last (else k becomes its
+ * kind's other), from the others' for an other; -1 when none is left. */
+static __always_inline __s64 brk_claim(struct brk_key *k)
+{
+	struct brk_slot *s;
+	__s64 slot = -1;
+	__u32 *p, n;
+
+	if (k->key != BRK_OTHER) {
+		slot = brk_take(0, BRK_NKEYS, &brk_nkeys);
+		if (slot < 0) {
+			k->key = BRK_OTHER;
+			p = bpf_map_lookup_elem(&brk_index, k);
+			if (p)
+				return *p;
+		}
+	}
+	if (slot < 0)
+		slot = brk_take(BRK_NKEYS, BRK_NOTHER, &brk_nother);
+	if (slot < 0)
+		return -1;
+	n = (__u32)slot;
+	s = bpf_map_lookup_elem(&brk_slots, &n);
+	if (!s)
+		return -1;
+	/* the key first: a reader that sees the count sees whose it is */
+	s->k = *k;
+	/* only this thread makes its keys: none can be there already */
+	if (bpf_map_update_elem(&brk_index, k, &n, BPF_NOEXIST))
+		return -1;
+	return slot;
+}
+
 /* Counts one hit of kind at key; count 0 only starts the clock. */
 static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
 				    __u32 count)
 {
-	__u64 id = bpf_get_current_pid_tgid(), zero = 0, *c;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct brk_key k = {};
+	struct brk_slot *s = NULL;
+	__u32 zero = 0, *hint, *p;
+	__s64 slot;
 
 	if (brk_tgid && (__u32)(id >> 32) != brk_tgid)
 		return;
@@ -103,19 +209,24 @@ static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
 	k.kind = kind;
 	k.dir = dir;
 	if (count) {
-		c = bpf_map_lookup_elem(&brk_counts, &k);
-		if (!c) {
-			if (brk_nkeys >= BRK_NKEYS)
-				k.key = BRK_OTHER;
-			if (!bpf_map_update_elem(&brk_counts, &k, &zero,
-						 BPF_NOEXIST) &&
-			    k.key != BRK_OTHER)
-				__sync_fetch_and_add(&brk_nkeys, 1);
-			c = bpf_map_lookup_elem(&brk_counts, &k);
-			if (!c)
-				return;
+		hint = bpf_map_lookup_elem(&brk_hint, &zero);
+		if (hint) {
+			s = bpf_map_lookup_elem(&brk_slots, hint);
+			if (s && !brk_same(&s->k, &k))
+				s = NULL;
 		}
-		*c += 1;
+		if (!s) {
+			p = bpf_map_lookup_elem(&brk_index, &k);
+			slot = p ? *p : brk_claim(&k);
+			if (slot < 0)
+				return;
+			s = bpf_map_lookup_elem(&brk_slots, &(__u32){ slot });
+			if (!s)
+				return;
+			if (hint)
+				*hint = (__u32)slot;
+		}
+		s->count += 1;
 	}
 	if (brk_timed)
 		brk_start(&k, count);

@@ -4,12 +4,13 @@
  * the skeleton of src/bpf/breakdown.bpf.c, turns on the programs of the
  * kinds asked for (raw, or on a record in a test tree), sizes the
  * histogram and pending maps down to one entry when untimed, loads,
- * attaches, and walks the counts. libbpf's messages go where the counting
- * engine keeps them (bpf_engine_last_log).
+ * attaches, maps the array of counts and walks it. libbpf's messages go
+ * where the counting engine keeps them (bpf_engine_last_log).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,11 +24,16 @@
 /* a program per kind, and two re-entry marks */
 #define BRK_MAX_LINKS (BRK_NKINDS + 2)
 
+/* The slots of the counts (brk_shared.h). */
+#define BRK_NSLOTS (BRK_NKEYS + BRK_NOTHER)
+
 struct brk_engine {
 	struct breakdown_bpf *skel;
 	struct bpf_link *links[BRK_MAX_LINKS];
 	size_t nlinks;
 	bool timed;
+	struct brk_slot *slots; /* brk_slots, mapped; NULL until loaded */
+	size_t slots_len;
 };
 
 struct brk_att {
@@ -107,6 +113,15 @@ struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 	*err = breakdown_bpf__load(e->skel);
 	if (*err)
 		goto out_free;
+	e->slots_len = BRK_NSLOTS * sizeof(*e->slots);
+	e->slots = mmap(NULL, e->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(e->skel->maps.brk_slots), 0);
+	if (e->slots == MAP_FAILED) {
+		e->slots = NULL;
+		*err = -errno;
+		*what = "mapping the breakdown's counts";
+		goto out_free;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_link *l;
 
@@ -142,33 +157,20 @@ int brk_engine_walk(struct brk_engine *e,
 			       uint64_t count, const struct lat_val *h),
 		    void *ctx)
 {
-	int counts = bpf_map__fd(e->skel->maps.brk_counts);
 	int hists = bpf_map__fd(e->skel->maps.brk_hists);
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *per = xcalloc(ncpus > 0 ? (size_t)ncpus : 1, sizeof(*per));
-	struct brk_key k, next;
 	struct lat_val *v = xmalloc(sizeof(*v));
-	void *prev = NULL;
-	uint64_t c;
-	int rc;
 
-	while (!bpf_map_get_next_key(counts, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(counts, &k, per))
+	for (size_t i = 0; i < BRK_NSLOTS; i++) {
+		/* a copy: the kernel goes on adding */
+		struct brk_slot s = e->slots[i];
+
+		if (!s.count)
 			continue;
-		c = 0;
-		for (int i = 0; i < ncpus; i++)
-			c += per[i];
-		if (!c)
-			continue;
-		fn(ctx, &k, c,
-		   e->timed && !bpf_map_lookup_elem(hists, &k, v) ? v : NULL);
+		fn(ctx, &s.k, s.count,
+		   e->timed && !bpf_map_lookup_elem(hists, &s.k, v) ? v : NULL);
 	}
-	rc = errno == ENOENT ? 0 : -errno;
 	free(v);
-	free(per);
-	return rc;
+	return 0;
 }
 
 /* Zeroes every value of map fd in place (vsize bytes, on each CPU of a
@@ -189,10 +191,9 @@ static void brk_zero(int fd, size_t vsize)
 
 void brk_engine_clear(struct brk_engine *e)
 {
-	int ncpus = libbpf_num_possible_cpus();
-
-	brk_zero(bpf_map__fd(e->skel->maps.brk_counts),
-		 sizeof(uint64_t) * (size_t)(ncpus > 0 ? ncpus : 1));
+	/* the slots keep their keys: the bound's count stays right */
+	for (size_t i = 0; i < BRK_NSLOTS; i++)
+		e->slots[i].count = 0;
 	if (e->timed)
 		brk_zero(bpf_map__fd(e->skel->maps.brk_hists),
 			 sizeof(struct lat_val));
@@ -204,6 +205,8 @@ void brk_engine_free(struct brk_engine *e)
 		return;
 	for (size_t i = 0; i < e->nlinks; i++)
 		bpf_link__destroy(e->links[i]);
+	if (e->slots)
+		munmap(e->slots, e->slots_len);
 	breakdown_bpf__destroy(e->skel);
 	free(e);
 }

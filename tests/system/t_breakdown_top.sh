@@ -20,10 +20,10 @@ sleep 0.8
 go_tpkeys a
 go_tpkeys b
 # the kernel's map while kvmstat runs: at most its fixed size
-entries=$(bpftool map dump name brk_counts -j 2>/dev/null | jq length)
-max=$(bpftool map show name brk_counts -j 2>/dev/null | jq .max_entries)
+entries=$(bpftool map dump name brk_index -j 2>/dev/null | jq length)
+max=$(bpftool map show name brk_index -j 2>/dev/null | jq .max_entries)
 [ -n "$entries" ] && [ "$entries" -le "$max" ] && [ "$max" -le 10240 ] ||
-	fail "brk_counts holds $entries of max $max"
+	fail "brk_index holds $entries of max $max"
 echo "ok: the kernel's map: $entries entries of at most $max"
 wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
 vm() { jq -c --argjson p "$1" --arg k "$2" '.breakdown.vms[] | select(.pid == $p) | .[$k]' "$TMP/k.out"; }
