@@ -2,7 +2,8 @@
 /*
  * libFuzzer harness of the QMP provider: what QEMU answers (schemas,
  * vCPU lists, statistics, errors, events) comes from the input, and the
- * provider opens and reads twice as kvmstat does. A fake monitor on a
+ * provider opens and reads twice as kvmstat does, wanting the VM's memory
+ * map (info mtree -f) and asking names from it. A fake monitor on a
  * thread sends a fixed greeting, then for each command it receives the
  * next part of the input (parts are separated by NUL bytes; a part may
  * hold several lines, or none), then closes. Whatever it sends, open and
@@ -125,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.ops = &qmp_provider_ops;
 	p.fields = &fields;
 	p.want_vms = true;
+	p.want_gpa_names = true; /* its memory map asked too */
 	p.children = true;
 	if (pthread_create(&t, NULL, serve, &a))
 		abort();
@@ -132,6 +134,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!qmp_provider_ops.open(&p, &cfg)) {
 		for (int r = 0; r < 2; r++) {
 			qmp_provider_ops.read(&p, &set);
+			/* the fake monitor is this process: the VM's pid */
+			qmp_provider_ops.gpa_name(&p, getpid(), 0xfed00000);
+			qmp_provider_ops.gpa_name(&p, getpid(), 0);
 			for (size_t i = 0; i < set.n; i++)
 				if (set.v[i].field < 0 ||
 				    (size_t)set.v[i].field >= fields.n)

@@ -97,9 +97,12 @@ static int qp_read(struct provider *p, struct sample_set *out)
 	for (size_t i = 0; i < d->nvms; i++) {
 		struct qp_vm *vm = &d->vms[i];
 
-		if (vm->state != QP_UP ||
-		    !(vm->sent[QP_TARGET_VM] || vm->sent[QP_TARGET_VCPU]))
+		if (vm->state != QP_UP)
 			continue;
+		if (!(vm->sent[QP_TARGET_VM] || vm->sent[QP_TARGET_VCPU])) {
+			qp_vm_regions_take(p, vm, deadline);
+			continue;
+		}
 		vm->available = qp_vm_collect(p, vm, deadline);
 		if (!vm->available)
 			continue;
