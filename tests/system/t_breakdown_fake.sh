@@ -18,7 +18,7 @@ start_tpkeys a 0:ioport:0x70:1:300 0:ioport:0x71:0:200 1:ioport:0x70:1:100 \
 	1:mmio:0xfebd1000:2:30 1:mmio:0xfebd2000:1:20
 start_tpkeys b 0:ioport:0x3f8:1:123 0:msr:0x10:0:77 1:ioport:0x3f8:1:5
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --json -1 -s 2 --breakdown all -f '^kvm_entry$'
-sleep 0.8
+wait_polling "$k_PID"
 go_tpkeys a
 go_tpkeys b
 wait "$k_PID" || fail "kvmstat: status $?: $(cat "$TMP/k.err")"
@@ -63,14 +63,14 @@ echo "ok: JSON: exact counts per key, VM and vCPU for two fake VMs"
 # -1: the tables after kvm_stat's rows, perf kvm stat's keys
 start_tpkeys c 0:ioport:0x64:0:42 0:msr:0x6e0:1:9
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat t -t -1 -s 3 --breakdown ioport,msr -f '^kvm_entry$'
-sleep 0.8
+wait_polling "$t_PID"
 go_tpkeys c
 wait "$t_PID" || fail "kvmstat -1: status $?: $(cat "$TMP/t.err")"
 grep -q '^ioport exits by key' "$TMP/t.out" || fail "-1: no ioport table: $(cat "$TMP/t.out")"
 grep -q '^msr exits by key' "$TMP/t.out" || fail "-1: no msr table"
 ! grep -q '^mmio exits' "$TMP/t.out" || fail "-1: an mmio table though not asked for"
 grep -Eq '^ 0x64:PIN +KBD_CMD +42 ' "$TMP/t.out" || fail "-1: no row 0x64:PIN KBD_CMD 42: $(cat "$TMP/t.out")"
-grep -Eq '^ 0x6e0:W +TSC_DEADLINE +9 ' "$TMP/t.out" || fail "-1: no row 0x6e0:W TSC_DEADLINE 9"
+grep -Eq '^ 0x6e0:W +TSC_DEADLINE +9 ' "$TMP/t.out" || fail "-1: no row 0x6e0:W TSC_DEADLINE 9: $(cat "$TMP/t.out")"
 echo "ok: -1: $(grep -E '^ 0x(64|6e0):' "$TMP/t.out" | tr -s ' ' | paste -sd';')"
 end_tpkeys c
 end_tpkeys b

@@ -185,7 +185,7 @@ grep -q "no memory map.*MMIO addresses go unnamed" "$TMP/n.err" ||
 echo "ok: a monitor that gives no map: the addresses alone ($(cat "$TMP/n.err"))"
 start_tpkeys e "1:mmio:$hpet10:1:50"
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat w -t --json -1 -s 2 --breakdown mmio -f '^(kvm_entry|halt_exits)$'
-sleep 0.8
+wait_polling "$w_PID"
 go_tpkeys e
 wait "$w_PID" || fail "kvmstat without --qmp: status $?: $(cat "$TMP/w.err")"
 want "$TMP/w.out" ".breakdown.vms[] | select(.pid == $e_PID)" "$hpet10" read 50 null

@@ -16,12 +16,19 @@ for i in $(seq 0 19); do specs+=("0:ioport:$((0x100 + i)):1:$((i + 1))"); done
 start_tpkeys a "${specs[@]}"
 start_tpkeys b 0:msr:0x40000:0:1:0:10000
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --json -1 -s 4 --breakdown ioport,msr -f '^kvm_entry$'
-sleep 0.8
+wait_polling "$k_PID"
 go_tpkeys a
 go_tpkeys b
-# the kernel's map while kvmstat runs: at most its fixed size
-entries=$(bpftool map dump name brk_index -j 2>/dev/null | jq length)
-max=$(bpftool map show name brk_index -j 2>/dev/null | jq .max_entries)
+# the kernel's map while kvmstat runs: at most its fixed size (kvmstat's
+# own map, found through its fds: other programs may hold one so named)
+map=
+for f in /proc/"$k_PID"/fdinfo/*; do
+	id=$(awk '$1 == "map_id:" { print $2 }' "$f" 2>/dev/null)
+	[ -n "$id" ] && [ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = brk_index ] && map=$id && break
+done
+[ -n "$map" ] || fail "kvmstat $k_PID holds no brk_index map"
+entries=$(bpftool map dump id "$map" -j 2>/dev/null | jq length)
+max=$(bpftool map show id "$map" -j 2>/dev/null | jq .max_entries)
 [ -n "$entries" ] && [ "$entries" -le "$max" ] && [ "$max" -le 10240 ] ||
 	fail "brk_index holds $entries of max $max"
 echo "ok: the kernel's map: $entries entries of at most $max"

@@ -41,7 +41,7 @@ expect "kvm statistics - summary"
 [ "$(brk_progs)" = "$before" ] || fail "breakdown programs loaded before asked for"
 # kvm_pio's row, from a0's hits (before the breakdown: not in it)
 go_tpkeys a0
-for _ in $(seq 20); do row kvm_pio | grep -q . && break; sleep 0.1; done
+for _ in $(seq 50); do row kvm_pio | grep -q . && break; sleep 0.1; done
 row kvm_pio | grep -q . || fail "no kvm_pio row: $(screen)"
 # sel_to NAME: moves the selection (reverse video) to NAME's line
 sel_to() {

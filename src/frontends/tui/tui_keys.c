@@ -490,8 +490,7 @@ static const struct tui_key tui_keys[] = {
 	  0 },
 	{ { 'l' },
 	  "l",
-	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
-	  "in the kernel and in the VMM; BPF, on while shown",
+	  "exit latency per reason, kernel and VMM (min/avg/max, p50-p99); BPF",
 	  tui_key_latency,
 	  0 },
 	{ { 'n' },
