@@ -105,14 +105,31 @@ static void sfd_fold(struct sfd_priv *d, struct reading *whole,
 		reading_fold(&whole[k], &part[k], d->locals[k].type);
 }
 
+/* The local indexes by field id, again when locals were added. */
+static void sfd_order(struct sfd_priv *d)
+{
+	if (d->norder == d->nlocals)
+		return;
+	d->order = xrealloc(d->order, d->nlocals * sizeof(*d->order));
+	d->norder = 0;
+	/* local_of is indexed by field id: walking it gives the order */
+	for (size_t f = 0; f < d->nlocal_of; f++)
+		if (d->local_of[f] >= 0)
+			d->order[d->norder++] = d->local_of[f];
+}
+
+/* Pushes the readable values of agg, by field id. */
 static void sfd_push_all(struct sfd_priv *d, struct sample_set *out, pid_t pid,
 			 int vcpu, pid_t tid, const struct reading *agg,
 			 unsigned int flags)
 {
-	for (size_t k = 0; k < d->nlocals; k++)
+	for (size_t i = 0; i < d->norder; i++) {
+		int k = d->order[i];
+
 		if (reading_ok(&agg[k]))
 			sample_set_push(out, d->locals[k].field, pid, vcpu, tid,
 					agg[k].value, flags);
+	}
 }
 
 /* Whether samples per vCPU are wanted (per VM there always are). */
@@ -228,6 +245,7 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 	else if (!d->all_watched)
 		sfd_watch_vms(d); /* a VM found between refreshes */
 	flags = d->vanished ? SAMPLE_REBASE : 0;
+	sfd_order(d);
 	/* the sums start from what exited VMs counted, so that a VM
 	 * leaving never takes its counts with it */
 	if (d->nlocals)
@@ -280,6 +298,7 @@ static void sfd_close(struct provider *p)
 	free(d->schemas);
 	free(d->locals);
 	free(d->local_of);
+	free(d->order);
 	free(d->val);
 	free(d->vmval);
 	free(d->vcval);

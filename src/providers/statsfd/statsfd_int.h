@@ -159,6 +159,10 @@ struct sfd_priv {
 	size_t nlocals, caplocals;
 	int *local_of; /* field id -> local index or -1 */
 	size_t nlocal_of;
+	/* the local indexes by field id: the order samples are pushed in
+	 * (the arbiter keeps (VM, field) pairs sorted); norder locals */
+	int *order;
+	size_t norder;
 	/* per local index: the sum over VMs, over one VM, over one vCPU */
 	struct reading *val, *vmval, *vcval;
 	unsigned char *data; /* one data block */
