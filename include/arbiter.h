@@ -54,7 +54,7 @@ struct arbiter_key {
 
 struct arbiter {
 	const struct field_table *fields; /* owners: who declared each */
-	struct arbiter_key *served; /* sorted by (field, pid), no repeats */
+	struct arbiter_key *served; /* sorted by (pid, field), no repeats */
 	size_t nserved, capserved;
 	/* per field id: what its owner reported this refresh (a total of
 	 * the whole selection, VM-wide readings) */

@@ -92,6 +92,13 @@ bool statsfd_schema_equal(const struct statsfd_schema *a,
  * shorter, or -errno.
  */
 int statsfd_data_read(int fd, const struct statsfd_schema *s, void *buf);
+/*
+ * Reads bytes [lo, hi) of the data block of fd into buf (hi - lo bytes;
+ * hi <= s->data_len): the part a reader wants. 0 (also when lo == hi,
+ * without a read), -EIO when the file is shorter, or -errno.
+ */
+int statsfd_data_read_range(int fd, const struct statsfd_schema *s, uint32_t lo,
+			    uint32_t hi, void *buf);
 
 /* Item i (< d->size) of descriptor d in a data block read for its schema. */
 static inline uint64_t statsfd_value(const void *data,

@@ -56,24 +56,35 @@ static bool arbiter_is_owners(const struct arbiter *a, const struct sample *x)
 	return !x->src || !owner || x->src == owner || !strcmp(x->src, owner);
 }
 
+/* By VM, then field: the order providers push their VMs' readings in,
+ * so that a refresh of one provider needs no sort. */
 static int arbiter_key_cmp(const void *a, const void *b)
 {
 	const struct arbiter_key *x = a, *y = b;
 
-	if (x->field != y->field)
-		return x->field < y->field ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->field < y->field ? -1 : x->field > y->field;
 }
 
-/* Sorts the served pairs and merges repeats (served by the owner if any
- * reading of the pair was the owner's). */
-static void arbiter_sort(struct arbiter *a)
+/* Whether served[from..] is sorted without repeats, and after the rest. */
+static bool arbiter_sorted(const struct arbiter *a, size_t from)
+{
+	for (size_t i = from ? from : 1; i < a->nserved; i++)
+		if (arbiter_key_cmp(&a->served[i - 1], &a->served[i]) >= 0)
+			return false;
+	return true;
+}
+
+/* Sorts the pairs served since from and merges repeats (served by the
+ * owner if any reading of the pair was the owner's). */
+static void arbiter_sort(struct arbiter *a, size_t from)
 {
 	size_t m = 0;
 
-	if (a->nserved > 1)
-		qsort(a->served, a->nserved, sizeof(*a->served),
-		      arbiter_key_cmp);
+	if (arbiter_sorted(a, from))
+		return;
+	qsort(a->served, a->nserved, sizeof(*a->served), arbiter_key_cmp);
 	for (size_t i = 0; i < a->nserved; i++) {
 		if (m && !arbiter_key_cmp(&a->served[m - 1], &a->served[i]))
 			a->served[m - 1].by_owner |= a->served[i].by_owner;
@@ -135,7 +146,7 @@ void arbiter_note(struct arbiter *a, const struct sample_set *set)
 	}
 	a->noted = set->n;
 	if (a->nserved != before)
-		arbiter_sort(a);
+		arbiter_sort(a, before);
 }
 
 bool arbiter_served(const struct arbiter *a, int field, pid_t pid)

@@ -418,9 +418,16 @@ bool statsfd_schema_equal(const struct statsfd_schema *a,
 
 int statsfd_data_read(int fd, const struct statsfd_schema *s, void *buf)
 {
-	if (!s->data_len)
+	return statsfd_data_read_range(fd, s, 0, s->data_len, buf);
+}
+
+int statsfd_data_read_range(int fd, const struct statsfd_schema *s, uint32_t lo,
+			    uint32_t hi, void *buf)
+{
+	if (hi <= lo)
 		return 0;
-	return statsfd_pread_full(fd, buf, s->data_len, s->data_offset);
+	return statsfd_pread_full(fd, buf, hi - lo,
+				  (uint64_t)s->data_offset + lo);
 }
 
 const char *statsfd_skip_name(enum statsfd_skip skip)

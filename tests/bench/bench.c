@@ -10,6 +10,9 @@
  *   bench hit_breakdown                its breakdown part alone
  *   bench mincount                     the minimal counter on every kvm
  *                                      tracepoint, until SIGTERM
+ *   bench reads [N]                    N small files read each refresh:
+ *                                      one pread per file, or one io_uring
+ *                                      submission for them all
  *
  * For tracepoint it also prints the time from open to the end of the
  * first read (startup) and the CPU per refresh split into its stages
@@ -32,12 +35,16 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -317,9 +324,10 @@ static int bench_mincount(void)
 	return 0;
 }
 
-static int count_fds(void)
+/* Entries of a /proc/self directory. */
+static int count_entries(const char *path)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(path);
 	struct dirent *de;
 	int n = 0;
 
@@ -328,7 +336,182 @@ static int count_fds(void)
 			n++;
 	if (d)
 		closedir(d);
-	return n - 1; /* the directory itself */
+	return n;
+}
+
+static int count_fds(void)
+{
+	return count_entries("/proc/self/fd") - 1; /* the directory itself */
+}
+
+static int count_threads(void)
+{
+	return count_entries("/proc/self/task");
+}
+
+/*
+ * bench reads: what a refresh of N stats fds costs by how they are read
+ * (issue 22: at most 2 us per fd). N memfds hold a 288-byte data block (a
+ * fake vCPU's); each round reads all N once by pread, then once by one
+ * io_uring submission (IORING_OP_READ on registered files, the ring as
+ * large as N), A B A B, a 32 MB walk and 20 ms of sleep before each (a
+ * refresh finds the caches cold). Median per fd of the calling thread's
+ * CPU and of the process's (every thread: io_uring hands a read of a file
+ * without FMODE_NOWAIT, as memfds and KVM's stats fds are, to a kernel
+ * worker thread of the process), and one system call's own cost.
+ */
+#define READS_LEN 288
+
+struct reads_ring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	unsigned int entries;
+};
+
+static double clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int reads_ring_open(struct reads_ring *r, unsigned int n, int *fds)
+{
+	struct io_uring_params p = { 0 };
+	unsigned char *sq, *cq;
+	unsigned int *array;
+
+	r->fd = (int)syscall(__NR_io_uring_setup, n, &p);
+	if (r->fd < 0)
+		return -errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL,
+		  p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		  IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		       IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
+		return -ENOMEM;
+	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	array = (unsigned int *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	r->entries = p.sq_entries;
+	for (unsigned int i = 0; i < p.sq_entries; i++)
+		array[i] = i;
+	if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_FILES, fds,
+		    n))
+		return -errno;
+	return 0;
+}
+
+/* Reads file i of n into buf + i * READS_LEN, a ring-full per enter. */
+static int reads_ring_round(struct reads_ring *r, unsigned int n,
+			    unsigned char *buf)
+{
+	unsigned int next = 0, done = 0;
+
+	while (done < n) {
+		unsigned int tail = *r->sq_tail, k = 0, head;
+
+		for (; next < n && k < r->entries; next++, k++, tail++) {
+			struct io_uring_sqe *e = &r->sqes[tail & *r->sq_mask];
+
+			memset(e, 0, sizeof(*e));
+			e->opcode = IORING_OP_READ;
+			e->flags = IOSQE_FIXED_FILE;
+			e->fd = (int)next;
+			e->addr = (uintptr_t)(buf + (size_t)next * READS_LEN);
+			e->len = READS_LEN;
+		}
+		atomic_store_explicit((_Atomic unsigned int *)r->sq_tail, tail,
+				      memory_order_release);
+		if (syscall(__NR_io_uring_enter, r->fd, k, k,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			return -errno;
+		head = *r->cq_head;
+		for (; head !=
+		       atomic_load_explicit((_Atomic unsigned int *)r->cq_tail,
+					    memory_order_acquire);
+		     head++, done++)
+			if (r->cqes[head & *r->cq_mask].res != READS_LEN)
+				return -EIO;
+		atomic_store_explicit((_Atomic unsigned int *)r->cq_head, head,
+				      memory_order_release);
+	}
+	return 0;
+}
+
+static int bench_reads(unsigned int n)
+{
+	enum {
+		ROUNDS = 31
+	};
+	double t[4][ROUNDS], a, b, nul;
+	unsigned char data[READS_LEN], *buf = xmalloc((size_t)n * READS_LEN);
+	size_t cool_len = 32u << 20;
+	unsigned char *cool = xcalloc(1, cool_len);
+	int *fds = xmalloc(n * sizeof(*fds)), rc;
+	struct reads_ring r = { 0 };
+
+	memset(data, 1, sizeof(data));
+	for (unsigned int i = 0; i < n; i++) {
+		fds[i] = memfd_create("bench-stats", MFD_CLOEXEC);
+		if (fds[i] < 0 ||
+		    write(fds[i], data, sizeof(data)) != READS_LEN) {
+			perror("bench reads: memfd");
+			return 1;
+		}
+	}
+	a = clock_us(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < 100000; i++)
+		syscall(SYS_getppid);
+	nul = (clock_us(CLOCK_THREAD_CPUTIME_ID) - a) / 100000;
+	rc = reads_ring_open(&r, n, fds);
+	for (int k = 0; k < ROUNDS; k++) {
+		for (int m = 0; m < (rc ? 1 : 2); m++) {
+			for (size_t i = 0; i < cool_len; i += 64)
+				cool[i]++;
+			usleep(20000);
+			a = clock_us(CLOCK_THREAD_CPUTIME_ID);
+			b = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+			if (m) {
+				if (reads_ring_round(&r, n, buf)) {
+					perror("bench reads: io_uring");
+					return 1;
+				}
+			} else {
+				for (unsigned int i = 0; i < n; i++)
+					if (pread(fds[i],
+						  buf + (size_t)i * READS_LEN,
+						  READS_LEN, 0) != READS_LEN)
+						return 1;
+			}
+			t[2 * m][k] = clock_us(CLOCK_THREAD_CPUTIME_ID) - a;
+			t[2 * m + 1][k] = clock_us(CLOCK_PROCESS_CPUTIME_ID) -
+					  b;
+		}
+	}
+	printf("reads of %u stats-sized memfds, us per fd (median of %d, alternating): one system call %.2f; pread: thread %.2f, process %.2f",
+	       n, ROUNDS, nul, median(t[0], ROUNDS) / n,
+	       median(t[1], ROUNDS) / n);
+	if (rc)
+		printf("; io_uring: unavailable (%s)\n", strerror(-rc));
+	else
+		printf("; io_uring: thread %.2f, process %.2f (%d threads: io_uring's workers besides this one)\n",
+		       median(t[2], ROUNDS) / n, median(t[3], ROUNDS) / n,
+		       count_threads());
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -347,7 +530,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: bench tracepoint [REGEX] [want_vms|no_bpf] | debugfs ROOT [want_vms] | hit | hit_breakdown | mincount\n");
+			"usage: bench tracepoint [REGEX] [want_vms|no_bpf] | debugfs ROOT [want_vms] | hit | hit_breakdown | mincount | reads [N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "hit_breakdown"))
@@ -356,6 +539,9 @@ int main(int argc, char **argv)
 		return bench_hit();
 	if (!strcmp(argv[1], "mincount"))
 		return bench_mincount();
+	if (!strcmp(argv[1], "reads"))
+		return bench_reads(argc > 2 ? (unsigned int)atoi(argv[2]) :
+					      1500);
 	tp = !strcmp(argv[1], "tracepoint");
 	if (tp && argc > 2) {
 		args[nargs++] = "-f";

@@ -254,6 +254,47 @@ START_TEST(test_pread_only)
 }
 END_TEST
 
+/* A part of the data block: the same bytes as in the whole block, from
+ * one pread; an empty part reads nothing; a part past the file's end is
+ * -EIO. */
+START_TEST(test_data_read_range)
+{
+	struct blob bl = blob_make(all_kinds, 9, NULL, ALL_KINDS_WORDS);
+	unsigned char data[ALL_KINDS_WORDS * 8], part[ALL_KINDS_WORDS * 8];
+	const struct statsfd_desc *h;
+	struct statsfd_schema *s;
+	struct errmsg err;
+	uint32_t lo, hi;
+	int fd = blob_fd(&bl);
+
+	ck_assert_int_eq(statsfd_schema_read(fd, &s, &err), 0);
+	ck_assert_int_eq(statsfd_data_read(fd, s, data), 0);
+	h = &s->desc[8]; /* the log2 histogram, 8 items */
+	lo = h->offset;
+	hi = h->offset + h->size * 8;
+	ck_assert_uint_gt(lo, 0);
+	memset(part, 0xee, sizeof(part));
+	ck_assert_int_eq(statsfd_data_read_range(fd, s, lo, hi, part), 0);
+	ck_assert_mem_eq(part, data + lo, hi - lo);
+	ck_assert_uint_eq(part[hi - lo], 0xee); /* no more than asked */
+	/* one stat alone */
+	lo = s->desc[0].offset;
+	ck_assert_int_eq(statsfd_data_read_range(fd, s, lo, lo + 8, part), 0);
+	ck_assert_mem_eq(part, data + lo, 8);
+	/* nothing asked: no read at all (not even of a bad fd) */
+	ck_assert_int_eq(statsfd_data_read_range(-1, s, 8, 8, part), 0);
+	/* the last item cut off after the schema was read */
+	ck_assert_int_eq(ftruncate(fd, (off_t)bl.len - 1), 0);
+	ck_assert_int_eq(statsfd_data_read_range(fd, s, s->data_len - 8,
+						 s->data_len, part),
+			 -EIO);
+	ck_assert_int_eq(statsfd_data_read_range(fd, s, 0, 8, part), 0);
+	statsfd_schema_free(s);
+	close(fd);
+	free(bl.b);
+}
+END_TEST
+
 /* Unknown types, units and bases, odd shapes and names are skipped, and
  * the rest of the file still parses. */
 START_TEST(test_skips)
@@ -1099,6 +1140,7 @@ Suite *statsfd_suite(void)
 
 	tcase_add_test(blob, test_valid_all_kinds);
 	tcase_add_test(blob, test_pread_only);
+	tcase_add_test(blob, test_data_read_range);
 	tcase_add_test(blob, test_skips);
 	tcase_add_test(blob, test_no_descriptors);
 	tcase_add_test(blob, test_bad_short_header);

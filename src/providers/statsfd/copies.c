@@ -60,14 +60,14 @@ void sfd_vm_close(struct sfd_vm *vm)
  */
 static void sfd_file_retire(struct sfd_file *f)
 {
-	const struct statsfd_schema *s;
+	size_t len;
 
 	if (f->fd < 0 || !f->sc)
 		return;
-	s = f->sc->s;
+	len = sfd_range_len(f->sc);
 	free(f->last);
-	f->last = xmalloc(s->data_len ? s->data_len : 1);
-	if (statsfd_data_read(f->fd, s, f->last)) {
+	f->last = xmalloc(len ? len : 1);
+	if (sfd_file_fetch(f->sc, f->fd, f->last)) {
 		free(f->last);
 		f->last = NULL;
 	}
@@ -186,9 +186,9 @@ static int sfd_file_open(struct provider *p, struct sfd_vm *vm,
 	 * turned on later (the monitor's guests view) then reports what each
 	 * vCPU counted during the run. With -i it counts everything.
 	 */
-	if (vm->old && !d->include_past && f->sc->s->data_len) {
-		f->base = xmalloc(f->sc->s->data_len);
-		if (statsfd_data_read(fd, f->sc->s, f->base)) {
+	if (vm->old && !d->include_past && sfd_range_len(f->sc)) {
+		f->base = xmalloc(sfd_range_len(f->sc));
+		if (sfd_file_fetch(f->sc, fd, f->base)) {
 			free(f->base);
 			f->base = NULL;
 		}
@@ -265,10 +265,13 @@ bool sfd_vm_sync(struct provider *p, struct sfd_vm *vm, size_t n)
 			continue;
 		f = sfd_vm_retired(vm, lk->vcpu);
 		if (f) {
-			/* the same stats, counted from where they were */
-			free(nf.base);
-			nf.base = f->base;
-			f->base = NULL;
+			/* the same stats, counted from where they were (a
+			 * base is laid out as its layout's range) */
+			if (f->sc == nf.sc) {
+				free(nf.base);
+				nf.base = f->base;
+				f->base = NULL;
+			}
 			sfd_file_close(f);
 		} else {
 			if (vm->nf == vm->capf) {

@@ -76,10 +76,10 @@ static bool sfd_desc_wanted(const struct provider *p,
 	return false;
 }
 
-/* Interns a histogram's parent and buckets; items[k] gets bucket k's local
- * index. */
+/* Interns a histogram's parent and buckets; bucket k's item (from
+ * items[k]) gets its local index. */
 static void sfd_bind_hist(struct provider *p, const struct statsfd_desc *dsc,
-			  int *items)
+			  struct sfd_item *items)
 {
 	struct sfd_priv *d = p->priv;
 	char name[STATSFD_NAME_SIZE_MAX + 16];
@@ -100,46 +100,72 @@ static void sfd_bind_hist(struct provider *p, const struct statsfd_desc *dsc,
 		f->bucket = (int)k;
 		hist_bucket_range(dsc->hist, dsc->bucket_size, k, dsc->size,
 				  &f->bucket_lo, &f->bucket_hi);
-		items[k] = sfd_local_add(d, id, FIELD_CUMULATIVE);
+		items[k].local = sfd_local_add(d, id, FIELD_CUMULATIVE);
+		items[k].type = FIELD_CUMULATIVE;
 	}
 }
 
-/* Interns the fields of a new schema's wanted stats. */
+static int sfd_item_cmp(const void *a, const void *b)
+{
+	const struct sfd_item *x = a, *y = b;
+
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/*
+ * Interns the fields of a new schema's wanted stats, and lists their
+ * items in data order with the range of the data block they lie in (the
+ * bytes a refresh reads).
+ */
 static struct sfd_schema *sfd_schema_bind(struct provider *p,
 					  struct statsfd_schema *s)
 {
 	struct sfd_priv *d = p->priv;
 	struct sfd_schema *sc = xcalloc(1, sizeof(*sc));
-	size_t nitems = 0;
+	bool *want = xcalloc(s->num_desc ? s->num_desc : 1, sizeof(*want));
+	size_t n = 0;
 
 	sc->s = s;
-	sc->first = xmalloc((s->num_desc ? s->num_desc : 1) *
-			    sizeof(*sc->first));
 	for (uint32_t i = 0; i < s->num_desc; i++) {
 		const struct statsfd_desc *dsc = &s->desc[i];
 
-		sc->first[i] = -1;
-		if (dsc->skip != STATSFD_USE || !sfd_desc_wanted(p, dsc))
-			continue;
-		sc->first[i] = (int)nitems;
-		nitems += dsc->size;
+		want[i] = dsc->skip == STATSFD_USE && sfd_desc_wanted(p, dsc);
+		if (want[i])
+			sc->nitem += dsc->size;
 	}
-	sc->items = xmalloc((nitems ? nitems : 1) * sizeof(*sc->items));
+	sc->item = xmalloc((sc->nitem ? sc->nitem : 1) * sizeof(*sc->item));
 	for (uint32_t i = 0; i < s->num_desc; i++) {
 		const struct statsfd_desc *dsc = &s->desc[i];
+		struct sfd_item *it = sc->item + n;
 		int id;
 
-		if (sc->first[i] < 0)
+		if (!want[i])
 			continue;
+		for (unsigned int k = 0; k < dsc->size; k++)
+			it[k].off = dsc->offset +
+				    k * (uint32_t)sizeof(uint64_t);
+		n += dsc->size;
 		if (dsc->hist != HIST_NONE) {
-			sfd_bind_hist(p, dsc, sc->items + sc->first[i]);
+			sfd_bind_hist(p, dsc, it);
 			continue;
 		}
 		id = field_table_intern(p->fields, dsc->name, -1, dsc->type,
 					"statsfd");
 		sfd_field_units(field_table_info(p->fields, id), dsc);
-		sc->items[sc->first[i]] = sfd_local_add(d, id, dsc->type);
+		it->local = sfd_local_add(d, id, dsc->type);
+		it->type = dsc->type;
 	}
+	free(want);
+	/* descriptors come in any offset order: reading in data order
+	 * walks the range forwards */
+	qsort(sc->item, sc->nitem, sizeof(*sc->item), sfd_item_cmp);
+	if (sc->nitem) {
+		sc->lo = sc->item[0].off;
+		sc->hi = sc->item[sc->nitem - 1].off +
+			 (uint32_t)sizeof(uint64_t);
+	}
+	for (size_t k = 0; k < sc->nitem; k++)
+		sc->item[k].off -= sc->lo;
 	d->schemas = xrealloc(d->schemas,
 			      (d->nschemas + 1) * sizeof(*d->schemas));
 	d->schemas[d->nschemas++] = sc;
@@ -163,9 +189,13 @@ struct sfd_schema *sfd_schema_get(struct provider *p, struct statsfd_schema *s)
 void sfd_schema_free(struct sfd_schema *sc)
 {
 	statsfd_schema_free(sc->s);
-	free(sc->first);
-	free(sc->items);
+	free(sc->item);
 	free(sc);
+}
+
+int sfd_file_fetch(const struct sfd_schema *sc, int fd, void *buf)
+{
+	return statsfd_data_read_range(fd, sc->s, sc->lo, sc->hi, buf);
 }
 
 /* Reads the layout of the stats fd made by ioctl req on fd and binds it. */

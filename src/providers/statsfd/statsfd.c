@@ -7,8 +7,9 @@
  * "anon_inode:kvm-vcpu-stats:N" links in /proc/PID/fd of VM processes
  * (those holding an "anon_inode:kvm-vm" fd), copies them with pidfd_getfd,
  * reads each file's header and descriptors once (files with the same
- * layout share one parsed schema) and its data block every refresh: one
- * pread per fd.
+ * layout share one parsed schema) and, every refresh, the part of its
+ * data block that holds the wanted stats: one pread per fd, none for a
+ * file of which no stat is wanted.
  *
  * VM processes are found from the "PID-FD" directories KVM's debugfs has
  * for each VM (listed even under lockdown), so only their fds are read;
@@ -66,30 +67,25 @@
 #define KVM_CAP_BINARY_STATS_FD 203
 #endif
 
-/* Adds one file's values (read into d->data) to the aggregate agg. */
-static void sfd_file_add(struct sfd_priv *d, const struct sfd_file *f,
-			 const unsigned char *data, struct reading *agg)
+/* Adds one file's values (its range, read into data) to the aggregate
+ * agg. */
+static void sfd_file_add(const struct sfd_file *f, const unsigned char *data,
+			 struct reading *agg)
 {
-	const struct statsfd_schema *s = f->sc->s;
+	const struct sfd_schema *sc = f->sc;
 
-	for (uint32_t i = 0; i < s->num_desc; i++) {
-		const struct statsfd_desc *dsc = &s->desc[i];
-		const int *items;
+	for (size_t k = 0; k < sc->nitem; k++) {
+		const struct sfd_item *it = &sc->item[k];
+		uint64_t v;
 
-		if (f->sc->first[i] < 0)
-			continue;
-		items = f->sc->items + f->sc->first[i];
-		for (unsigned int k = 0; k < dsc->size; k++) {
-			uint64_t v = statsfd_value(data, dsc, k);
-			int l = items[k];
+		memcpy(&v, data + it->off, sizeof(v));
+		if (f->base && it->type == FIELD_CUMULATIVE) {
+			uint64_t b;
 
-			if (f->base && d->locals[l].type == FIELD_CUMULATIVE) {
-				uint64_t b = statsfd_value(f->base, dsc, k);
-
-				v = v >= b ? v - b : 0;
-			}
-			reading_add(&agg[l], v, d->locals[l].type);
+			memcpy(&b, f->base + it->off, sizeof(b));
+			v = v >= b ? v - b : 0;
 		}
+		reading_add(&agg[it->local], v, it->type);
 	}
 }
 
@@ -97,17 +93,8 @@ static void sfd_file_add(struct sfd_priv *d, const struct sfd_file *f,
  * be read this time. */
 static void sfd_file_bad(const struct sfd_file *f, struct reading *agg)
 {
-	const struct statsfd_schema *s = f->sc->s;
-
-	for (uint32_t i = 0; i < s->num_desc; i++) {
-		const int *items;
-
-		if (f->sc->first[i] < 0)
-			continue;
-		items = f->sc->items + f->sc->first[i];
-		for (unsigned int k = 0; k < s->desc[i].size; k++)
-			reading_fail(&agg[items[k]]);
-	}
+	for (size_t k = 0; k < f->sc->nitem; k++)
+		reading_fail(&agg[f->sc->item[k].local]);
 }
 
 /* Folds the aggregate part into whole (a vCPU's into its VM's). */
@@ -118,14 +105,31 @@ static void sfd_fold(struct sfd_priv *d, struct reading *whole,
 		reading_fold(&whole[k], &part[k], d->locals[k].type);
 }
 
+/* The local indexes by field id, again when locals were added. */
+static void sfd_order(struct sfd_priv *d)
+{
+	if (d->norder == d->nlocals)
+		return;
+	d->order = xrealloc(d->order, d->nlocals * sizeof(*d->order));
+	d->norder = 0;
+	/* local_of is indexed by field id: walking it gives the order */
+	for (size_t f = 0; f < d->nlocal_of; f++)
+		if (d->local_of[f] >= 0)
+			d->order[d->norder++] = d->local_of[f];
+}
+
+/* Pushes the readable values of agg, by field id. */
 static void sfd_push_all(struct sfd_priv *d, struct sample_set *out, pid_t pid,
 			 int vcpu, pid_t tid, const struct reading *agg,
 			 unsigned int flags)
 {
-	for (size_t k = 0; k < d->nlocals; k++)
+	for (size_t i = 0; i < d->norder; i++) {
+		int k = d->order[i];
+
 		if (reading_ok(&agg[k]))
 			sample_set_push(out, d->locals[k].field, pid, vcpu, tid,
 					agg[k].value, flags);
+	}
 }
 
 /* Whether samples per vCPU are wanted (per VM there always are). */
@@ -161,25 +165,27 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 		for (; j < vm->nf && vm->f[j].vcpu == vcpu; j++) {
 			const struct sfd_file *f = &vm->f[j];
 			const unsigned char *data = f->last;
+			size_t len = sfd_range_len(f->sc);
 
-			if (f->sc->s->data_len > d->capdata) {
-				d->capdata = f->sc->s->data_len;
+			if (f->tid != tid)
+				tid = 0; /* several VMs: not one thread */
+			if (!len)
+				continue; /* nothing wanted: not read */
+			if (len > d->capdata) {
+				d->capdata = len;
 				d->data = xrealloc(d->data, d->capdata);
 			}
-			if (f->fd >= 0 &&
-			    !statsfd_data_read(f->fd, f->sc->s, d->data))
+			if (f->fd >= 0 && !sfd_file_fetch(f->sc, f->fd, d->data))
 				data = d->data;
 			/* counted from the first refresh, as the stats count
 			 * every series read in it */
 			if (data == d->data && f->base && !d->reads)
-				memcpy(f->base, data, f->sc->s->data_len);
+				memcpy(f->base, data, len);
 			if (!data) {
 				sfd_file_bad(f, agg);
 				continue;
 			}
-			sfd_file_add(d, f, data, agg);
-			if (f->tid != tid)
-				tid = 0; /* several VMs: not one thread */
+			sfd_file_add(f, data, agg);
 		}
 		i = j;
 		if (!breakdown)
@@ -239,6 +245,7 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 	else if (!d->all_watched)
 		sfd_watch_vms(d); /* a VM found between refreshes */
 	flags = d->vanished ? SAMPLE_REBASE : 0;
+	sfd_order(d);
 	/* the sums start from what exited VMs counted, so that a VM
 	 * leaving never takes its counts with it */
 	if (d->nlocals)
@@ -291,6 +298,7 @@ static void sfd_close(struct provider *p)
 	free(d->schemas);
 	free(d->locals);
 	free(d->local_of);
+	free(d->order);
 	free(d->val);
 	free(d->vmval);
 	free(d->vcval);

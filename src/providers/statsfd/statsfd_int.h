@@ -55,12 +55,23 @@ struct sfd_local {
 	enum field_type type; /* how it aggregates: peaks by maximum */
 };
 
+/* One u64 of a data block that this provider pushes. */
+struct sfd_item {
+	uint32_t off;	      /* bytes from the start of the range read */
+	int local;	      /* local index */
+	enum field_type type; /* its local's */
+};
+
 /* A parsed layout and where its values go; shared by files alike and
- * kept while the provider lives (a kernel has two: VM and vCPU). */
+ * kept while the provider lives (a kernel has two: VM and vCPU). Only
+ * the bytes [lo, hi) of the data block hold wanted stats: a refresh
+ * reads those (none at all when lo == hi, e.g. the VM's own stats under
+ * a filter that keeps only vCPU stats). */
 struct sfd_schema {
 	struct statsfd_schema *s;
-	int *first; /* per descriptor: index in items, -1 unused */
-	int *items; /* per value item: local index */
+	uint32_t lo, hi;       /* the range of the data block read */
+	struct sfd_item *item; /* the wanted items, in data order */
+	size_t nitem;
 };
 
 /* One stats fd copied from a VM process. */
@@ -70,12 +81,12 @@ struct sfd_file {
 	int vcpu;  /* vCPU index, or -1 for the VM's own stats */
 	pid_t tid; /* the vCPU's thread, 0 when unknown */
 	struct sfd_schema *sc;
-	unsigned char *base; /* data block at discovery, subtracted from
-				 * cumulative values; NULL: counted from 0 */
+	unsigned char *base; /* its range (sc->lo..hi) at discovery,
+			      * subtracted from cumulative values; NULL:
+			      * counted from 0 */
 	bool mark;	     /* seen by the scan running now */
-	unsigned char *last; /* its process closed it or exited: the data
-				 * block read last, once the copy was closed
-				 * (fd -1) */
+	unsigned char *last; /* its process closed it or exited: its range
+			      * read last, once the copy was closed (fd -1) */
 };
 
 /* One VM process. */
@@ -148,6 +159,10 @@ struct sfd_priv {
 	size_t nlocals, caplocals;
 	int *local_of; /* field id -> local index or -1 */
 	size_t nlocal_of;
+	/* the local indexes by field id: the order samples are pushed in
+	 * (the arbiter keeps (VM, field) pairs sorted); norder locals */
+	int *order;
+	size_t norder;
 	/* per local index: the sum over VMs, over one VM, over one vCPU */
 	struct reading *val, *vmval, *vcval;
 	unsigned char *data; /* one data block */
@@ -188,6 +203,14 @@ void sfd_note_flush(struct provider *p);
 struct sfd_schema *sfd_schema_get(struct provider *p, struct statsfd_schema *s);
 /* Frees a bound schema and the parsed layout it holds. */
 void sfd_schema_free(struct sfd_schema *sc);
+/* The bytes of a file's range: what sfd_file_fetch reads. */
+static inline size_t sfd_range_len(const struct sfd_schema *sc)
+{
+	return sc->hi - sc->lo;
+}
+/* Reads the range of fd (a file of layout sc) into buf, which holds
+ * sfd_range_len(sc) bytes; no read when it is empty. 0 or -errno. */
+int sfd_file_fetch(const struct sfd_schema *sc, int fd, void *buf);
 /*
  * The fields of the kernel's binary stats before any VM runs, so that
  * the first sample already has every one (the log's columns are fixed
