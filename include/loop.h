@@ -24,6 +24,9 @@
 #include "stats.h"
 #include "vmdir.h"
 
+struct recorder;
+struct replay;
+
 #define LOOP_MAX_PROVIDERS 8
 #define LOOP_MAX_FRONTENDS 4
 #define LOOP_MAX_NOTES 16
@@ -94,6 +97,11 @@ struct loop {
 	struct latency *lat;   /* exit latency, when asked for */
 	bool lat_on;	       /* asked for (--latency, the monitor) */
 	struct errmsg lat_msg; /* why it could not start */
+	struct recorder *rec;  /* --record, until it stops; or NULL */
+	struct replay *replay; /* --replay: the recording, in place of the
+				* providers; or NULL */
+	bool replay_paused;    /* the monitor's Space */
+	char replay_at[128];   /* the header's line about the replay */
 };
 
 /*

@@ -85,13 +85,14 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		.delay = l->run.delay,
 		.children = l->children,
 		.sources = l->providers,
+		.replay = l->replay ? l->replay_at : NULL,
 	};
 }
 
 /* The directory of VMs for this refresh's snapshots: names and vCPU
  * threads where a view shows VMs, the VM watched, and every running VM
  * while the monitor asks for one. */
-static void loop_scan_vms(struct loop *l)
+void loop_scan_vms(struct loop *l)
 {
 	const struct options *o = l->opts;
 	/* /proc alone, as the snapshots always read it: KVM's debugfs tree
@@ -105,6 +106,11 @@ static void loop_scan_vms(struct loop *l)
 		.all = l->list_vms,
 	};
 
+	/* a replay's directory is the recording's */
+	if (l->replay)
+		return;
+	/* a recording names its VMs */
+	r.vms |= l->rec != NULL;
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
 	vmscan_update(&l->vms, &r);
@@ -254,6 +260,15 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	pfd[0].fd = l->sigfd;
 	pfd[0].events = POLLIN;
 	signals_wait_mask(&wait_mask);
+	/* a replay without the monitor goes as fast as it is written, to
+	 * the end of the recording or a stop signal */
+	if (l->replay && l->need.pace != FRONTEND_INTERACTIVE) {
+		*wake = loop_replay_more(l) ? LOOP_TIMEOUT : LOOP_STOP;
+		if (poll(pfd, 1, 0) > 0 &&
+		    signals_next(l->sigfd) != SIGNALS_NONE)
+			*wake = LOOP_STOP;
+		return 0;
+	}
 	for (;;) {
 		uint64_t now = util_now_ns();
 		enum signals_event ev;
@@ -409,6 +424,22 @@ static bool nothing_matches(struct loop *l)
 	return empty;
 }
 
+/* The run came to its end: front-ends write what waited for it. */
+static int loop_finish(struct loop *l)
+{
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+		int rc;
+
+		if (!l->fe_open[i] || !fe->ops->finish)
+			continue;
+		rc = fe->ops->finish(fe);
+		if (rc)
+			return loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
+	}
+	return 0;
+}
+
 /* One interval, then one render; as -1 always did, a write that fails
  * ends the run quietly. */
 static int run_once(struct loop *l)
@@ -453,8 +484,11 @@ static int run_every(struct loop *l)
 		if (rc)
 			return rc;
 		/* a stop request still renders the partial interval: no
-		 * count is lost between the last line and the end */
+		 * count is lost between the last line and the end (a
+		 * replay's last refresh is rendered already) */
 		more = wake != LOOP_STOP;
+		if (!more && l->replay)
+			break;
 		loop_sample_all(l);
 		rc = loop_render(l, false);
 		now = util_now_ns();
@@ -462,6 +496,8 @@ static int run_every(struct loop *l)
 		if (deadline <= now)
 			deadline = now + loop_delay_ns(l);
 	}
+	if (!rc)
+		rc = loop_finish(l);
 	return rc == -EPIPE ? 0 : rc;
 }
 
@@ -491,6 +527,9 @@ static int resolve_vm(struct loop *l)
 	 * show nothing: when only such providers are asked for, they judge */
 	bool checked = false, others = false;
 
+	/* a replay's VMs are the recording's */
+	if (o->replay)
+		return 0;
 	for (size_t i = 0; provider_registry[i]; i++) {
 		const struct provider_ops *ops = provider_registry[i];
 
@@ -601,7 +640,10 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 	 * monitor takes the terminal only once the providers are up */
 	rc = open_frontends(l, false);
 	if (!rc)
-		rc = loop_open_providers(l, false);
+		rc = loop_record_open(l);
+	if (!rc)
+		rc = opts->replay ? loop_replay_open(l) :
+				    loop_open_providers(l, false);
 	if (!rc && opts->latency) {
 		rc = loop_latency(l, true);
 		if (rc)
@@ -664,6 +706,8 @@ void loop_close(struct loop *l)
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);
+	/* after the stats: its fields name the replay's strings */
+	loop_record_close(l);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
 	l->sigfd = -1;

@@ -13,6 +13,7 @@
 #include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
+#include "replay.h"
 #include "util.h"
 #include "vm.h"
 
@@ -22,6 +23,9 @@ static int reopen_providers(struct loop *l)
 {
 	int rc;
 
+	/* a replay starts the stats afresh at the refresh shown */
+	if (l->replay)
+		return loop_replay_to(l, (long)replay_pos(l->replay));
 	loop_close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->run.include_past);
@@ -43,6 +47,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	struct errmsg err;
 
 	*quit = false;
+	if (l->replay && loop_replay_request(l, req))
+		return 0;
 	/* every running VM is listed while a prompt asks for one */
 	l->list_vms = req->action == UI_LIST_VMS;
 	switch (req->action) {
@@ -99,6 +105,9 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_LIST_VMS:
 	case UI_RENDER:
+	case UI_REPLAY_PAUSE:
+	case UI_REPLAY_STEP:
+	case UI_REPLAY_JUMP:
 	case UI_REFRESH:
 	case UI_NONE:
 		break;
@@ -118,7 +127,7 @@ static bool follow_guest(struct loop *l)
 	bool moved = false;
 	int n;
 
-	if (!run->pid || !run->guest ||
+	if (l->replay || !run->pid || !run->guest ||
 	    vm_pid_is_vm(l->opts->proc_root, run->pid))
 		return false;
 	n = vm_find_by_name(l->opts->proc_root, run->guest, &pids);

@@ -101,6 +101,9 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 			return UI_NONE;
 		}
 		return UI_SET_DELAY;
+	case PROMPT_TIME:
+		snprintf(req->when, sizeof(req->when), "%s", tp->input);
+		return tp->input[0] ? UI_REPLAY_JUMP : UI_NONE;
 	case PROMPT_NONE:
 		break;
 	}
@@ -166,6 +169,8 @@ static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 			 tp->filter ? tp->filter : "default");
 	else if (p == PROMPT_DELAY)
 		snprintf(tp->hint, sizeof(tp->hint), "%.1f", tp->delay);
+	else if (p == PROMPT_TIME)
+		snprintf(tp->hint, sizeof(tp->hint), "%s", tp->replay);
 	else if (tp->pid && tp->guest)
 		snprintf(tp->hint, sizeof(tp->hint), "%s", tp->guest);
 	else if (tp->pid)
@@ -404,6 +409,26 @@ static enum ui_action tui_key_dismiss(struct frontend *fe,
 	return UI_NONE;
 }
 
+/* --replay's time keys: Space pauses or plays on, [ and ] step back and
+ * on, t asks for a time to jump to; without a replay, a refresh. */
+static enum ui_action tui_key_time(struct frontend *fe, const struct tui_key *k,
+				   int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	if (!tp->replay)
+		return UI_REFRESH;
+	if (ch == 't') {
+		tui_open_prompt(tp, PROMPT_TIME);
+		return UI_NONE;
+	}
+	if (ch == ' ')
+		return UI_REPLAY_PAUSE;
+	fe->req.step = ch == '[' ? -1 : ch == ']' ? 1 : ch == '{' ? -10 : 10;
+	return UI_REPLAY_STEP;
+}
+
 static const struct tui_key tui_keys[] = {
 	{ { 'b' },
 	  "b",
@@ -475,6 +500,12 @@ static const struct tui_key tui_keys[] = {
 	  "on a VM in the per-guest view: its vCPUs;\n"
 	  "on a histogram: its buckets and p50/p90/p99",
 	  tui_key_enter,
+	  0 },
+	{ { ' ', '[', ']', '{', '}', 't' },
+	  "Space [ ] { } t",
+	  "--replay: pause or play on; a refresh back, on; ten back,\n"
+	  "on; jump to a time (paused)",
+	  tui_key_time,
 	  0 },
 	{ { KEY_ESC },
 	  "Escape",

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The flight recorder (--record FILE): after every refresh, what the
+ * snapshots are built from (the stats' cells: every field in every scope,
+ * host, VM and vCPU; the directory of VMs: names, vCPU threads, alive)
+ * into the recording (recdb.h), one transaction per refresh, only the
+ * values that changed since the refresh before. replay.h reads it back.
+ */
+#ifndef KVMSTAT_RECORDER_H
+#define KVMSTAT_RECORDER_H
+
+#include <stdint.h>
+
+#include "errmsg.h"
+#include "stats.h"
+#include "vmdir.h"
+
+struct recorder;
+
+/* What the run records with. */
+struct recorder_cfg {
+	const char *path;
+	uint64_t keep_ns;    /* --record-keep DURATION, or 0 */
+	uint64_t keep_bytes; /* --record-keep SIZE, or 0 */
+	const char *sources; /* the open sources, as the header says, or
+			      * NULL: said by the first write */
+	double delay;	     /* -s */
+};
+
+/* Opens (or continues) the recording: a new session in it. 0, or -errno
+ * with a line (a file of another program, no permission). */
+int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
+		  struct errmsg *msg);
+/* Records the refresh s has just folded in, with the VMs of vms and the
+ * open sources. 0, or
+ * -errno with a line (-ENOSPC: the disk is full); the file keeps every
+ * refresh before. */
+int recorder_write(struct recorder *r, const struct stats *s,
+		   const struct vmdir *vms, const char *sources,
+		   struct errmsg *msg);
+void recorder_close(struct recorder *r);
+
+#endif
