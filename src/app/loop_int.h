@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "replay.h"
 
 /* The monitor's next screen after a key changed something. */
 #define LOOP_SOON_NS 250000000ull
@@ -42,8 +43,9 @@ int loop_record_open(struct loop *l);
 void loop_record(struct loop *l);
 /* Opens --replay's file in place of the providers. */
 int loop_replay_open(struct loop *l);
-/* Makes the stats hold refresh i of the replay (clamped to the window). */
-int loop_replay_to(struct loop *l, long i);
+/* Makes the stats hold refresh i of the replay (clamped to the window),
+ * reached as how says (replay.h). */
+int loop_replay_to(struct loop *l, long i, enum replay_how how);
 /* The next refresh the pace asks for: the following one, or with -1 the
  * last of the window. */
 void loop_replay_sample(struct loop *l);

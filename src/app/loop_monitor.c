@@ -25,7 +25,8 @@ static int reopen_providers(struct loop *l)
 
 	/* a replay starts the stats afresh at the refresh shown */
 	if (l->replay)
-		return loop_replay_to(l, (long)replay_pos(l->replay));
+		return loop_replay_to(l, (long)replay_pos(l->replay),
+				      REPLAY_AS_LIVE);
 	loop_close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->run.include_past);

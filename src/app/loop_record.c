@@ -91,14 +91,14 @@ int loop_replay_open(struct loop *l)
 	return 0;
 }
 
-int loop_replay_to(struct loop *l, long i)
+int loop_replay_to(struct loop *l, long i, enum replay_how how)
 {
 	long n = (long)replay_count(l->replay);
 	struct errmsg err;
 	int rc;
 
 	i = i < 0 ? 0 : i >= n ? n - 1 : i;
-	rc = replay_feed(l->replay, (size_t)i, &l->stats, &l->vms, &err);
+	rc = replay_feed(l->replay, (size_t)i, how, &l->stats, &l->vms, &err);
 	if (rc)
 		return loop_fail(l, rc, false, "--replay: %s", err.text);
 	snprintf(l->providers, sizeof(l->providers), "%s",
@@ -110,17 +110,21 @@ int loop_replay_to(struct loop *l, long i)
 void loop_replay_sample(struct loop *l)
 {
 	size_t pos = replay_pos(l->replay);
+	enum replay_how how = REPLAY_AS_LIVE;
 	long next;
 
-	if (pos == SIZE_MAX)
+	if (pos == SIZE_MAX) {
 		next = 0;
-	else if (l->need.pace == FRONTEND_ONCE)
+		how = REPLAY_START;
+	} else if (l->need.pace == FRONTEND_ONCE) {
 		next = (long)replay_count(l->replay) - 1;
-	else if (l->replay_paused || !loop_replay_more(l))
+		how = REPLAY_OVER;
+	} else if (l->replay_paused || !loop_replay_more(l)) {
 		return;
-	else
+	} else {
 		next = (long)pos + 1;
-	if (loop_replay_to(l, next))
+	}
+	if (loop_replay_to(l, next, how))
 		loop_say(l, l->msg.text);
 }
 
@@ -143,7 +147,7 @@ bool loop_replay_request(struct loop *l, const struct ui_request *req)
 		return true;
 	case UI_REPLAY_STEP:
 		l->replay_paused = true;
-		loop_replay_to(l, pos + req->step);
+		loop_replay_to(l, pos + req->step, REPLAY_AS_LIVE);
 		return true;
 	case UI_REPLAY_JUMP:
 		l->replay_paused = true;
@@ -154,7 +158,8 @@ bool loop_replay_request(struct loop *l, const struct ui_request *req)
 				 "  (not a time: %.30s)", req->when);
 			return true;
 		}
-		loop_replay_to(l, (long)replay_find(l->replay, t));
+		loop_replay_to(l, (long)replay_find(l->replay, t),
+			       REPLAY_AS_LIVE);
 		return true;
 	default:
 		return false;

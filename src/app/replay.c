@@ -612,17 +612,19 @@ static void rp_vmdir(const struct replay *r, struct vmdir *d, bool listed)
 	d->listed = listed;
 }
 
-int replay_feed(struct replay *r, size_t i, struct stats *s, struct vmdir *d,
-		struct errmsg *msg)
+int replay_feed(struct replay *r, size_t i, enum replay_how how,
+		struct stats *s, struct vmdir *d, struct errmsg *msg)
 {
 	size_t k = r->lo + i;
-	int rc;
+	int rc = 0;
 
 	if (k >= r->hi)
 		return errmsg_set(msg, -ERANGE, "no such refresh");
-	if (r->cur != SIZE_MAX && k == r->cur + 1 &&
+	if (how != REPLAY_START && r->cur != SIZE_MAX && k > r->cur &&
+	    (k == r->cur + 1 || how == REPLAY_OVER) &&
 	    r->refs[k].session == r->refs[r->cur].session) {
-		rc = rp_apply(r, k, msg);
+		for (size_t j = r->cur + 1; j <= k && !rc; j++)
+			rc = rp_apply(r, j, msg);
 		if (rc)
 			return rc;
 	} else {
@@ -631,7 +633,8 @@ int replay_feed(struct replay *r, size_t i, struct stats *s, struct vmdir *d,
 		stats_free(s);
 		stats_init(s, include_past);
 		replay_fields(r, &s->fields);
-		if (k > 0 && r->refs[k - 1].session == r->refs[k].session) {
+		if (how != REPLAY_START && k > 0 &&
+		    r->refs[k - 1].session == r->refs[k].session) {
 			rc = rp_state_at(r, k - 1, msg);
 			if (rc)
 				return rc;

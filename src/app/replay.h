@@ -44,15 +44,24 @@ size_t replay_find(const struct replay *r, double t);
 const char *replay_sources(const struct replay *r, size_t i);
 double replay_delay(const struct replay *r, size_t i);
 
-/*
- * Makes s and d hold refresh i of the window as the live run held it
- * right after sampling it: the next refresh is one fold of its rows; any
- * other is reached by starting s afresh (its fields interned again, in the
- * same order) and folding the refresh before, then i. 0, or -errno with
- * a line.
- */
-int replay_feed(struct replay *r, size_t i, struct stats *s, struct vmdir *d,
-		struct errmsg *msg);
+/* How replay_feed reaches a refresh. */
+enum replay_how {
+	/* as the live run held it right after sampling it: the next
+	 * refresh is one fold of its rows; any other is reached by starting
+	 * the stats afresh (their fields interned again, in the same order)
+	 * and folding the refresh before, then it */
+	REPLAY_AS_LIVE,
+	/* as a run's first sample: the stats afresh, no interval, no delta */
+	REPLAY_START,
+	/* a later refresh of the session folded on top of the one the stats
+	 * hold: its deltas are those between the two (-1 over a window) */
+	REPLAY_OVER,
+};
+
+/* Makes s and d hold refresh i of the window, reached as how says. 0, or
+ * -errno with a line. */
+int replay_feed(struct replay *r, size_t i, enum replay_how how,
+		struct stats *s, struct vmdir *d, struct errmsg *msg);
 /* The recording's fields into t (a fresh table), in their ids' order. */
 void replay_fields(const struct replay *r, struct field_table *t);
 
