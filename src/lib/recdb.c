@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recdb.h"
 #include "util.h"
@@ -145,6 +146,11 @@ int recdb_open(struct recdb *r, const char *path, bool create,
 
 	memset(r, 0, sizeof(*r));
 	r->path = xstrdup(path);
+	if (!create && access(path, R_OK)) {
+		rc = errmsg_set(msg, -errno, "cannot read %s: %s", path,
+				strerror(errno));
+		goto out_close;
+	}
 	rc = sqlite3_open_v2(path, &r->db, flags | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
 		rc = recdb_fail(r, rc, create ? "cannot create" : "cannot open",

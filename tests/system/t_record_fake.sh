@@ -8,6 +8,7 @@
 # ok, README's two example queries give the events made), -1 over
 # --from/--to gives the deltas of that window, and the OpenMetrics export
 # with timestamps imports into a TSDB with promtool.
+# shellcheck disable=SC2154 # NAME_PID and NAME_VM are set by printf -v
 source tests/system/lib.sh
 source tests/fakes/fakevm_lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
