@@ -71,11 +71,12 @@ for args in "--replay $TMP/notes.txt -l" "--replay $TMP/other.db -1" \
 	[ ! -s "$TMP/f.out" ] || fail "$args printed: $(cat "$TMP/f.out")"
 	echo "ok: $args: status $rc: $(cat "$TMP/f.err")"
 done
-grep -q 'another program' "$TMP/f.err" 2>/dev/null || true
 "$KVMSTAT" -d -l --record "$TMP/other.db" 2>&1 | grep -q "SQLite database of another program" ||
 	fail "another program's database is not named so"
 [ "$(sha256sum "$TMP/other.db" "$TMP/notes.txt")" = "$sha" ] || fail "a refused file changed"
-[ ! -e "$TMP/other.db-wal" ] && [ ! -e "$TMP/notes.txt-wal" ] || fail "a refused file got a WAL"
+if [ -e "$TMP/other.db-wal" ] || [ -e "$TMP/notes.txt-wal" ]; then
+	fail "a refused file got a WAL"
+fi
 
 # --record-keep 1s at -s 0.1: what is older goes (looked at every 16
 # refreshes), the rest replays with the whole totals
@@ -96,6 +97,7 @@ echo "ok: --record-keep 1s: $span s kept, the replay's total is the run's whole 
 
 # a full disk, in a mount namespace of this test's own
 [ "$(id -u)" = 0 ] || { echo "note: the full disk needs root (a tmpfs): not checked"; exit 0; }
+# shellcheck disable=SC2016 # expanded by the inner shell
 unshare -m --propagation private bash -c '
 	mnt=$1 K=$2 out=$3
 	mount -t tmpfs -o size=256k kvmstat-rec "$mnt" || exit 77
