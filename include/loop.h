@@ -98,6 +98,9 @@ struct loop {
 	bool lat_on;	       /* asked for (--latency, the monitor) */
 	struct errmsg lat_msg; /* why it could not start */
 	struct recorder *rec;  /* --record, until it stops; or NULL */
+	size_t rec_keys;       /* the stats' keys whose VMs it named */
+	bool vms_scanned;      /* vms is this refresh's already (the
+				* recorder looked them up) */
 	struct replay *replay; /* --replay: the recording, in place of the
 				* providers; or NULL */
 	bool replay_paused;    /* the monitor's Space */

@@ -106,11 +106,10 @@ void loop_scan_vms(struct loop *l)
 		.all = l->list_vms,
 	};
 
-	/* a replay's directory is the recording's */
-	if (l->replay)
+	/* a replay's directory is the recording's; the recorder looked
+	 * this refresh's up already */
+	if (l->replay || l->vms_scanned)
 		return;
-	/* a recording names its VMs */
-	r.vms |= l->rec != NULL;
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
 	vmscan_update(&l->vms, &r);
@@ -182,6 +181,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	if (!any)
 		return 0;
 	loop_scan_vms(l);
+	l->vms_scanned = false;
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
 	for (size_t i = 0; i < l->nfes; i++) {

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -15,6 +16,7 @@
 #include "loop_int.h"
 #include "recorder.h"
 #include "replay.h"
+#include "vm.h"
 
 int loop_record_open(struct loop *l)
 {
@@ -41,7 +43,25 @@ void loop_record(struct loop *l)
 
 	if (!l->rec)
 		return;
+	/* the directory as this refresh's snapshots will have it, and the
+	 * name of every VM (looked up once) */
+	l->vms_scanned = false;
 	loop_scan_vms(l);
+	l->vms_scanned = true;
+	for (; l->rec_keys < l->stats.nkeys; l->rec_keys++) {
+		pid_t pid = l->stats.keys[l->rec_keys].pid;
+		struct vmdir_vm *vm;
+		char *name;
+
+		if (!pid)
+			continue;
+		vm = vmdir_get(&l->vms, pid);
+		if (vm->named)
+			continue;
+		name = vm_guest_name(l->opts->proc_root, pid);
+		vmdir_set_name(vm, name);
+		free(name);
+	}
 	if (!recorder_write(l->rec, &l->stats, &l->vms, l->providers, &err))
 		return;
 	snprintf(line, sizeof(line), "recording stopped: %s", err.text);
