@@ -39,5 +39,6 @@ Suite *webconfig_suite(void);
 Suite *webauth_suite(void);
 Suite *connwatch_suite(void);
 Suite *latency_suite(void);
+Suite *recording_suite(void);
 
 #endif
