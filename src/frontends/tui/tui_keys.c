@@ -497,14 +497,12 @@ static const struct tui_key tui_keys[] = {
 	  0 },
 	{ { '\n', '\r', KEY_ENTER, 'v' },
 	  "Enter or v",
-	  "on a VM in the per-guest view: its vCPUs;\n"
-	  "on a histogram: its buckets and p50/p90/p99",
+	  "on a VM: its vCPUs; on a histogram: its buckets, p50/p90/p99",
 	  tui_key_enter,
 	  0 },
 	{ { ' ', '[', ']', '{', '}', 't' },
 	  "Space [ ] { } t",
-	  "--replay: pause or play on; a refresh back, on; ten back,\n"
-	  "on; jump to a time (paused)",
+	  "replay: pause/play; step back/on by 1 or 10; jump to a time",
 	  tui_key_time,
 	  0 },
 	{ { KEY_ESC },
