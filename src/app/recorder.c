@@ -33,18 +33,9 @@ struct rec_cell {
 struct rec_vm {
 	pid_t pid;
 	char *name;	    /* owned, or NULL */
-	unsigned int flags; /* REC_VM_* */
+	unsigned int flags; /* RECORDER_VM_* */
 	char *vcpus;	    /* "INDEX:TID ...", owned, or NULL */
 	bool mark;	    /* still in the directory this refresh */
-};
-
-enum rec_vm_flags {
-	REC_VM_NAMED = 1u << 0,
-	REC_VM_CHECKED = 1u << 1,
-	REC_VM_ALIVE = 1u << 2,
-	REC_VM_RUNNING = 1u << 3,
-	REC_VM_VCPUS_READ = 1u << 4,
-	REC_VM_GONE = 1u << 5, /* left the directory */
 };
 
 /* How often the size or age bound is looked at, in refreshes. */
@@ -74,10 +65,10 @@ struct recorder {
 		*ins_value, *ins_vm;
 };
 
-static const char *const rec_kinds[] = { "counter", "gauge", "peak" };
-static const char *const rec_units[] = { NULL, "bytes", "seconds", "cycles",
-					 "boolean" };
-static const char *const rec_hists[] = { NULL, "linear", "log2" };
+const char *const recorder_kinds[3] = { "counter", "gauge", "peak" };
+const char *const recorder_units[5] = { NULL, "bytes", "seconds", "cycles",
+					"boolean" };
+const char *const recorder_hists[3] = { NULL, "linear", "log2" };
 
 /* Binds text or NULL. */
 static void rec_bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -116,14 +107,17 @@ static int rec_fields(struct recorder *r, const struct field_table *t,
 		if (f->parent >= 0 && (size_t)f->parent < i)
 			sqlite3_bind_int64(st, 2, r->field_id[f->parent]);
 		rec_bind_text(st, 3,
-			      rec_kinds[f->type <= FIELD_PEAK ? f->type : 0]);
+			      recorder_kinds[f->type <= FIELD_PEAK ? f->type :
+								     0]);
 		rec_bind_text(st, 4,
-			      f->unit <= UNIT_BOOLEAN ? rec_units[f->unit] :
-							NULL);
+			      f->unit <= UNIT_BOOLEAN ?
+				      recorder_units[f->unit] :
+				      NULL);
 		sqlite3_bind_int(st, 5, f->exponent);
 		sqlite3_bind_int(st, 6, f->base ? (int)f->base : 10);
 		rec_bind_text(st, 7,
-			      f->hist <= HIST_LOG2 ? rec_hists[f->hist] : NULL);
+			      f->hist <= HIST_LOG2 ? recorder_hists[f->hist] :
+						     NULL);
 		if (f->bucket >= 0) {
 			sqlite3_bind_int(st, 8, f->bucket);
 			sqlite3_bind_int64(st, 9, (sqlite3_int64)f->bucket_lo);
@@ -312,11 +306,11 @@ static int rec_vms(struct recorder *r, const struct vmdir *d, long long refresh,
 		struct rec_vm now = {
 			.pid = vm->pid,
 			.name = vm->name,
-			.flags = (vm->named ? REC_VM_NAMED : 0) |
-				 (vm->checked ? REC_VM_CHECKED : 0) |
-				 (vm->alive ? REC_VM_ALIVE : 0) |
-				 (vm->running ? REC_VM_RUNNING : 0) |
-				 (vm->vcpus_read ? REC_VM_VCPUS_READ : 0),
+			.flags = (vm->named ? RECORDER_VM_NAMED : 0) |
+				 (vm->checked ? RECORDER_VM_CHECKED : 0) |
+				 (vm->alive ? RECORDER_VM_ALIVE : 0) |
+				 (vm->running ? RECORDER_VM_RUNNING : 0) |
+				 (vm->vcpus_read ? RECORDER_VM_VCPUS_READ : 0),
 		};
 		struct rec_vm *last = NULL;
 
@@ -355,7 +349,7 @@ static int rec_vms(struct recorder *r, const struct vmdir *d, long long refresh,
 		}
 		free(v->name);
 		free(v->vcpus);
-		*v = (struct rec_vm){ .pid = v->pid, .flags = REC_VM_GONE };
+		*v = (struct rec_vm){ .pid = v->pid, .flags = RECORDER_VM_GONE };
 		rc = rec_vm_row(r, refresh, v, msg);
 		if (rc)
 			return rc;

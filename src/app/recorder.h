@@ -17,6 +17,22 @@
 
 struct recorder;
 
+/* The words the file gives field_info's enums (field.kind, unit, hist),
+ * by value; NULL: none (SQL NULL). */
+extern const char *const recorder_kinds[3];
+extern const char *const recorder_units[5];
+extern const char *const recorder_hists[3];
+
+/* vm.flags: what the directory of VMs said of a VM (vmdir.h). */
+enum recorder_vm_flags {
+	RECORDER_VM_NAMED = 1u << 0,
+	RECORDER_VM_CHECKED = 1u << 1,
+	RECORDER_VM_ALIVE = 1u << 2,
+	RECORDER_VM_RUNNING = 1u << 3,
+	RECORDER_VM_VCPUS_READ = 1u << 4,
+	RECORDER_VM_GONE = 1u << 5, /* left the directory */
+};
+
 /* What the run records with. */
 struct recorder_cfg {
 	const char *path;

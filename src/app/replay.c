@@ -16,6 +16,7 @@
 
 #include "hashtab.h"
 #include "recdb.h"
+#include "recorder.h"
 #include "replay.h"
 #include "util.h"
 
@@ -49,7 +50,7 @@ struct rp_cell {
 struct rp_vm {
 	pid_t pid;
 	char *name, *vcpus; /* owned */
-	unsigned int flags; /* recorder.c's REC_VM_* */
+	unsigned int flags; /* enum recorder_vm_flags */
 };
 
 struct replay {
@@ -74,14 +75,6 @@ struct replay {
 	sqlite3_stmt *rows, *state, *vm_rows, *vm_state;
 };
 
-/* recorder.c's VM flags */
-#define RP_VM_NAMED 1u
-#define RP_VM_CHECKED 2u
-#define RP_VM_ALIVE 4u
-#define RP_VM_RUNNING 8u
-#define RP_VM_VCPUS_READ 16u
-#define RP_VM_GONE 32u
-
 static char *rp_text(sqlite3_stmt *st, int col)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);
@@ -100,10 +93,6 @@ static int rp_enum(const char *s, const char *const *names, int n)
 /* The refreshes, sessions, fields and scopes of the file. */
 static int rp_load(struct replay *r, struct errmsg *msg)
 {
-	static const char *const kinds[] = { "counter", "gauge", "peak" };
-	static const char *const units[] = { NULL, "bytes", "seconds", "cycles",
-					     "boolean" };
-	static const char *const hists[] = { NULL, "linear", "log2" };
 	sqlite3_stmt *st;
 	int rc;
 
@@ -157,29 +146,22 @@ static int rp_load(struct replay *r, struct errmsg *msg)
 
 		if (id < 1 || id > 1000000)
 			continue;
-		if ((size_t)id >= r->nfields) {
-			r->fields = xrealloc(r->fields,
-					     (size_t)(id + 1) *
-						     sizeof(*r->fields));
-			memset(r->fields + r->nfields, 0,
-			       ((size_t)id + 1 - r->nfields) *
-				       sizeof(*r->fields));
-			r->nfields = (size_t)id + 1;
-		}
+		r->fields = xgrow_index(r->fields, &r->nfields, (size_t)id,
+					sizeof(*r->fields), 0);
 		f = &r->fields[id];
 		f->name = rp_text(st, 1);
 		f->parent = sqlite3_column_int64(st, 2);
 		f->info.type = (enum field_type)
-			rp_enum((const char *)sqlite3_column_text(st, 3), kinds,
-				3);
+			rp_enum((const char *)sqlite3_column_text(st, 3),
+				recorder_kinds, 3);
 		f->info.unit = (enum field_unit)
-			rp_enum((const char *)sqlite3_column_text(st, 4), units,
-				5);
+			rp_enum((const char *)sqlite3_column_text(st, 4),
+				recorder_units, 5);
 		f->info.exponent = sqlite3_column_int(st, 5);
 		f->info.base = (unsigned int)sqlite3_column_int(st, 6);
 		f->info.hist = (enum field_hist)
-			rp_enum((const char *)sqlite3_column_text(st, 7), hists,
-				3);
+			rp_enum((const char *)sqlite3_column_text(st, 7),
+				recorder_hists, 3);
 		f->info.bucket = sqlite3_column_type(st, 8) == SQLITE_NULL ?
 					 -1 :
 					 sqlite3_column_int(st, 8);
@@ -205,15 +187,8 @@ static int rp_load(struct replay *r, struct errmsg *msg)
 
 		if (id < 0 || id > 100000000)
 			continue;
-		if ((size_t)id >= r->nscopes) {
-			r->scopes = xrealloc(r->scopes,
-					     (size_t)(id + 1) *
-						     sizeof(*r->scopes));
-			memset(r->scopes + r->nscopes, 0,
-			       ((size_t)id + 1 - r->nscopes) *
-				       sizeof(*r->scopes));
-			r->nscopes = (size_t)id + 1;
-		}
+		r->scopes = xgrow_index(r->scopes, &r->nscopes, (size_t)id,
+					sizeof(*r->scopes), 0);
 		r->scopes[id].pid = (pid_t)sqlite3_column_int64(st, 1);
 		r->scopes[id].vcpu = sqlite3_column_int(st, 2);
 	}
@@ -587,10 +562,10 @@ static void rp_vmdir(const struct replay *r, struct vmdir *d, bool listed)
 		size_t n = 0;
 		const char *p = v->vcpus;
 
-		if (v->flags & RP_VM_GONE)
+		if (v->flags & RECORDER_VM_GONE)
 			continue;
 		vm = vmdir_get(d, v->pid);
-		if (v->flags & RP_VM_NAMED)
+		if (v->flags & RECORDER_VM_NAMED)
 			vmdir_set_name(vm, v->name);
 		while (p && *p) {
 			int idx, tid, used;
@@ -602,12 +577,12 @@ static void rp_vmdir(const struct replay *r, struct vmdir *d, bool listed)
 			p += used;
 			p += strspn(p, " ");
 		}
-		if (v->flags & RP_VM_VCPUS_READ)
+		if (v->flags & RECORDER_VM_VCPUS_READ)
 			vmdir_set_vcpus(vm, vc, n);
 		free(vc);
-		vm->checked = v->flags & RP_VM_CHECKED;
-		vm->alive = v->flags & RP_VM_ALIVE;
-		vm->running = v->flags & RP_VM_RUNNING;
+		vm->checked = v->flags & RECORDER_VM_CHECKED;
+		vm->alive = v->flags & RECORDER_VM_ALIVE;
+		vm->running = v->flags & RECORDER_VM_RUNNING;
 	}
 	d->listed = listed;
 }
