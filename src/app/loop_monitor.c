@@ -13,6 +13,7 @@
 #include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
+#include "recorder.h"
 #include "replay.h"
 #include "util.h"
 #include "vm.h"
@@ -30,6 +31,8 @@ static int reopen_providers(struct loop *l)
 	loop_close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->run.include_past);
+	recorder_restart(l->rec);
+	l->rec_keys = 0;
 	l->reopening = true;
 	rc = loop_open_providers(l, false);
 	l->reopening = false;

@@ -61,6 +61,7 @@ struct recorder {
 	struct rec_vm *vms;
 	size_t nvms;
 	unsigned long writes;
+	bool restart; /* the stats started afresh: a new session */
 	sqlite3_stmt *ins_refresh, *ins_field, *get_field, *ins_scope,
 		*ins_value, *ins_vm;
 };
@@ -69,6 +70,8 @@ const char *const recorder_kinds[3] = { "counter", "gauge", "peak" };
 const char *const recorder_units[5] = { NULL, "bytes", "seconds", "cycles",
 					"boolean" };
 const char *const recorder_hists[3] = { NULL, "linear", "log2" };
+
+static int rec_session(struct recorder *r, struct errmsg *msg);
 
 /* Binds text or NULL. */
 static void rec_bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -463,6 +466,10 @@ int recorder_write(struct recorder *r, const struct stats *s,
 	int rc;
 
 	rc = recdb_exec(&r->db, "BEGIN", msg);
+	if (!rc && r->restart) {
+		rc = rec_session(r, msg);
+		r->restart = false;
+	}
 	if (!rc)
 		rc = rec_sources(r, sources, msg);
 	if (rc) {
@@ -497,12 +504,9 @@ int recorder_write(struct recorder *r, const struct stats *s,
 	return 0;
 }
 
-/* The statements of every refresh, and the fields and scopes recorded by
- * earlier sessions of the file. */
+/* The statements of every refresh, then a session. */
 static int rec_prepare(struct recorder *r, struct errmsg *msg)
 {
-	sqlite3_stmt *st;
-
 	r->ins_refresh =
 		recdb_prepare(&r->db,
 			      "INSERT INTO refresh(session, time, wall_ns, mono_ns, listed)"
@@ -534,6 +538,23 @@ static int rec_prepare(struct recorder *r, struct errmsg *msg)
 	if (!r->ins_refresh || !r->ins_field || !r->get_field ||
 	    !r->ins_scope || !r->ins_value || !r->ins_vm)
 		return -EIO;
+	return rec_session(r, msg);
+}
+
+/* A new session: the run's stats start afresh (its first refresh writes
+ * every value again, and a replay starts its stats afresh there too). */
+static int rec_session(struct recorder *r, struct errmsg *msg)
+{
+	sqlite3_stmt *st;
+
+	r->nfields = 0;
+	r->nsum = 0;
+	r->ncells = 0;
+	for (size_t i = 0; i < r->nvms; i++) {
+		free(r->vms[i].name);
+		free(r->vms[i].vcpus);
+	}
+	r->nvms = 0;
 	st = recdb_prepare(&r->db,
 			   "INSERT INTO session(started, host, sources, delay,"
 			   " kvmstat) VALUES ((julianday('now') - 2440587.5) *"
@@ -580,6 +601,12 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 	}
 	*out = r;
 	return 0;
+}
+
+void recorder_restart(struct recorder *r)
+{
+	if (r)
+		r->restart = true;
 }
 
 void recorder_close(struct recorder *r)

@@ -54,6 +54,9 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 int recorder_write(struct recorder *r, const struct stats *s,
 		   const struct vmdir *vms, const char *sources,
 		   struct errmsg *msg);
+/* The run's stats started afresh (the monitor reopened its sources): the
+ * next write begins a new session. */
+void recorder_restart(struct recorder *r);
 void recorder_close(struct recorder *r);
 
 #endif
