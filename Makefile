@@ -113,8 +113,11 @@ $(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 	$(LLVM_STRIP) -g $@
 
 $(BPF_OBJ): src/bpf/kvmstat.bpf.c
-$(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h
+$(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h \
+	src/bpf/lat_hist.h
 $(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
+$(BUILD)/bpf/breakdown.bpf.o: src/bpf/breakdown.bpf.c include/brk_shared.h \
+	include/lat_shared.h src/bpf/lat_hist.h
 
 $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@mkdir -p $(dir $@)
@@ -123,6 +126,7 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 $(BUILD)/src/sys/bpf_engine.o: $(BPF_SKEL)
 $(BUILD)/src/sys/lat_engine.o: $(BUILD)/include/latency.skel.h
+$(BUILD)/src/sys/brk_engine.o: $(BUILD)/include/breakdown.skel.h
 
 $(BUILD)/arch/common.o: override CPPFLAGS += \
 	-DKVMSTAT_ARCH_HOST=arch_$(notdir $(ARCHDIR))_desc
@@ -243,8 +247,8 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
-	src/core/hist.c src/render/units.c src/lib/hashtab.c src/lib/util.c \
-	src/lib/errmsg.c
+	src/core/hist.c src/core/snapshot.c src/core/vmdir.c src/render/units.c \
+	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
 FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS) $(PCRE2_LIBS)
 
@@ -254,8 +258,7 @@ FUZZ_SRCS_debugfs := src/lib/fs.c src/lib/util.c src/lib/errmsg.c
 
 # the exporter's HTTP Accept negotiation
 FUZZ_TARGETS += accept
-FUZZ_SRCS_accept := src/render/openmetrics.c src/lib/strbuf.c src/lib/util.c \
-	src/lib/errmsg.c src/render/units.c
+FUZZ_SRCS_accept := src/render/om_accept.c
 
 # the tracefs format parser and the child naming over it, seeded with the
 # format files of tests/data/formats

@@ -156,6 +156,25 @@ const struct arch_exit_table *arch_source_table(const struct arch_desc *d,
 	return NULL;
 }
 
+const char *arch_key_name(const struct arch_desc *d, enum arch_key_kind k,
+			  uint64_t key, char *buf, size_t len)
+{
+	const struct arch_key_name *t = d->keys[k];
+
+	/* first match: a narrower range is listed before a wider one */
+	for (size_t i = 0; t && i < d->nkeys[k]; i++) {
+		if (key < t[i].lo || key > t[i].hi)
+			continue;
+		if (t[i].indexed)
+			snprintf(buf, len, "%s%llu", t[i].name,
+				 (unsigned long long)(key - t[i].lo));
+		else
+			snprintf(buf, len, "%s", t[i].name);
+		return buf;
+	}
+	return NULL;
+}
+
 const char *arch_reason_display(const struct arch_exit_reason *r)
 {
 	return r->kvm_stat ? r->kvm_stat : r->name;

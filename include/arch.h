@@ -58,6 +58,21 @@ struct arch_guard {
 	int64_t value;	 /* 1 */
 };
 
+/* A name for a range of keys of a breakdown (--breakdown): MSR indices,
+ * I/O ports. */
+struct arch_key_name {
+	uint64_t lo, hi;  /* [lo, hi] */
+	const char *name; /* "COM1", "X2APIC_ICR", "PMC" */
+	bool indexed;	  /* the key's offset from lo appended: "PMC3" */
+};
+
+/* Which keys a table names. */
+enum arch_key_kind {
+	ARCH_KEY_IOPORT = 0,
+	ARCH_KEY_MSR = 1,
+	ARCH_NKEYKINDS = 2,
+};
+
 struct arch_desc {
 	const char *name; /* "x86", "arm64", "powerpc", "s390",
 					 * "generic" */
@@ -78,6 +93,11 @@ struct arch_desc {
 	/* The ISA of CPUs of the vendor_id /proc/cpuinfo shows
 	 * ("GenuineIntel"), NULL when unknown or not needed. */
 	const char *(*vendor_isa)(const char *vendor_id);
+	/* names of I/O ports and MSRs by arch_key_kind, the first range
+	 * holding a key naming it (a narrower one listed before a wider one
+	 * around it); NULL where the architecture has none */
+	const struct arch_key_name *keys[ARCH_NKEYKINDS];
+	size_t nkeys[ARCH_NKEYKINDS];
 };
 
 /* kvm_userspace_exit's reason (KVM_EXIT_HLT, ...): every architecture's. */
@@ -135,6 +155,11 @@ const struct arch_exit_table *arch_source_table(const struct arch_desc *d,
 
 /* The name kvmstat shows for r: kvm_stat's spelling, else the kernel's. */
 const char *arch_reason_display(const struct arch_exit_reason *r);
+
+/* The name of key of kind k on d ("TSC_DEADLINE", "COM1", "PMC3") into
+ * buf, or NULL when its tables have none. */
+const char *arch_key_name(const struct arch_desc *d, enum arch_key_kind k,
+			  uint64_t key, char *buf, size_t len);
 
 struct tp_format;
 

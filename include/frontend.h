@@ -22,23 +22,25 @@ struct frontend;
 enum ui_action {
 	UI_NONE, /* nothing (the front-end handled it) */
 	UI_QUIT,
-	UI_REFRESH,	 /* sample and render now */
-	UI_RESET,	 /* totals to zero from now */
-	UI_SET_FILTER,	 /* req.filter ("" = the default) */
-	UI_SET_PID,	 /* req.pid (0 = every VM) */
-	UI_SET_DELAY,	 /* req.delay */
-	UI_SET_CHILDREN, /* req.on: show child events */
-	UI_SET_VMS,	 /* req.on: per-VM breakdowns wanted */
-	UI_CLEAR,	 /* default filter, every VM */
-	UI_SET_LATENCY,	 /* req.on: time exits (the latency view) */
-	UI_LIST_VMS,	 /* every running VM in the snapshots' directory
+	UI_REFRESH,	  /* sample and render now */
+	UI_RESET,	  /* totals to zero from now */
+	UI_SET_FILTER,	  /* req.filter ("" = the default) */
+	UI_SET_PID,	  /* req.pid (0 = every VM) */
+	UI_SET_DELAY,	  /* req.delay */
+	UI_SET_CHILDREN,  /* req.on: show child events */
+	UI_SET_VMS,	  /* req.on: per-VM breakdowns wanted */
+	UI_CLEAR,	  /* default filter, every VM */
+	UI_SET_LATENCY,	  /* req.on: time exits (the latency view) */
+	UI_SET_BREAKDOWN, /* req.kinds: exits by key (the breakdown view) */
+	UI_SET_VCPUTIME,  /* req.on: where vCPU time goes (its view) */
+	UI_LIST_VMS,	  /* every running VM in the snapshots' directory
 			  * until the next request (a prompt for a pid) */
-	UI_RENDER,	 /* render this front-end now, from the last
+	UI_RENDER,	  /* render this front-end now, from the last
 			  * sample (an on_demand one); the pace goes on */
-	UI_REPLAY_PAUSE, /* --replay: pause, or play on when paused */
-	UI_REPLAY_STEP,	 /* --replay: req.step refreshes on (or back),
+	UI_REPLAY_PAUSE,  /* --replay: pause, or play on when paused */
+	UI_REPLAY_STEP,	  /* --replay: req.step refreshes on (or back),
 			  * paused */
-	UI_REPLAY_JUMP,	 /* --replay: to the time req.when, paused */
+	UI_REPLAY_JUMP,	  /* --replay: to the time req.when, paused */
 };
 
 /* An action with its value, filled by frontend_ops.input. */
@@ -49,8 +51,9 @@ struct ui_request {
 	char guest[128]; /* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
-	int step;      /* UI_REPLAY_STEP */
-	char when[64]; /* UI_REPLAY_JUMP: a time, as --from takes */
+	int step;	/* UI_REPLAY_STEP */
+	char when[64];	/* UI_REPLAY_JUMP: a time, as --from takes */
+	unsigned kinds; /* UI_SET_BREAKDOWN: 1 << kind for each */
 };
 
 /* How a front-end paces the run; with several, the highest wins. */

@@ -27,6 +27,9 @@ int fs_open_dir(int at, const char *path);
  * files are read: a FIFO, socket or device under an injected root is
  * -EINVAL at once, never waited on (the same for the whole-file reader).
  */
+/* Opens the regular file path relative to at, to keep and read again
+ * with fs_pread_fd: the fd, or -errno (a FIFO or a directory refused). */
+int fs_open_file(int at, const char *path);
 /* The file path relative to at. */
 ssize_t fs_read_at(int at, const char *path, char *buf, size_t len);
 /* An open file, from its current offset (for files that cannot seek). */

@@ -101,4 +101,15 @@ size_t hist_gather(const struct snap_hist *h, bool deltas,
 bool hist_snap_quantile(const struct snap_hist *h, bool deltas,
 			unsigned int permille, struct hist_bucket *out);
 
+/*
+ * The histogram of field summed bucket-wise over the scopes sc[0, n) (a
+ * VM's vCPUs), for a VM whose source gave it none of its own: buckets
+ * matched by index into out (room for max), in the order the first
+ * histogram lists them; totals and deltas added, seen and fresh where any
+ * is; measured, with count, sum, min and max, when every one is. *h
+ * points at out. False, *h empty, when none of the scopes has it.
+ */
+bool hist_sum_scopes(const struct snap_scope *sc, size_t n, int field,
+		     struct snap_hist *h, struct snap_bucket *out, size_t max);
+
 #endif

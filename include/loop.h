@@ -22,6 +22,8 @@
 #include "provider.h"
 #include "snapshot.h"
 #include "stats.h"
+
+struct vtscan;
 #include "vmdir.h"
 
 struct recorder;
@@ -72,6 +74,9 @@ struct loop {
 	size_t nprovs;
 	struct frontend fes[LOOP_MAX_FRONTENDS]; /* the selected ones */
 	bool fe_open[LOOP_MAX_FRONTENDS];
+	/* each front-end's snapshot, rebuilt into the same arrays every
+	 * refresh (snapshot_rebuild) */
+	struct snapshot fe_snap[LOOP_MAX_FRONTENDS];
 	size_t nfes;
 	struct frontend_view need; /* what they need together */
 	bool children;		   /* child events where no front-end
@@ -105,6 +110,11 @@ struct loop {
 				* providers; or NULL */
 	bool replay_paused;    /* the monitor's Space */
 	char replay_at[128];   /* the header's line about the replay */
+	struct breakdown *brk; /* breakdowns, when asked for */
+	unsigned brk_kinds;    /* the kinds asked (--breakdown, 'k') */
+	struct errmsg brk_msg; /* why they could not start */
+	struct snap_breakdown brk_off; /* what snapshots show then */
+	struct vtscan *vt; /* where vCPU time goes, when asked for */
 };
 
 /*

@@ -36,13 +36,23 @@
  *  - the whole selection has no pid label; each VM's series carry pid and
  *    (when known) guest, each vCPU's series also vcpu. Only series read in
  *    the last refresh are written (a VM that went away drops out), and
- *    the histograms read whole.
+ *    the histograms read whole;
+ *  - levels of detail (levels.h): the whole selection and each VM, and
+ *    with per_vcpu each vCPU too. A VM's value of a field its source gave
+ *    only per vCPU is their sum (a histogram bucket-wise). The whole
+ *    selection has every field; in a VM or vCPU, a counter or histogram
+ *    that is still 0 is left out until it counts, and from then on
+ *    written for as long as the VM lives (the writer remembers it). A
+ *    VM's or vCPU's histogram writes the buckets that have counted in the
+ *    whole selection (from then on: the same le set for every VM, so that
+ *    sum by (le) adds up), and +Inf.
  * Families are sorted by metric name; when two fields would produce the
  * same metric or sample name, the first in that order is kept.
  */
 #ifndef KVMSTAT_OPENMETRICS_H
 #define KVMSTAT_OPENMETRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "snapshot.h"
@@ -57,20 +67,38 @@ enum openmetrics_format {
 #define OPENMETRICS_TYPE_OPENMETRICS \
 	"application/openmetrics-text; version=1.0.0; charset=utf-8"
 
+/* What the exporter keeps between renders: its level of detail, the
+ * per-VM series written so far, and its working memory, reused. */
+struct openmetrics_writer;
+
+/* A writer of the whole selection and each VM, and with per_vcpu each
+ * vCPU too; openmetrics_writer_free frees it (NULL is fine). */
+struct openmetrics_writer *openmetrics_writer_new(bool per_vcpu);
+void openmetrics_writer_free(struct openmetrics_writer *w);
+
 /*
  * Appends the exposition of snap to b. snap's view is the whole selection:
  * its rows say which fields are exported; the per-VM and per-vCPU series
  * come from the snapshot's VM and vCPU scopes, labelled with their guest
- * names.
+ * names. Renders of one sample in both formats write the same series.
  */
+void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
+		       const struct snapshot *snap,
+		       enum openmetrics_format fmt);
+
+/* One render by a writer of its own (nothing written before). */
 void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
-			enum openmetrics_format fmt);
+			enum openmetrics_format fmt, bool per_vcpu);
 
 /* The format an HTTP Accept header value asks for: OpenMetrics 1.0.0
  * when application/openmetrics-text (without a version, or 1.0.0) has a
  * q-value above 0 and at least text/plain's; else the Prometheus format
  * (also for NULL). */
 enum openmetrics_format openmetrics_negotiate(const char *accept);
+
+/* Appends s escaped for a label value (quote) or # HELP text: backslash,
+ * newline (and double quote) escaped, bytes that are not UTF-8 U+FFFD. */
+void openmetrics_escape(struct strbuf *b, const char *s, bool quote);
 
 /* The family name of a field (see above); caller frees. */
 char *openmetrics_name(const struct field_info *f);

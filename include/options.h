@@ -70,6 +70,8 @@ struct options {
 	const char *replay;	/* --replay FILE: a recording, not the host */
 	const char *from, *to;	/* --from/--to TIME: the replay's window */
 	const char *export_fmt; /* --export FORMAT (openmetrics) */
+	unsigned breakdown;	/* --breakdown: 1 << kind (brk_shared.h) */
+	bool vcpu_time;		/* --vcpu-time: where each vCPU's time goes */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

@@ -60,6 +60,11 @@ struct provider_ops {
 	/* Checks -p itself (QMP: by a socket's peer), so it may serve a pid
 	 * /proc does not show as a KVM VM (its fds may be unreadable). */
 	bool own_pid_check;
+	/* Reads want_vms and want_vcpus at every read: the loop changes
+	 * them on an open provider (the monitor's guests view) instead of
+	 * opening it again, and its counts go on. A breakdown it starts
+	 * reporting then comes as SAMPLE_BASELINE readings. */
+	bool vms_live;
 };
 
 struct provider {
@@ -72,7 +77,10 @@ struct provider {
 	/* who owns which field and what was served so far in this refresh
 	 * (NULL: this provider alone, owning what it declares) */
 	const struct arbiter *arbiter;
-	bool want_vms;	   /* also report per-VM/vCPU */
+	bool want_vms; /* also report per-VM/vCPU */
+	/* with want_vms: per-vCPU readings too (false: per VM only, a
+	 * level of detail no front-end of the run asked for) */
+	bool want_vcpus;
 	struct errmsg msg; /* error or notice line */
 	bool notice;	   /* msg holds a notice to show once */
 	/* what open() did on the host that the user hears of once (it

@@ -87,6 +87,11 @@ struct field_table {
 enum sample_flags {
 	/* The source lost contributors (a VM went away): a drop is not a reset. */
 	SAMPLE_REBASE = 1u << 0,
+	/* A reading of a series the source kept all along but did not
+	 * report for a while (a breakdown turned on again): what it counted
+	 * since its last reading (all of its value, the first time) goes to
+	 * its total, but not to its delta (it was not one interval's). */
+	SAMPLE_BASELINE = 1u << 1,
 };
 
 struct sample {

@@ -36,6 +36,7 @@
 
 struct stats;
 struct hist_set;
+struct vcputime;
 
 /* One bucket of a histogram in one scope. */
 struct snap_bucket {
@@ -149,6 +150,48 @@ struct snap_latency {
 			      * NULL */
 };
 
+/* One key of a breakdown table (--breakdown): exits of one kind below
+ * the reason, by port, address, MSR or hypercall number. */
+struct snap_brk_row {
+	uint64_t key;	  /* port, guest physical address, index, number */
+	const char *dir;  /* "in", "out", "read", "write"; NULL: none
+			   * (hypercalls) */
+	bool other;	  /* the keys past the table's top, summed */
+	const char *name; /* "COM1", "TSC_DEADLINE", a QEMU region; or NULL */
+	uint64_t count;
+	int64_t delta;	 /* in the last interval */
+	double rate;	 /* per second */
+	size_t nbuckets; /* with latency: log2 buckets of ns (hist.h's model),
+			  * else 0 */
+	const uint64_t *b;
+	uint64_t tcount, sum, min, max; /* times to re-entry, ns */
+};
+
+/* A kind's table in one scope, its rows by count (other last). */
+struct snap_brk_table {
+	const char *kind;  /* "ioport", "mmio", "msr", "hypercall" */
+	const char *event; /* its tracepoint: "kvm_pio", "kvm_mmio"... */
+	pid_t pid;	   /* 0: the whole selection; else a VM */
+	int vcpu;	   /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
+	pid_t tid;
+	uint64_t total; /* every key's, other's too */
+	int64_t delta;
+	const struct snap_brk_row *rows;
+	size_t nrows;
+};
+
+/* The breakdowns of this refresh (--breakdown, the monitor's 'k'). */
+struct snap_breakdown {
+	unsigned kinds;	  /* 1 << kind, for each kind asked for */
+	bool timed;	  /* rows have latency histograms */
+	size_t top;	  /* rows per table at most, other aside */
+	bool vcpu_series; /* the exporter writes vCPUs' too (--per-vcpu) */
+	const struct snap_brk_table *tables; /* whole, then VMs, each then
+					      * its vCPUs */
+	size_t ntables;
+	const char *error; /* why it is off though asked for, or NULL */
+};
+
 /* What front-ends render. Everything in it belongs to it. */
 struct snapshot {
 	const struct field_info *fields; /* by id; the snapshot's names */
@@ -165,6 +208,8 @@ struct snapshot {
 	/* exit latency's header facts (--latency, the monitor's 'l'), or
 	 * NULL when off; the loop's, not freed by snapshot_free */
 	const struct snap_latency *latency;
+	/* the breakdowns (--breakdown), or NULL when off; the loop's */
+	const struct snap_breakdown *breakdown;
 	/* the sources' notes, the loop's (not freed by snapshot_free);
 	 * notes_gen changes whenever they do, so that a front-end can tell
 	 * a set it dismissed from a new one */
@@ -175,6 +220,9 @@ struct snapshot {
 	 * the VM watched runs, every running VM where listed), the loop's;
 	 * NULL when the run looked none up */
 	const struct vmdir *vms;
+	/* where each vCPU's time goes (--vcpu-time, the monitor's 't'), the
+	 * loop's; NULL when not asked for */
+	const struct vcputime *vcputime;
 	/* what the header shows; set by the loop (its strings are the
 	 * loop's, as the notes) */
 	struct snap_header header;
@@ -206,6 +254,14 @@ struct snap_request {
  */
 void snapshot_build(const struct stats *s, const struct snap_request *req,
 		    struct snapshot *out);
+/*
+ * The same into a snapshot built before (or zeroed), reusing its arrays:
+ * what it showed is gone, and once the VMs and fields stay the same a
+ * refresh allocates nothing. For the loop, which keeps one snapshot per
+ * front-end; snapshot_free frees it at the end.
+ */
+void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
+		      struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
 
 /* The histogram of field in scope sc, or NULL when it has none. */

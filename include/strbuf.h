@@ -17,6 +17,8 @@ void strbuf_init(struct strbuf *b);
 void strbuf_free(struct strbuf *b);
 void strbuf_reset(struct strbuf *b);
 void strbuf_add(struct strbuf *b, const char *s);
+/* Appends the n bytes at s (no NUL among them). */
+void strbuf_addn(struct strbuf *b, const char *s, size_t n);
 /* Appends sep (unless 0), then v right-aligned in width characters:
  * what " %9lld" gives, without the cost of a printf per number. */
 void strbuf_add_int(struct strbuf *b, char sep, int width, long long v);

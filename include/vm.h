@@ -73,6 +73,9 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v);
  * serves VMMs that do not name their threads. Returns 0 or -errno.
  */
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
+/* The threads of process pid now (from its task directory's link
+ * count: one call, nothing listed), or 0 when it cannot be told. */
+unsigned long vm_thread_count(const char *proc_root, pid_t pid);
 /*
  * vCPU threads as every part of kvmstat finds them: the named threads in
  * /proc (vm_load_vcpus), else KVM's debugfs tree (debugfs_root may be

@@ -27,7 +27,9 @@ struct vmdir_vm {
 	bool checked;		  /* alive was looked at this refresh */
 	bool alive;		  /* (where checked) still a KVM VM */
 	bool running;		  /* in the last list of every running VM */
-	bool vcpus_read;	  /* vcpus were read this refresh */
+	bool vcpus_read;	  /* vcpus hold for this refresh */
+	unsigned long threads;	  /* the process's threads when vcpus
+				   * were read (0: unknown) */
 	struct vmdir_vcpu *vcpus; /* owned, by index */
 	size_t nvcpus;
 };

@@ -44,6 +44,7 @@ declare -A HEADER_LAYERS=(
 	[reading.h]=providers  # inline: one value a provider reads
 	[bpf_shared.h]=bpf     # maps shared by kvmstat.bpf.c and its loader
 	[lat_shared.h]=bpf     # maps shared by latency.bpf.c and its loader
+	[brk_shared.h]=bpf     # maps shared by breakdown.bpf.c and its loader
 )
 
 # Includes that break a rule today, each to go (file, header, why).

@@ -67,7 +67,7 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		req.pid = l->run.pid;
 		req.per_vcpu = true;
 	}
-	snapshot_build(&l->stats, &req, snap);
+	snapshot_rebuild(&l->stats, &req, snap);
 	for (size_t i = 0; i < l->nnotes; i++)
 		l->snap_notes[i] = (struct snap_note){
 			.source = l->notes[i].source,
@@ -112,6 +112,7 @@ void loop_scan_vms(struct loop *l)
 		return;
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
+	r.vcpus = r.vms && loop_want_vcpus(l);
 	vmscan_update(&l->vms, &r);
 }
 
@@ -125,17 +126,23 @@ int loop_latency(struct loop *l, bool on)
 				   .debugfs_root = o->debugfs_root,
 				   .pid = l->run.pid };
 	struct errmsg did;
+	int rc = 0;
 
 	latency_close(l->lat);
 	l->lat = NULL;
 	errmsg_clear(&l->lat_msg);
 	l->lat_on = on;
-	if (!on)
-		return 0;
-	/* its tracepoints, where no source has mounted tracefs (-S) */
-	if (!o->tracefs_root && mounts_ensure(MOUNTS_TRACEFS, &did, NULL) == 1)
-		loop_note_from(l, "latency", NULL, false, false, did.text);
-	return latency_open(&l->lat, &cfg, &l->lat_msg);
+	if (on) {
+		/* its tracepoints, where no source has mounted tracefs (-S) */
+		if (!o->tracefs_root &&
+		    mounts_ensure(MOUNTS_TRACEFS, &did, NULL) == 1)
+			loop_note_from(l, "latency", NULL, false, false,
+				       did.text);
+		rc = latency_open(&l->lat, &cfg, &l->lat_msg);
+	}
+	if (l->brk_kinds) /* breakdowns timed, or no longer */
+		loop_breakdown(l, l->brk_kinds);
+	return rc;
 }
 
 /* Exit latency this render: its histograms into hs and its header facts
@@ -164,6 +171,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	struct hist_set hs;
 	struct snap_latency info;
 	const struct snap_latency *lat;
+	const struct snap_breakdown *brk;
 	bool any = false;
 	int first = 0;
 
@@ -184,19 +192,22 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	l->vms_scanned = false;
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
+	brk = loop_brk_read(l);
+	loop_vcputime(l, &hs, lat);
 	for (size_t i = 0; i < l->nfes; i++) {
 		struct frontend *fe = &l->fes[i];
-		struct snapshot snap;
+		struct snapshot *snap = &l->fe_snap[i];
 		int rc;
 
 		if (!l->fe_open[i] || (only && fe != only) ||
 		    (!only && fe->view->on_demand) ||
 		    (!only && at_once_only && !fe->view->at_once))
 			continue;
-		take_snapshot(l, fe, &hs, &snap);
-		snap.latency = lat;
-		rc = fe->ops->render(fe, &snap);
-		snapshot_free(&snap);
+		take_snapshot(l, fe, &hs, snap);
+		snap->latency = lat;
+		snap->breakdown = brk;
+		snap->vcputime = loop_vcputime_result(l);
+		rc = fe->ops->render(fe, snap);
 		if (rc && !first) {
 			first = rc;
 			loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
@@ -387,6 +398,15 @@ int loop_first_sample(struct loop *l)
 
 	loop_sample_all(l);
 	guest_pid(l);
+	if (l->vt) {
+		/* where vCPU time goes: the start of the first interval */
+		struct hist_set hs;
+		struct snap_latency info;
+
+		hist_set_init(&hs);
+		loop_vcputime(l, &hs, loop_lat_read(l, &hs, &info));
+		hist_set_free(&hs);
+	}
 	rc = vcpu_check(&l->stats, l->opts, l->run.pid, &l->msg);
 	if (rc)
 		l->usage = true;
@@ -405,7 +425,7 @@ static bool nothing_matches(struct loop *l)
 	if (!o->scripted || !l->run.fields)
 		return false;
 	for (size_t i = 0; empty && i < l->nfes; i++) {
-		struct snapshot snap;
+		struct snapshot snap = { 0 };
 
 		if (!l->fe_open[i])
 			continue;
@@ -631,7 +651,8 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		l->run.include_past = true;
 	if (l->need.children || l->need.counts_all)
 		l->run.children = true;
-	l->want_vms = l->need.vms;
+	/* --vcpu-time: the halt statistics of each vCPU */
+	l->want_vms = l->need.vms || opts->vcpu_time;
 	stats_init(&l->stats, l->run.include_past);
 	if (opts->fields_help)
 		return 0;
@@ -649,6 +670,13 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->lat_msg.text);
 	}
+	if (!rc && opts->breakdown) {
+		rc = loop_breakdown(l, opts->breakdown);
+		if (rc)
+			loop_fail(l, rc, false, "%s", l->brk_msg.text);
+	}
+	if (!rc && opts->vcpu_time)
+		rc = loop_vcputime_on(l, true);
 	if (rc) {
 		loop_say_notes(l, false); /* what was mounted on the way */
 		return rc;
@@ -698,8 +726,12 @@ void loop_close(struct loop *l)
 		loop_report_notices(l);
 		loop_say_notes(l, true);
 	}
+	for (size_t i = 0; i < LOOP_MAX_FRONTENDS; i++)
+		snapshot_free(&l->fe_snap[i]);
 	latency_close(l->lat);
 	l->lat = NULL;
+	loop_breakdown(l, 0);
+	loop_vcputime_on(l, false);
 	loop_close_providers_fast(l);
 	vmdir_free(&l->vms);
 	filter_free(&l->run.filter);

@@ -27,6 +27,11 @@ int loop_fail(struct loop *l, int rc, bool usage, const char *fmt, ...)
 void loop_say(struct loop *l, const char *msg);
 /* Starts or stops exit latency; a failure stays in l->lat_msg. */
 int loop_latency(struct loop *l, bool on);
+/* loop_breakdown.c: starts (kinds) or stops (0) the breakdowns, timed
+ * when latency is on; a failure stays in l->brk_msg. */
+int loop_breakdown(struct loop *l, unsigned kinds);
+/* The breakdowns this render, or NULL when off. */
+const struct snap_breakdown *loop_brk_read(struct loop *l);
 /* The delay between refreshes, in ns. */
 uint64_t loop_delay_ns(const struct loop *l);
 /* The first sample, then --vcpu checked against what it found. */
@@ -80,6 +85,19 @@ void loop_report_notices(struct loop *l);
 void loop_report_did(struct loop *l, struct provider *p);
 
 /* loop_sources.c: the providers of the run */
+/*
+ * Whether the providers break their readings down by vCPU too when they
+ * break them down by VM (and the snapshots get the vCPU threads): when
+ * -p/-g or --per-vcpu ask, or when the monitor runs (its per-guest view
+ * shows a VM's vCPUs): no other front-end shows vCPUs unasked (the
+ * exporter and JSON are per VM by default). Else a refresh neither reads
+ * nor keeps a series per vCPU.
+ */
+bool loop_want_vcpus(const struct loop *l);
+/* When every open provider reads its breakdown wish live (vms_live): sets
+ * it on each as the run wants now and returns true; else false (they must
+ * open again). */
+bool loop_set_vms_live(struct loop *l);
 /* Whether ops opens alone, for every field (what it did is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops);
 /* Opens the providers asked for, or every one the host supports. */
@@ -88,6 +106,15 @@ int loop_open_providers(struct loop *l, bool all_fields);
 void loop_close_providers_fast(struct loop *l);
 /* One refresh: every provider reads, then the stats fold it in. */
 void loop_sample_all(struct loop *l);
+
+/* loop_vcputime.c: where each vCPU's time goes */
+/* Starts (or stops) the collector: 0, or a failure in l->msg. */
+int loop_vcputime_on(struct loop *l, bool on);
+/* Reads it for this render (hs and lat: exit latency, or NULL). */
+void loop_vcputime(struct loop *l, const struct hist_set *hs,
+		   const struct snap_latency *lat);
+/* Its last result, or NULL when off. */
+const struct vcputime *loop_vcputime_result(const struct loop *l);
 
 /* loop_monitor.c: the monitor's requests */
 /* The monitor's loop until q, a stop signal or a failure. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "errmsg.h"
 #include "latency.h"
 #include "loop.h"
@@ -42,6 +43,15 @@ static int reopen_providers(struct loop *l)
 	return 0;
 }
 
+/* Latency and breakdowns again, for the pid now watched. */
+static void loop_restart_timers(struct loop *l)
+{
+	if (l->lat_on)
+		loop_latency(l, true); /* breakdowns too */
+	else if (l->brk_kinds)
+		loop_breakdown(l, l->brk_kinds);
+}
+
 /* Carries out what a key asked for; *quit when it asks for the end. */
 static int handle_request(struct loop *l, const struct ui_request *req,
 			  bool *quit)
@@ -63,10 +73,25 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		stats_reset(&l->stats);
 		if (l->lat)
 			latency_reset(l->lat);
+		if (l->brk)
+			breakdown_reset(l->brk);
 		break;
 	case UI_SET_LATENCY:
 		loop_latency(l, req->on);
 		break;
+	case UI_SET_BREAKDOWN:
+		if (req->kinds != l->brk_kinds)
+			loop_breakdown(l, req->kinds);
+		break;
+	case UI_SET_VCPUTIME:
+		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
+		/* the halt statistics of each vCPU, from now on */
+		if (!req->on || l->want_vms)
+			break;
+		l->want_vms = true;
+		if (loop_set_vms_live(l))
+			break;
+		return reopen_providers(l);
 	case UI_SET_DELAY:
 		run->delay = req->delay;
 		break;
@@ -74,8 +99,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		pid_changed = run->pid != 0;
 		run->pid = 0;
 		run->guest = NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
+		loop_restart_timers(l);
 		/* fall through */
 	case UI_SET_FILTER:
 		free(l->fields);
@@ -94,8 +118,7 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		run->pid = req->pid;
 		snprintf(l->guest, sizeof(l->guest), "%s", req->guest);
 		run->guest = l->guest[0] ? l->guest : NULL;
-		if (l->lat_on)
-			loop_latency(l, true);
+		loop_restart_timers(l);
 		return reopen_providers(l);
 	case UI_SET_CHILDREN:
 		l->children = req->on;
@@ -106,6 +129,10 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_SET_VMS:
 		l->want_vms = req->on || l->need.vms;
+		/* the guests view at once, its counts going on, where every
+		 * provider can say per VM without opening again */
+		if (loop_set_vms_live(l))
+			break;
 		return reopen_providers(l);
 	case UI_LIST_VMS:
 	case UI_RENDER:

@@ -24,6 +24,34 @@ static void loop_provider_cfg(struct loop *l)
 	l->pcfg.include_past = l->run.include_past;
 }
 
+/* Whether the providers break their readings down by VM. */
+static bool loop_wants_vms(const struct loop *l)
+{
+	return l->run.pid || l->run.guest || l->want_vms;
+}
+
+bool loop_want_vcpus(const struct loop *l)
+{
+	/* --vcpu-time, 't': each vCPU's halt statistics */
+	return l->run.pid || l->run.guest || l->opts->per_vcpu ||
+	       l->need.pace == FRONTEND_INTERACTIVE || l->opts->vcpu_time ||
+	       l->vt;
+}
+
+bool loop_set_vms_live(struct loop *l)
+{
+	for (size_t i = 0; i < l->nprovs; i++)
+		if (!l->provs[i].ops->vms_live)
+			return false;
+	for (size_t i = 0; i < l->nprovs; i++) {
+		struct provider *p = &l->provs[i];
+
+		p->want_vms = loop_wants_vms(l);
+		p->want_vcpus = p->want_vms && loop_want_vcpus(l);
+	}
+	return true;
+}
+
 /* Whether ops opens alone, for every field, in a field table of its
  * own (what it did on the host on the way is noted). */
 bool loop_opens_alone(struct loop *l, const struct provider_ops *ops)
@@ -33,6 +61,7 @@ bool loop_opens_alone(struct loop *l, const struct provider_ops *ops)
 		.ops = ops,
 		.fields = &fields,
 		.want_vms = l->run.pid != 0,
+		.want_vcpus = l->run.pid != 0,
 	};
 	bool ok;
 
@@ -95,11 +124,15 @@ int loop_open_providers(struct loop *l, bool all_fields)
 		p->fields = &l->stats.fields;
 		/* -f (all_fields: every field); the names an earlier provider
 		 * declared are that one's (the arbiter says) */
-		p->filter = all_fields || l->need.counts_all ? NULL :
-							       &l->run.filter;
+		/* --vcpu-time reads the halt statistics whatever -f keeps */
+		p->filter = all_fields || l->need.counts_all ||
+					    l->opts->vcpu_time ?
+				    NULL :
+				    &l->run.filter;
 		p->children = all_fields || l->run.children;
 		p->arbiter = &l->stats.arbiter;
-		p->want_vms = l->run.pid != 0 || l->run.guest || l->want_vms;
+		p->want_vms = loop_wants_vms(l);
+		p->want_vcpus = p->want_vms && loop_want_vcpus(l);
 		rc = ops->open(p, &l->pcfg);
 		loop_report_did(l, p);
 		if (rc) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "errmsg.h"
 #include "exporter.h"
 #include "options.h"
@@ -31,6 +32,8 @@ enum long_only {
 	OPT_FROM,
 	OPT_TO,
 	OPT_EXPORT,
+	OPT_BREAKDOWN,
+	OPT_VCPU_TIME,
 };
 
 static const struct option long_options[] = {
@@ -65,6 +68,8 @@ static const struct option long_options[] = {
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "breakdown", required_argument, NULL, OPT_BREAKDOWN },
+	{ "vcpu-time", no_argument, NULL, OPT_VCPU_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -115,7 +120,8 @@ void options_usage(FILE *out)
 	      "      --json                 with -1: one JSON document; with -l or -L: one\n"
 	      "                             JSON object per interval per line (JSON Lines):\n"
 	      "                             total, delta, rate, unit and type of each field,\n"
-	      "                             per-VM and per-vCPU breakdowns, histograms\n"
+	      "                             histograms, per-VM breakdowns (a VM's field\n"
+	      "                             that is 0 is left out), per vCPU with --per-vcpu\n"
 	      "      --listen [ADDR:]PORT   serve the last sample at http://ADDR:PORT/metrics\n"
 	      "                             in the Prometheus text format (OpenMetrics when\n"
 	      "                             the scraper asks for it); ADDR defaults to\n"
@@ -123,7 +129,10 @@ void options_usage(FILE *out)
 	      "                             (a headless exporter); with -l/-L it also logs.\n"
 	      "                             Counters are totals since each VM started where\n"
 	      "                             the source knows them (as with -i), and child\n"
-	      "                             events are exported as reason labels\n"
+	      "                             events are exported as reason labels. Series of\n"
+	      "                             the host and of each VM (a VM's counter or\n"
+	      "                             histogram from when it first counts, then while\n"
+	      "                             the VM lives); per vCPU with --per-vcpu\n"
 	      "      --web-config FILE      TLS and basic auth for --listen, in the format of\n"
 	      "                             Prometheus exporters: tls_server_config\n"
 	      "                             (cert_file, key_file), basic_auth_users (user:\n"
@@ -139,7 +148,7 @@ void options_usage(FILE *out)
 	      "                             2G)\n"
 	      "      --replay FILE          show the recording FILE instead of the host, in\n"
 	      "                             any mode (-1, -l, -c, --json, the monitor with\n"
-	      "                             Space pause, [ ] step, t jump to a time), as\n"
+	      "                             Space pause, [ ] step, j jump to a time), as\n"
 	      "                             the live run showed it\n"
 	      "      --from TIME, --to TIME with --replay: only the refreshes in this window\n"
 	      "                             (YYYY-MM-DD HH:MM[:SS], HH:MM[:SS] on the day\n"
@@ -162,9 +171,11 @@ void options_usage(FILE *out)
 	      "                             --qmp: asked over QMP, no root needed)\n"
 	      "  -s, --set-delay SECONDS    refresh interval, 0.1 to 25.5 (default 3)\n"
 	      "      --vcpu N               with -p/-g: only vCPU N of that VM\n"
-	      "      --per-vcpu             with -p/-g: also one row (batch) or column\n"
-	      "                             (log, CSV) per vCPU and field, named\n"
-	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1\n"
+	      "      --per-vcpu             per-vCPU detail: with -p/-g, also one row (batch)\n"
+	      "                             or column (log, CSV) per vCPU and field, named\n"
+	      "                             FIELD/vcpuN, e.g. kvm_userspace_exit(HLT)/vcpu1;\n"
+	      "                             with --json and --listen (any VM), also each\n"
+	      "                             vCPU's values, series and histograms\n"
 	      "\n"
 	      "Sources (default: the tracepoints with -1/-l/-L, as kvm_stat; every one\n"
 	      "this host supports in the monitor, with --json and with --listen):\n"
@@ -194,6 +205,22 @@ void options_usage(FILE *out)
 	      "                             share, min/avg/max, p50/p90/p99 after -1's\n"
 	      "                             rows, in --json, and as histograms in\n"
 	      "                             --listen's metrics (the monitor: key l)\n"
+	      "      --breakdown LIST       also count exits per key in the kernel (BPF):\n"
+	      "                             LIST of ioport (port, in/out), mmio (guest\n"
+	      "                             address, read/write), msr (index, read/write),\n"
+	      "                             hypercall (number), or all; per VM and vCPU\n"
+	      "                             (the exporter's vCPU series with --per-vcpu),\n"
+	      "                             the top 16 keys of each and the rest as\n"
+	      "                             other, with --latency the time to\n"
+	      "                             re-entry per key; tables after -1's rows, in\n"
+	      "                             --json and --listen (the monitor: key k)\n"
+	      "      --vcpu-time            where each vCPU's time goes, per VM (per vCPU\n"
+	      "                             too with --per-vcpu or -p): guest, kernel,\n"
+	      "                             vmm, halted, waiting (for a host CPU), and the\n"
+	      "                             VMM's other threads' CPU; after -1's and -l's\n"
+	      "                             rows, in --json, in --listen's metrics as\n"
+	      "                             kvm_vcpu_seconds_total and\n"
+	      "                             kvm_vmm_thread_seconds_total (the monitor: key t)\n"
 	      "\n"
 	      "Other:\n"
 	      "  -h, --help                 show this help\n"
@@ -223,6 +250,23 @@ static bool options_long_exact(const char *name, size_t n)
 	return false;
 }
 
+/* Of our long options that name (n bytes) abbreviates, the one every
+ * other starts with ("--vc": --vcpu, not --vcpu-time), or NULL. */
+static const char *options_own_shortest(const char *name, size_t n)
+{
+	const char *hit = NULL;
+
+	for (const struct option *l = long_options; l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    (!hit || strlen(l->name) < strlen(hit)))
+			hit = l->name;
+	for (const struct option *l = long_options; hit && l->name; l++)
+		if (!strncmp(l->name, name, n) &&
+		    strncmp(l->name, hit, strlen(hit)))
+			return NULL;
+	return hit;
+}
+
 /*
  * arg ("--NAME" or "--NAME=VALUE") with NAME spelled out when it is no
  * option of ours but abbreviates exactly one of kvm_stat's (caller
@@ -248,6 +292,8 @@ static char *options_kvm_stat_spelling(const char *arg)
 		else if (strncmp(l, hit, strlen(hit)))
 			return NULL; /* ambiguous for kvm_stat too */
 	}
+	if (!hit)
+		hit = options_own_shortest(name, n);
 	return hit ? xasprintf("--%s%s", hit, eq ? eq : "") : NULL;
 }
 
@@ -449,7 +495,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 {
 	bool once = false, log = false;
 	long v;
-	int c;
+	int c, rc;
 
 	memset(o, 0, sizeof(*o));
 	argv = o->argv_own = options_spell_out(argc, argv, o);
@@ -577,6 +623,14 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_EXPORT:
 			o->export_fmt = optarg;
 			break;
+		case OPT_BREAKDOWN:
+			rc = breakdown_parse(optarg, &o->breakdown, msg);
+			if (rc)
+				return rc;
+			break;
+		case OPT_VCPU_TIME:
+			o->vcpu_time = true;
+			break;
 		case ':':
 			return errmsg_set(msg, -EINVAL,
 					  "option %s needs a value: see kvmstat --help",
@@ -611,22 +665,29 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		return errmsg_set(
 			msg, -EINVAL,
 			"-p/--pid and -g/--guest cannot be combined: give one");
-	if ((o->vcpu >= 0 || o->per_vcpu) && !o->pid && !o->guest)
+	if (o->vcpu >= 0 && !o->pid && !o->guest)
 		return errmsg_set(msg, -EINVAL,
-				  "%s works on one VM: add -p PID or -g NAME",
-				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+				  "--vcpu works on one VM: add -p PID or -g NAME");
+	if (o->per_vcpu && !o->pid && !o->guest && !o->json && !o->listen)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--per-vcpu works on one VM in this mode: add -p PID or -g NAME (or use it with --json or --listen)");
 	if (o->json && !once && !log)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--json needs a mode: add -1 (one document) or -l/-L FILE (JSON Lines)");
+	if (o->vcpu_time && o->csv)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--vcpu-time is not written as CSV: drop -c, or use --json");
 	if (o->json && o->csv)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--json and -c/--csv cannot be combined: pick one format");
-	if (o->json && (o->vcpu >= 0 || o->per_vcpu))
-		return errmsg_set(msg, -EINVAL,
-				  "--json always includes every vCPU: drop %s",
-				  o->vcpu >= 0 ? "--vcpu" : "--per-vcpu");
+	if (o->json && o->vcpu >= 0)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--json has no one-vCPU view: drop --vcpu (--per-vcpu adds every vCPU)");
 	if (o->listen) {
 		struct exporter_addr addr;
 

@@ -23,19 +23,29 @@ static void vmscan_name(struct vmdir_vm *vm, const char *proc_root)
 	free(name);
 }
 
-/* A VM's vCPU threads now: named threads, else KVM's debugfs. */
+/* A VM's vCPU threads now: named threads, else KVM's debugfs. Listed
+ * again only when its process's thread count changed (vCPU threads come
+ * at its start, or with a hot-plugged vCPU), not at every refresh: one
+ * call per VM rather than a read per thread. */
 static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r)
 {
 	struct vm_info v = { .pid = vm->pid };
 	struct vmdir_vcpu *c;
+	unsigned long threads;
 
 	if (vm->vcpus_read)
 		return;
+	threads = vm_thread_count(r->proc_root, vm->pid);
+	if (threads && threads == vm->threads) {
+		vm->vcpus_read = true;
+		return;
+	}
 	vm_load_vcpu_threads(r->proc_root, r->debugfs_root, &v);
 	c = xcalloc(v.nvcpus ? v.nvcpus : 1, sizeof(*c));
 	for (size_t i = 0; i < v.nvcpus; i++)
 		c[i] = (struct vmdir_vcpu){ v.vcpus[i].index, v.vcpus[i].tid };
 	vmdir_set_vcpus(vm, c, v.nvcpus);
+	vm->threads = threads;
 	free(c);
 	vm_info_clear(&v);
 }
@@ -68,11 +78,13 @@ void vmscan_update(struct vmdir *d, const struct vmscan_req *r)
 		pid_t pid = r->stats->keys[i].pid;
 		struct vmdir_vm *vm;
 
-		if (!pid)
+		/* a VM's series mostly come one after the other */
+		if (!pid || (i && r->stats->keys[i - 1].pid == pid))
 			continue;
 		vm = vmdir_get(d, pid);
 		vmscan_name(vm, r->proc_root);
-		vmscan_vcpus(vm, r);
+		if (r->vcpus)
+			vmscan_vcpus(vm, r);
 	}
 	if (r->watched) {
 		struct vmdir_vm *vm = vmdir_get(d, r->watched);

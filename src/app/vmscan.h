@@ -21,7 +21,8 @@ struct vmscan_req {
 				   * not name them; NULL: /proc alone */
 	const struct stats *stats; /* the VMs read */
 	pid_t watched;		   /* -p, the monitor's pid, or 0 */
-	bool vms;		   /* names and vCPU threads of the VMs read */
+	bool vms;		   /* names of the VMs read */
+	bool vcpus;		   /* with vms: their vCPU threads too */
 	bool all;		   /* every running VM, named */
 };
 

@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "lat_hist.h"
 #include "lat_shared.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -134,39 +135,6 @@ static __always_inline void lat_begin(int task, __u32 kind, __u32 cls,
 	s->reason[kind] = (__u32)reason;
 }
 
-static __always_inline __u32 lat_bucket(__u64 d)
-{
-	__u32 i = 0;
-
-	/* the bit length of d: 0 for 0, i for [2^(i-1), 2^i) */
-	if (d >> 32) {
-		d >>= 32;
-		i += 32;
-	}
-	if (d >> 16) {
-		d >>= 16;
-		i += 16;
-	}
-	if (d >> 8) {
-		d >>= 8;
-		i += 8;
-	}
-	if (d >> 4) {
-		d >>= 4;
-		i += 4;
-	}
-	if (d >> 2) {
-		d >>= 2;
-		i += 2;
-	}
-	if (d >> 1) {
-		d >>= 1;
-		i += 1;
-	}
-	i += (__u32)d;
-	return i < LAT_NBUCKETS ? i : LAT_NBUCKETS - 1;
-}
-
 /* The slot of k's histogram, taken when it has none; -1 when none can be
  * (all taken). A new one is the first free slot from the hint: the
  * kernel's insertion into lat_owner (BPF_NOEXIST) decides between CPUs
@@ -197,7 +165,7 @@ static __always_inline __s64 lat_slot_new(struct lat_key *k)
 static __always_inline void lat_add(struct lat_start *s, struct lat_key *k,
 				    __u64 d)
 {
-	__u32 kind = k->kind, slot, b;
+	__u32 kind = k->kind, slot;
 	struct lat_val *v;
 
 	if (kind >= LAT_NKINDS)
@@ -219,16 +187,7 @@ static __always_inline void lat_add(struct lat_start *s, struct lat_key *k,
 	if (!v)
 		return;
 	/* only this thread writes this slot, and it runs on one CPU */
-	if (!v->count || d < v->min)
-		v->min = d;
-	if (d > v->max)
-		v->max = d;
-	v->total += d;
-	b = lat_bucket(d);
-	if (b < LAT_NBUCKETS)
-		v->b[b] += 1;
-	/* last: a reader that sees the count sees the rest */
-	__sync_fetch_and_add(&v->count, 1);
+	lat_hist_add(v, d);
 }
 
 /* Closes the thread's exit of kind in flight, if any, at now. */

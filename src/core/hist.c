@@ -139,3 +139,63 @@ struct hist_reading *hist_set_add(struct hist_set *s, int field, pid_t pid,
 						 sizeof(*r->b)) };
 	return r;
 }
+
+/* Adds bucket b into the buckets out[0, *n) by index, appending it where
+ * it is new and there is room. */
+static void hist_sum_bucket(struct snap_bucket *out, size_t *n, size_t max,
+			    const struct snap_bucket *b, size_t hint)
+{
+	size_t k = hint;
+
+	if (k >= *n || out[k].index != b->index)
+		for (k = 0; k < *n && out[k].index != b->index; k++)
+			;
+	if (k == *n) {
+		if (*n == max)
+			return;
+		out[(*n)++] = (struct snap_bucket){ .index = b->index,
+						    .lo = b->lo,
+						    .hi = b->hi };
+	}
+	out[k].total += b->total;
+	out[k].delta += b->delta;
+	out[k].seen |= b->seen;
+	out[k].fresh |= b->fresh;
+}
+
+bool hist_sum_scopes(const struct snap_scope *sc, size_t n, int field,
+		     struct snap_hist *h, struct snap_bucket *out, size_t max)
+{
+	size_t nb = 0, found = 0;
+
+	*h = (struct snap_hist){ .field = field,
+				 .buckets = out,
+				 .measured = true,
+				 .min = UINT64_MAX };
+	for (size_t i = 0; i < n; i++) {
+		const struct snap_hist *x = snapshot_scope_hist(&sc[i], field);
+
+		if (!x)
+			continue;
+		found++;
+		for (size_t j = 0; j < x->nbuckets; j++)
+			hist_sum_bucket(out, &nb, max, &x->buckets[j], j);
+		h->fresh |= x->fresh;
+		h->measured &= x->measured;
+		h->count += x->count;
+		h->sum += x->sum;
+		if (x->count && x->min < h->min)
+			h->min = x->min;
+		if (x->max > h->max)
+			h->max = x->max;
+	}
+	h->nbuckets = nb;
+	if (!found || !h->measured) {
+		h->measured = false;
+		h->count = h->sum = h->max = 0;
+		h->min = 0;
+	} else if (!h->count) {
+		h->min = 0;
+	}
+	return found > 0;
+}

@@ -20,19 +20,6 @@
 #include "stats.h"
 #include "util.h"
 
-/* What a snapshot owns. */
-struct snap_store {
-	struct field_info *fields;
-	char *names;		   /* field and provider names */
-	struct snap_scope *scopes; /* [0] whole, then VMs, then vCPUs */
-	struct snap_row *rows;	   /* every scope's rows */
-	struct snap_hist *hists;
-	struct snap_bucket *buckets;
-	struct snap_row *view;
-	char **owned; /* view row and guest names */
-	size_t nowned, capowned;
-};
-
 /* A scope while it is being found: its key and summary sums. */
 struct sb_scope {
 	pid_t pid;
@@ -44,23 +31,61 @@ struct sb_scope {
 	int64_t ev_delta;
 };
 
+/* An array a build fills, kept for the next build of the same snapshot
+ * (snapshot_rebuild): grown when too small, never shrunk. */
+struct sb_buf {
+	void *p;
+	size_t cap; /* in elements */
+};
+
+/*
+ * What a snapshot owns: what it shows, and the builder's scratch. Rebuilt
+ * every refresh into the same arrays, a snapshot allocates nothing once
+ * the host's VMs and fields stay as they are (fresh arrays each refresh
+ * would be fresh pages each refresh: page faults, and a heap that grows
+ * with the largest sample).
+ */
+struct snap_store {
+	struct sb_buf fields;
+	struct sb_buf names;   /* field and provider names */
+	struct sb_buf scopes;  /* [0] whole, then VMs, then vCPUs */
+	struct sb_buf rows;    /* every scope's rows */
+	struct sb_buf hists;   /* every scope's histograms */
+	struct sb_buf buckets; /* their buckets */
+	struct sb_buf view;    /* the view's rows */
+	char **owned;	       /* view row and guest names */
+	size_t nowned, capowned;
+	/* scratch: see struct snap_builder */
+	struct sb_buf match, split, bucket_first, bucket_count, bucket_child;
+	struct sb_buf sc, key_scope, row_of, hs_scope, hs_order, sorted;
+	struct sb_buf start, fstart, byfield, byscope, by, at;
+	struct hashtab index;
+};
+
 /* Scratch of one build. */
 struct snap_builder {
 	const struct stats *s;
 	struct snapshot *out;
-	struct snap_store *st;
-	size_t nf;   /* fields */
-	double secs; /* the interval */
+	struct snap_store *st; /* where the arrays below are kept */
+	size_t nf;	       /* fields */
+	double secs;	       /* the interval */
+	/* what the snapshot shows, in st */
+	struct field_info *fields;
+	struct snap_scope *scopes;
+	struct snap_row *rows;
+	struct snap_hist *hists;
+	struct snap_bucket *buckets;
+	struct snap_row *view;
 	bool *match; /* by field: the filter keeps it */
 	bool *split; /* by field: a kept child stands for it */
 	/* bucket fields by (parent, bucket): first[parent], count[parent] */
 	int *bucket_first, *bucket_count, *bucket_child;
 	/* scopes found in the cells, in order of appearance */
 	struct sb_scope *sc;
-	size_t nsc, capsc;
-	struct hashtab index; /* (pid, vcpu) -> index in sc */
-	int *key_scope;	      /* by cell: index in sc, or -1 */
-	int *row_of;	      /* by field: row in the scope built */
+	size_t nsc;
+	struct hashtab *index; /* (pid, vcpu) -> index in sc */
+	int *key_scope;	       /* by cell: index in sc, or -1 */
+	int *row_of;	       /* by field: row in the scope built */
 	/* histograms read whole: the request's, each one's scope (index in
 	 * sc, -1 the whole selection, -2 left out), and their indices by
 	 * (final scope, field) */
@@ -68,6 +93,29 @@ struct snap_builder {
 	int *hs_scope;
 	size_t *hs_order;
 };
+
+/* At least n elements (one when n is 0) of size bytes in buf, reused
+ * when they fit; their contents are stale. */
+static void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
+{
+	if (!n)
+		n = 1;
+	if (n > buf->cap) {
+		free(buf->p);
+		buf->cap = n + n / 4;
+		buf->p = xmalloc(buf->cap * size);
+	}
+	return buf->p;
+}
+
+/* The same, zeroed. */
+static void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size)
+{
+	void *p = sb_reserve(buf, n, size);
+
+	memset(p, 0, (n ? n : 1) * size);
+	return p;
+}
 
 /* Keeps s (allocated) for snapshot_free; returns it. */
 static char *sb_own(struct snap_store *st, char *s)
@@ -88,13 +136,15 @@ static void sb_fields(struct snap_builder *b)
 	size_t len = 1;
 	char *p;
 
-	b->st->fields = xcalloc(b->nf ? b->nf : 1, sizeof(*b->st->fields));
+	struct field_info *fields = sb_reserve_zero(&b->st->fields, b->nf,
+						    sizeof(*fields));
+
 	for (size_t i = 0; i < b->nf; i++)
 		len += strlen(t->v[i].name) + 1 +
 		       (t->v[i].provider ? strlen(t->v[i].provider) + 1 : 0);
-	p = b->st->names = xmalloc(len);
+	p = sb_reserve(&b->st->names, len, 1);
 	for (size_t i = 0; i < b->nf; i++) {
-		struct field_info *f = &b->st->fields[i];
+		struct field_info *f = &fields[i];
 		size_t n = strlen(t->v[i].name) + 1;
 
 		*f = t->v[i];
@@ -106,7 +156,8 @@ static void sb_fields(struct snap_builder *b)
 			p += n;
 		}
 	}
-	b->out->fields = b->st->fields;
+	b->fields = fields;
+	b->out->fields = fields;
 	b->out->nfields = b->nf;
 }
 
@@ -126,12 +177,15 @@ static int sb_bucket_cmp(const void *a, const void *c, void *arg)
 /* The bucket fields of every histogram, by parent, then bucket. */
 static void sb_index_buckets(struct snap_builder *b)
 {
-	const struct field_info *v = b->st->fields;
+	const struct field_info *v = b->fields;
 	size_t n = b->nf ? b->nf : 1, nc = 0;
 
-	b->bucket_first = xmalloc(n * sizeof(*b->bucket_first));
-	b->bucket_count = xcalloc(n, sizeof(*b->bucket_count));
-	b->bucket_child = xmalloc(n * sizeof(*b->bucket_child));
+	b->bucket_first = sb_reserve(&b->st->bucket_first, n,
+				     sizeof(*b->bucket_first));
+	b->bucket_count = sb_reserve_zero(&b->st->bucket_count, n,
+					  sizeof(*b->bucket_count));
+	b->bucket_child = sb_reserve(&b->st->bucket_child, n,
+				     sizeof(*b->bucket_child));
 	for (size_t i = 0; i < b->nf; i++) {
 		b->bucket_first[i] = -1;
 		if (v[i].parent >= 0 && (size_t)v[i].parent < b->nf &&
@@ -159,10 +213,10 @@ static void sb_index_buckets(struct snap_builder *b)
 static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 		      bool children)
 {
-	const struct field_info *v = b->st->fields;
+	const struct field_info *v = b->fields;
 
-	b->match = xcalloc(b->nf + 1, sizeof(*b->match));
-	b->split = xcalloc(b->nf + 1, sizeof(*b->split));
+	b->match = sb_reserve_zero(&b->st->match, b->nf + 1, sizeof(*b->match));
+	b->split = sb_reserve_zero(&b->st->split, b->nf + 1, sizeof(*b->split));
 	for (size_t i = 0; i < b->nf; i++)
 		b->match[i] = filter_keeps_field(f, (int)i, v[i].name, children);
 	/* a kept child brings in its parent, as in kvm_stat */
@@ -180,18 +234,20 @@ static void sb_filter(struct snap_builder *b, const struct field_filter *f,
 static int sb_scope(struct snap_builder *b, pid_t pid, int vcpu)
 {
 	uint32_t h = hashtab_hash3((uint32_t)pid, (uint32_t)vcpu, 0);
-	struct hashtab_iter it = hashtab_iter(&b->index, h);
+	struct hashtab_iter it = hashtab_iter(b->index, h);
 	long i;
 
-	while ((i = hashtab_next(&b->index, &it)) >= 0)
+	while ((i = hashtab_next(b->index, &it)) >= 0)
 		if (b->sc[i].pid == pid && b->sc[i].vcpu == vcpu)
 			return (int)i;
-	if (b->nsc == b->capsc) {
-		b->capsc = b->capsc ? b->capsc * 2 : 64;
-		b->sc = xrealloc(b->sc, b->capsc * sizeof(*b->sc));
+	if (b->nsc == b->st->sc.cap) {
+		b->st->sc.cap = b->st->sc.cap ? b->st->sc.cap * 2 : 64;
+		b->st->sc.p = xrealloc(b->st->sc.p,
+				       b->st->sc.cap * sizeof(*b->sc));
+		b->sc = b->st->sc.p;
 	}
 	b->sc[b->nsc] = (struct sb_scope){ .pid = pid, .vcpu = vcpu };
-	hashtab_add(&b->index, h, b->nsc);
+	hashtab_add(b->index, h, b->nsc);
 	return (int)b->nsc++;
 }
 
@@ -223,7 +279,7 @@ static void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
 			   struct sb_scope *x, int field,
 			   const struct stat_cell *c)
 {
-	const struct field_info *f = &b->st->fields[field];
+	const struct field_info *f = &b->fields[field];
 
 	if (c->fresh)
 		g->fresh = true;
@@ -278,8 +334,8 @@ static void sb_find_scopes(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
 
-	b->key_scope = xmalloc((s->nkeys ? s->nkeys : 1) *
-			       sizeof(*b->key_scope));
+	b->key_scope = sb_reserve(&b->st->key_scope, s->nkeys,
+				  sizeof(*b->key_scope));
 	for (size_t i = 0; i < s->nkeys; i++) {
 		const struct stats_key *k = &s->keys[i];
 
@@ -299,14 +355,14 @@ static void sb_find_hist_scopes(struct snap_builder *b)
 {
 	size_t n = b->hs ? b->hs->n : 0;
 
-	b->hs_scope = xmalloc((n ? n : 1) * sizeof(*b->hs_scope));
+	b->hs_scope = sb_reserve(&b->st->hs_scope, n, sizeof(*b->hs_scope));
 	for (size_t i = 0; i < n; i++) {
 		const struct hist_reading *r = &b->hs->v[i];
 		int k;
 
 		b->hs_scope[i] = -2;
 		if (r->field < 0 || (size_t)r->field >= b->nf ||
-		    b->st->fields[r->field].hist == HIST_NONE)
+		    b->fields[r->field].hist == HIST_NONE)
 			continue;
 		if (!r->pid) {
 			b->hs_scope[i] = -1;
@@ -352,9 +408,10 @@ static void sb_find_vcpus(struct snap_builder *b, const struct vmdir *d)
  * index, and links the tree. */
 static void sb_layout(struct snap_builder *b)
 {
-	struct sb_scope *sorted = xmalloc((b->nsc ? b->nsc : 1) *
-					  sizeof(*sorted));
-	struct snap_scope *all = xmalloc((b->nsc + 1) * sizeof(*all));
+	struct sb_scope *sorted = sb_reserve(&b->st->sorted, b->nsc,
+					     sizeof(*sorted));
+	struct snap_scope *all = sb_reserve(&b->st->scopes, b->nsc + 1,
+					    sizeof(*all));
 	size_t nvm = 0, vm = 1, vc;
 
 	for (size_t i = 0; i < b->nsc; i++) {
@@ -372,7 +429,6 @@ static void sb_layout(struct snap_builder *b)
 		b->sc[sorted[i].slot].slot = slot;
 		sb_scope_init(&all[slot], sorted[i].pid, sorted[i].vcpu);
 	}
-	free(sorted);
 	all[0].children = nvm ? &all[1] : NULL;
 	all[0].nchildren = nvm;
 	vc = 1 + nvm;
@@ -385,7 +441,7 @@ static void sb_layout(struct snap_builder *b)
 		if (!all[vm].nchildren)
 			all[vm].children = NULL;
 	}
-	b->st->scopes = all;
+	b->scopes = all;
 	b->out->whole = &all[0];
 }
 
@@ -394,7 +450,7 @@ static void sb_layout(struct snap_builder *b)
 static void sb_summaries(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
-	struct snap_scope *all = b->st->scopes;
+	struct snap_scope *all = b->scopes;
 	struct sb_scope root = { 0 };
 
 	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
@@ -427,7 +483,7 @@ static void sb_summaries(struct snap_builder *b)
 static void sb_row(struct snap_builder *b, struct snap_row *r, int field,
 		   const struct stat_cell *c)
 {
-	const struct field_info *f = &b->st->fields[field];
+	const struct field_info *f = &b->fields[field];
 
 	*r = (struct snap_row){ .field = field,
 				.name = f->name,
@@ -451,7 +507,7 @@ static int sb_row_cmp(const void *a, const void *c)
 static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
 			size_t first, size_t *n)
 {
-	struct snap_row *rows = b->st->rows;
+	struct snap_row *rows = b->rows;
 	size_t own = *n;
 
 	for (size_t i = first; i < own; i++)
@@ -465,7 +521,7 @@ static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
 		if (at >= 0 && (size_t)at < own)
 			continue; /* read itself */
 		if (at < 0) {
-			const struct field_info *f = &b->st->fields[p];
+			const struct field_info *f = &b->fields[p];
 
 			at = (int)(*n)++;
 			rows[at] = (struct snap_row){ .field = p,
@@ -495,9 +551,11 @@ static void sb_rows(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
 	size_t nscopes = b->nsc + 1, ncells = 0, n = 0;
-	struct snap_scope *all = b->st->scopes;
-	size_t *start = xcalloc(nscopes + 1, sizeof(*start));
-	size_t *fstart = xcalloc(b->nf + 1, sizeof(*fstart));
+	struct snap_scope *all = b->scopes;
+	size_t *start = sb_reserve_zero(&b->st->start, nscopes + 1,
+					sizeof(*start));
+	size_t *fstart = sb_reserve_zero(&b->st->fstart, b->nf + 1,
+					 sizeof(*fstart));
 	int *byfield, *byscope;
 
 	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
@@ -513,8 +571,10 @@ static void sb_rows(struct snap_builder *b)
 	for (size_t i = 0; i < nscopes; i++)
 		start[i + 1] += start[i];
 	ncells += start[nscopes];
-	byfield = xmalloc((start[nscopes] + 1) * sizeof(*byfield));
-	byscope = xmalloc((start[nscopes] + 1) * sizeof(*byscope));
+	byfield = sb_reserve(&b->st->byfield, start[nscopes] + 1,
+			     sizeof(*byfield));
+	byscope = sb_reserve(&b->st->byscope, start[nscopes] + 1,
+			     sizeof(*byscope));
 	for (size_t i = 0; i < s->nkeys; i++)
 		if (b->key_scope[i] >= 0)
 			byfield[fstart[s->keys[i].field]++] = (int)i;
@@ -526,25 +586,21 @@ static void sb_rows(struct snap_builder *b)
 	/* start[i] is now the end of scope i's cells */
 
 	/* at most one parent row per child row */
-	b->st->rows = xmalloc((2 * ncells + 1) * sizeof(*b->st->rows));
-	b->row_of = xmalloc((b->nf + 1) * sizeof(*b->row_of));
+	b->rows = sb_reserve(&b->st->rows, 2 * ncells + 1, sizeof(*b->rows));
+	b->row_of = sb_reserve(&b->st->row_of, b->nf + 1, sizeof(*b->row_of));
 	memset(b->row_of, 0xff, (b->nf + 1) * sizeof(*b->row_of));
 	for (size_t f = 0; f < s->nsum && f < b->nf; f++)
 		if (s->sum[f].seen)
-			sb_row(b, &b->st->rows[n++], (int)f, &s->sum[f]);
+			sb_row(b, &b->rows[n++], (int)f, &s->sum[f]);
 	sb_rows_end(b, &all[0], 0, &n);
 	for (size_t i = 1, j = 0; i < nscopes; i++) {
 		size_t first = n;
 
 		for (; j < start[i]; j++)
-			sb_row(b, &b->st->rows[n++], s->keys[byscope[j]].field,
+			sb_row(b, &b->rows[n++], s->keys[byscope[j]].field,
 			       &s->cells[byscope[j]]);
 		sb_rows_end(b, &all[i], first, &n);
 	}
-	free(start);
-	free(fstart);
-	free(byfield);
-	free(byscope);
 }
 
 /* The final scope of histogram reading i, or SIZE_MAX when left out. */
@@ -575,18 +631,18 @@ static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
 			   struct snap_row *row, struct snap_hist *hist,
 			   size_t *k)
 {
-	const struct field_info *v = b->st->fields;
+	const struct field_info *v = b->fields;
 	int p = row->field;
 
 	*hist = (struct snap_hist){ .field = p,
-				    .buckets = &b->st->buckets[*k],
+				    .buckets = &b->buckets[*k],
 				    .nbuckets = (size_t)b->bucket_count[p],
 				    .fresh = row->valid };
 	for (int c = 0; c < b->bucket_count[p]; c++) {
 		int id = b->bucket_child[b->bucket_first[p] + c];
 		const struct snap_row *br = snapshot_scope_row(g, id);
 
-		b->st->buckets[(*k)++] = (struct snap_bucket){
+		b->buckets[(*k)++] = (struct snap_bucket){
 			.index = v[id].bucket,
 			.lo = v[id].bucket_lo,
 			.hi = v[id].bucket_hi,
@@ -604,10 +660,10 @@ static void sb_hist_of_reading(struct snap_builder *b,
 			       const struct hist_reading *r,
 			       struct snap_hist *hist, size_t *k)
 {
-	const struct field_info *f = &b->st->fields[r->field];
+	const struct field_info *f = &b->fields[r->field];
 
 	*hist = (struct snap_hist){ .field = r->field,
-				    .buckets = &b->st->buckets[*k],
+				    .buckets = &b->buckets[*k],
 				    .nbuckets = r->nbuckets,
 				    .fresh = true,
 				    .measured = true,
@@ -616,7 +672,7 @@ static void sb_hist_of_reading(struct snap_builder *b,
 				    .min = r->min,
 				    .max = r->max };
 	for (size_t i = 0; i < r->nbuckets; i++) {
-		struct snap_bucket *bk = &b->st->buckets[(*k)++];
+		struct snap_bucket *bk = &b->buckets[(*k)++];
 
 		*bk = (struct snap_bucket){ .index = (int)i,
 					    .total = r->b[i],
@@ -633,8 +689,8 @@ static void sb_hist_of_reading(struct snap_builder *b,
  */
 static void sb_hists(struct snap_builder *b)
 {
-	const struct field_info *v = b->st->fields;
-	struct snap_scope *all = b->st->scopes;
+	const struct field_info *v = b->fields;
+	struct snap_scope *all = b->scopes;
 	size_t nh = 0, nb = 0, h = 0, k = 0, nr = 0, j = 0;
 
 	for (size_t i = 0; i <= b->nsc; i++)
@@ -643,8 +699,8 @@ static void sb_hists(struct snap_builder *b)
 				nh++;
 				nb += b->bucket_count[all[i].rows[r].field];
 			}
-	b->hs_order = xmalloc(((b->hs ? b->hs->n : 0) + 1) *
-			      sizeof(*b->hs_order));
+	b->hs_order = sb_reserve(&b->st->hs_order, (b->hs ? b->hs->n : 0) + 1,
+				 sizeof(*b->hs_order));
 	for (size_t i = 0; b->hs && i < b->hs->n; i++) {
 		if (b->hs_scope[i] == -2)
 			continue;
@@ -656,8 +712,8 @@ static void sb_hists(struct snap_builder *b)
 		return;
 	if (nr > 1)
 		qsort_r(b->hs_order, nr, sizeof(*b->hs_order), sb_hs_cmp, b);
-	b->st->hists = xmalloc(nh * sizeof(*b->st->hists));
-	b->st->buckets = xmalloc((nb + 1) * sizeof(*b->st->buckets));
+	b->hists = sb_reserve(&b->st->hists, nh, sizeof(*b->hists));
+	b->buckets = sb_reserve(&b->st->buckets, nb + 1, sizeof(*b->buckets));
 	for (size_t i = 0; i <= b->nsc; i++) {
 		size_t first = h, r = 0;
 
@@ -677,15 +733,15 @@ static void sb_hists(struct snap_builder *b)
 			if (!row && !x)
 				break;
 			if (row && (!x || row->field <= x->field)) {
-				sb_hist_of_row(b, &all[i], row,
-					       &b->st->hists[h++], &k);
+				sb_hist_of_row(b, &all[i], row, &b->hists[h++],
+					       &k);
 				r++;
 			} else {
-				sb_hist_of_reading(b, x, &b->st->hists[h++], &k);
+				sb_hist_of_reading(b, x, &b->hists[h++], &k);
 				j++;
 			}
 		}
-		all[i].hists = h > first ? &b->st->hists[first] : NULL;
+		all[i].hists = h > first ? &b->hists[first] : NULL;
 		all[i].nhists = h - first;
 	}
 }
@@ -730,9 +786,9 @@ static int sb_view_cmp(const void *a, const void *c)
 static void sb_view_by_order(struct snap_builder *b, struct snap_row *rows,
 			     size_t n)
 {
-	const struct field_info *v = b->st->fields;
-	struct snap_row *by = xmalloc((b->nf + 1) * sizeof(*by));
-	bool *at = xcalloc(b->nf + 1, sizeof(*at));
+	const struct field_info *v = b->fields;
+	struct snap_row *by = sb_reserve(&b->st->by, b->nf + 1, sizeof(*by));
+	bool *at = sb_reserve_zero(&b->st->at, b->nf + 1, sizeof(*at));
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -746,12 +802,9 @@ static void sb_view_by_order(struct snap_builder *b, struct snap_row *rows,
 	for (size_t o = 0; o < b->nf; o++)
 		if (at[o])
 			rows[k++] = by[o];
-	goto out_free;
+	return;
 out_sort:
 	qsort(rows, n, sizeof(*rows), sb_view_cmp);
-out_free:
-	free(by);
-	free(at);
 }
 
 /* Appends the rows of g the filter keeps to the view; suffix names them
@@ -769,7 +822,7 @@ static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
 					xasprintf("%s%s", r.name, suffix));
 			r.per_vcpu = true;
 		}
-		b->st->view[(*n)++] = r;
+		b->view[(*n)++] = r;
 	}
 }
 
@@ -790,7 +843,7 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 		cap += g->nrows;
 	for (size_t i = 0; vm && i < vm->nchildren; i++)
 		cap += vm->children[i].nrows;
-	b->st->view = xmalloc(cap * sizeof(*b->st->view));
+	b->view = sb_reserve(&b->st->view, cap, sizeof(*b->view));
 	if (g)
 		sb_view_rows(b, g, NULL, &n);
 	for (size_t i = 0; vm && i < vm->nchildren; i++) {
@@ -801,17 +854,17 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 		sb_view_rows(b, &vm->children[i], suffix, &n);
 	}
 	if (n > 1 && vm && vm->nchildren)
-		qsort(b->st->view, n, sizeof(*b->st->view), sb_view_cmp);
+		qsort(b->view, n, sizeof(*b->view), sb_view_cmp);
 	else if (n > 1)
-		sb_view_by_order(b, b->st->view, n);
-	b->out->rows = b->st->view;
+		sb_view_by_order(b, b->view, n);
+	b->out->rows = b->view;
 	b->out->nrows = n;
 }
 
 /* Guest names of the VMs, shared by their vCPUs. */
 static void sb_guests(struct snap_builder *b, const struct vmdir *d)
 {
-	struct snap_scope *all = b->st->scopes;
+	struct snap_scope *all = b->scopes;
 	const struct snap_scope *whole = &all[0];
 
 	if (!d)
@@ -830,18 +883,36 @@ static void sb_guests(struct snap_builder *b, const struct vmdir *d)
 	}
 }
 
-void snapshot_build(const struct stats *s, const struct snap_request *req,
-		    struct snapshot *out)
+/* Frees what a store owns that is the snapshot's own (names): the next
+ * build makes them again. */
+static void sb_disown(struct snap_store *st)
+{
+	for (size_t i = 0; i < st->nowned; i++)
+		free(st->owned[i]);
+	st->nowned = 0;
+}
+
+void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
+		      struct snapshot *out)
 {
 	static const struct snap_request whole = { .vcpu = SAMPLE_ALL_VCPUS };
+	struct snap_store *st = out->store;
 	struct snap_builder b = { .s = s,
 				  .out = out,
 				  .hs = req ? req->hists : NULL };
 
 	if (!req)
 		req = &whole;
+	if (!st) {
+		st = xcalloc(1, sizeof(*st));
+		hashtab_init(&st->index);
+	}
+	sb_disown(st);
+	hashtab_clear(&st->index);
 	memset(out, 0, sizeof(*out));
-	b.st = out->store = xcalloc(1, sizeof(*b.st));
+	out->store = b.st = st;
+	b.sc = st->sc.p;
+	b.index = &st->index;
 	b.nf = s->fields.n;
 	b.secs = s->interval_ns / 1e9;
 	sb_fields(&b);
@@ -858,17 +929,13 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
 	sb_view(&b, req);
 	out->interval_ns = s->interval_ns;
 	out->wall = s->wall;
-	free(b.match);
-	free(b.split);
-	free(b.bucket_first);
-	free(b.bucket_count);
-	free(b.bucket_child);
-	free(b.sc);
-	hashtab_free(&b.index);
-	free(b.key_scope);
-	free(b.row_of);
-	free(b.hs_scope);
-	free(b.hs_order);
+}
+
+void snapshot_build(const struct stats *s, const struct snap_request *req,
+		    struct snapshot *out)
+{
+	memset(out, 0, sizeof(*out));
+	snapshot_rebuild(s, req, out);
 }
 
 void snapshot_free(struct snapshot *snap)
@@ -876,16 +943,22 @@ void snapshot_free(struct snapshot *snap)
 	struct snap_store *st = snap->store;
 
 	if (st) {
-		for (size_t i = 0; i < st->nowned; i++)
-			free(st->owned[i]);
+		struct sb_buf *bufs[] = {
+			&st->fields,	   &st->names,	      &st->scopes,
+			&st->rows,	   &st->hists,	      &st->buckets,
+			&st->view,	   &st->match,	      &st->split,
+			&st->bucket_first, &st->bucket_count, &st->bucket_child,
+			&st->sc,	   &st->key_scope,    &st->row_of,
+			&st->hs_scope,	   &st->hs_order,     &st->sorted,
+			&st->start,	   &st->fstart,	      &st->byfield,
+			&st->byscope,	   &st->by,	      &st->at,
+		};
+
+		sb_disown(st);
 		free(st->owned);
-		free(st->fields);
-		free(st->names);
-		free(st->scopes);
-		free(st->rows);
-		free(st->hists);
-		free(st->buckets);
-		free(st->view);
+		for (size_t i = 0; i < ARRAY_SIZE(bufs); i++)
+			free(bufs[i]->p);
+		hashtab_free(&st->index);
 		free(st);
 	}
 	memset(snap, 0, sizeof(*snap));

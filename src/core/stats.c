@@ -102,7 +102,8 @@ const struct stat_cell *stats_cell(const struct stats *s, int field, pid_t pid,
  * A counter's delta is never negative: a jump forward too large for one
  * interval (10 to 2^64-1: a reset to garbage, or a counter that went
  * backwards by a little and wrapped) is taken as a reset to that value,
- * counting nothing, and the deltas go on from it.
+ * counting nothing, and the deltas go on from it. A baseline reading (a
+ * breakdown reported again) adds to the total, never to the delta.
  */
 static void stats_cell_update(struct stat_cell *c, enum field_type type,
 			      uint64_t raw, unsigned int flags, bool initial,
@@ -111,6 +112,12 @@ static void stats_cell_update(struct stat_cell *c, enum field_type type,
 	if (type != FIELD_CUMULATIVE) {
 		c->delta = c->seen ? (int64_t)(raw - c->raw) : 0;
 		c->total = raw;
+	} else if (flags & SAMPLE_BASELINE) {
+		c->delta = 0;
+		if (!c->seen)
+			c->total = raw;
+		else if (raw >= c->raw)
+			c->total += raw - c->raw;
 	} else if (!c->seen) {
 		if (initial && !include_past) {
 			c->delta = 0;

@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "breakdown_render.h"
 #include "frontend.h"
 #include "lat_render.h"
 #include "options.h"
 #include "ui_text.h"
 #include "util.h"
+#include "vcputime_render.h"
 #include "writer.h"
 
 /* fe->priv: non-NULL when --units asks for the extras */
@@ -30,6 +32,12 @@ static int batch_render(struct frontend *fe, const struct snapshot *snap)
 	if (snap->latency) {
 		strbuf_add(&b, "\n");
 		lat_render_text(&b, snap);
+	}
+	if (snap->breakdown)
+		breakdown_render_text(&b, snap, NULL);
+	if (snap->vcputime) {
+		strbuf_add(&b, "\n");
+		vcputime_render_text(&b, snap->vcputime, snap->header.pid);
 	}
 	rc = frontend_write_result(fe, writer_all(1, b.s, b.len));
 	strbuf_free(&b);

@@ -9,8 +9,10 @@
  * once for every scrape waiting; nobody scraping, nothing is rendered.
  * They are shared by every scrape of that sample (libmicrohttpd counts
  * their references), so a further scrape costs a lookup and a send, and
- * memory does not grow with the number of
- * clients beyond the per-connection pool. Each connection's steps are
+ * memory does not grow with the number of clients beyond the
+ * per-connection pool; the texts are rendered into buffers libmicrohttpd
+ * hands back once sent, and the writer keeps its own memory (and which
+ * per-VM series it has written) from render to render. Each connection's steps are
  * reported to connwatch, whose thread cuts off slow ones; with basic
  * auth, a request whose password webauth has no verdict on waits
  * suspended for its worker. As a front-end (--listen, alone or with
@@ -47,6 +49,24 @@ struct exp_req {
 	bool asked; /* its credentials went to webauth */
 };
 
+/*
+ * The text of one render, reused: libmicrohttpd sends it from this buffer
+ * and calls back when the last connection is done with it, which gives it
+ * back to the exporter's idle ones. Its callback gets the text alone, so
+ * the buffer starts with a pointer to its exp_text (EXP_TEXT_HEAD bytes);
+ * the text follows.
+ */
+struct exp_text {
+	struct exporter *e;
+	struct strbuf b;
+	struct exp_text *next; /* among the idle ones */
+};
+
+#define EXP_TEXT_HEAD 16
+/* Idle texts kept: one per format, another of each while the last ones
+ * are still being sent */
+#define EXP_TEXT_IDLE 4
+
 /* A scrape suspended until its format is rendered from the sample. */
 struct exp_wait {
 	struct MHD_Connection *conn;
@@ -67,7 +87,9 @@ struct exporter {
 	/* fixed answers, made once */
 	struct MHD_Response *index, *not_found, *not_allowed, *unavailable;
 	struct MHD_Response *unauthorized, *busy;
-	struct strbuf text;	 /* main thread only */
+	struct openmetrics_writer *writer; /* main thread only */
+	struct exp_text *idle;		   /* texts to render into (lock) */
+	unsigned int nidle;
 	struct connwatch *watch; /* the connections' deadlines */
 	struct webconfig wc;	 /* --web-config */
 	struct webauth *auth;	 /* basic auth's checks, or NULL */
@@ -415,10 +437,17 @@ static void exporter_free(struct exporter *e)
 		if (*fixed[i])
 			mhd->destroy_response(*fixed[i]);
 	pthread_mutex_destroy(&e->lock);
+	while (e->idle) {
+		struct exp_text *t = e->idle;
+
+		e->idle = t->next;
+		strbuf_free(&t->b);
+		free(t);
+	}
+	openmetrics_writer_free(e->writer);
 	free(e->wait);
 	if (e->efd >= 0)
 		close(e->efd);
-	strbuf_free(&e->text);
 	webconfig_free(&e->wc);
 	if (e->key)
 		explicit_bzero(e->key, strlen(e->key));
@@ -481,7 +510,7 @@ static bool exporter_loopback(const struct exporter_addr *addr)
  * are blocked: its thread inherits the mask.
  */
 static struct exporter *exporter_start(const struct exporter_addr *addr,
-				       const char *web_config,
+				       const char *web_config, bool per_vcpu,
 				       struct errmsg *msg)
 {
 	/* scrapes wait suspended for their render, and with basic auth
@@ -498,7 +527,7 @@ static struct exporter *exporter_start(const struct exporter_addr *addr,
 		return NULL;
 	e = xcalloc(1, sizeof(*e));
 	pthread_mutex_init(&e->lock, NULL);
-	strbuf_init(&e->text);
+	e->writer = openmetrics_writer_new(per_vcpu);
 	e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (e->efd < 0) {
 		errmsg_set(msg, -errno, "cannot make an eventfd: %s",
@@ -603,17 +632,62 @@ out_free:
 	return NULL;
 }
 
-/* A response that owns the text of b (b is emptied). */
-static struct MHD_Response *exporter_text(struct strbuf *b, const char *type)
+/* libmicrohttpd is done with a text: it goes back to the idle ones, or
+ * is freed when there are enough (any thread). */
+static void exporter_text_done(void *cls)
 {
-	struct MHD_Response *r;
-	char *s = b->s;
-	size_t len = b->len;
+	struct exp_text *t;
+	struct exporter *e;
 
-	strbuf_init(b);
-	r = exporter_made(
-		mhd->create_response_from_buffer_with_free_callback(len, s,
-								    free));
+	memcpy(&t, (char *)cls - EXP_TEXT_HEAD, sizeof(t));
+	e = t->e;
+	pthread_mutex_lock(&e->lock);
+	if (e->nidle < EXP_TEXT_IDLE) {
+		t->next = e->idle;
+		e->idle = t;
+		e->nidle++;
+		t = NULL;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (t) {
+		strbuf_free(&t->b);
+		free(t);
+	}
+}
+
+/* An idle text, emptied but for its head, to render into. */
+static struct exp_text *exporter_text_get(struct exporter *e)
+{
+	static const char zero[EXP_TEXT_HEAD];
+	struct exp_text *t;
+
+	pthread_mutex_lock(&e->lock);
+	t = e->idle;
+	if (t) {
+		e->idle = t->next;
+		e->nidle--;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
+		t->e = e;
+		strbuf_init(&t->b);
+	}
+	strbuf_reset(&t->b);
+	strbuf_addn(&t->b, (const char *)&t, sizeof(t));
+	strbuf_addn(&t->b, zero, EXP_TEXT_HEAD - sizeof(t));
+	return t;
+}
+
+/* A response sending t's text from its buffer; t comes back to the idle
+ * ones when the last connection is done with it. */
+static struct MHD_Response *exporter_text(struct exp_text *t, const char *type)
+{
+	struct MHD_Response *r = exporter_made(
+		mhd->create_response_from_buffer_with_free_callback(
+			t->b.len - EXP_TEXT_HEAD, t->b.s + EXP_TEXT_HEAD,
+			exporter_text_done));
+
 	exporter_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
@@ -650,11 +724,14 @@ static void exporter_publish(struct exporter *e, const struct snapshot *snap)
 	want = e->wanted ? e->wanted : 3u;
 	pthread_mutex_unlock(&e->lock);
 	for (int f = 0; f < 2; f++) {
+		struct exp_text *t;
+
 		if (!(want & (1u << f)))
 			continue;
-		strbuf_reset(&e->text);
-		openmetrics_render(&e->text, snap, (enum openmetrics_format)f);
-		fresh[f] = exporter_text(&e->text, types[f]);
+		t = exporter_text_get(e);
+		openmetrics_write(e->writer, &t->b, snap,
+				  (enum openmetrics_format)f);
+		fresh[f] = exporter_text(t, types[f]);
 	}
 	pthread_mutex_lock(&e->lock);
 	for (int f = 0; f < 2; f++) {
@@ -708,8 +785,9 @@ static void exporter_stop(struct exporter *e)
 }
 
 /* Counters a scraper can rate(): totals since each VM started where the
- * source knows them, child events as reason labels, every VM and vCPU of
- * the selection; scrapes get the first sample at once. Rendered when a
+ * source knows them, child events as reason labels, every VM of the
+ * selection (each vCPU too with --per-vcpu: the writer's level); scrapes
+ * get the first sample at once. Rendered when a
  * scrape asks, at most once per sample, never when nobody scrapes. */
 static const struct frontend_view exporter_view = {
 	.pace = FRONTEND_EVERY,
@@ -734,7 +812,8 @@ static int exporter_fe_open(struct frontend *fe, const struct options *opts)
 
 	if (exporter_parse_listen(opts->listen, &addr, &fe->msg))
 		return -EINVAL;
-	fe->priv = exporter_start(&addr, opts->web_config, &fe->msg);
+	fe->priv = exporter_start(&addr, opts->web_config, opts->per_vcpu,
+				  &fe->msg);
 	if (!fe->priv) {
 		fe->runtime = true;
 		return -EIO;

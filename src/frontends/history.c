@@ -19,6 +19,7 @@
 
 struct history_priv {
 	struct om_history h;
+	struct openmetrics_writer *w; /* the exporter's level of detail */
 	struct strbuf b;
 };
 
@@ -26,8 +27,8 @@ static int history_open(struct frontend *fe, const struct options *opts)
 {
 	struct history_priv *hp = xcalloc(1, sizeof(*hp));
 
-	(void)opts;
 	om_history_init(&hp->h);
+	hp->w = openmetrics_writer_new(opts->per_vcpu);
 	strbuf_init(&hp->b);
 	fe->priv = hp;
 	return 0;
@@ -38,7 +39,7 @@ static int history_render(struct frontend *fe, const struct snapshot *snap)
 	struct history_priv *hp = fe->priv;
 
 	strbuf_reset(&hp->b);
-	openmetrics_render(&hp->b, snap, OPENMETRICS_OPENMETRICS);
+	openmetrics_write(hp->w, &hp->b, snap, OPENMETRICS_OPENMETRICS);
 	om_history_add(&hp->h, hp->b.s, hp->b.len, &snap->wall);
 	return 0;
 }
@@ -59,13 +60,14 @@ static void history_close(struct frontend *fe)
 	if (!hp)
 		return;
 	om_history_free(&hp->h);
+	openmetrics_writer_free(hp->w);
 	strbuf_free(&hp->b);
 	free(hp);
 	fe->priv = NULL;
 }
 
-/* The exporter's series: every VM and vCPU, child events as labels,
- * totals since each VM started where known. */
+/* The exporter's series: every VM (and vCPU with --per-vcpu), child
+ * events as labels, totals since each VM started where known. */
 static const struct frontend_view history_view = {
 	.pace = FRONTEND_EVERY,
 	.at_once = true,

@@ -27,7 +27,8 @@ struct json_priv {
 	const char *path; /* -L FILE or NULL */
 	bool lines;	  /* JSON Lines (-l/-L), else one document */
 	bool skip_zero;	  /* -z */
-	struct strbuf b;
+	bool per_vcpu;	  /* --per-vcpu: each vCPU too */
+	struct strbuf b;  /* the text, reused from sample to sample */
 };
 
 /* Opens the -L file for appending (see logfile.h: no links, no FIFOs). */
@@ -50,6 +51,7 @@ static int json_open(struct frontend *fe, const struct options *opts)
 	jp->lines = opts->mode != MODE_BATCH;
 	jp->path = jp->lines ? opts->log_file : NULL;
 	jp->skip_zero = jp->lines && opts->skip_zero;
+	jp->per_vcpu = opts->per_vcpu;
 	strbuf_init(&jp->b);
 	if (jp->path) {
 		rc = json_open_file(jp, &fe->msg);
@@ -70,7 +72,8 @@ static int json_render(struct frontend *fe, const struct snapshot *snap)
 	if (jp->skip_zero && ui_text_all_zero(snap))
 		return 0;
 	strbuf_reset(&jp->b);
-	json_out_render(&jp->b, snap, snap->header.sources, !jp->lines);
+	json_out_render(&jp->b, snap, snap->header.sources, !jp->lines,
+			jp->per_vcpu);
 	return frontend_write_result(fe, writer_all(jp->fd, jp->b.s, jp->b.len));
 }
 
@@ -101,7 +104,7 @@ static void json_close(struct frontend *fe)
 	fe->priv = NULL;
 }
 
-/* Both carry the per-VM and per-vCPU breakdowns. */
+/* Both carry the per-VM breakdowns (per vCPU with --per-vcpu). */
 static const struct frontend_view json_document_view = {
 	.pace = FRONTEND_ONCE,
 	.vms = true,

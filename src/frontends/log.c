@@ -35,6 +35,7 @@
 #include "options.h"
 #include "ui_text.h"
 #include "util.h"
+#include "vcputime_render.h"
 #include "writer.h"
 
 #define LOG_HEADER_EVERY 20
@@ -340,6 +341,8 @@ static int log_render(struct frontend *fe, const struct snapshot *snap)
 		ui_text_csv_line(&lp->b, &snap->wall, lp->acc, lp->nnames);
 	else if (line)
 		ui_text_log_line(&lp->b, &snap->wall, lp->acc, lp->nnames);
+	if (line && snap->vcputime)
+		vcputime_render_text(&lp->b, snap->vcputime, snap->header.pid);
 	rc = log_write_record(lp);
 	if (rc == -ENOSPC || rc == -EDQUOT) {
 		/* the deltas stay in acc for the next record */

@@ -68,7 +68,7 @@ ssize_t fs_pread_fd(int fd, char *buf, size_t len)
  * file (-EISDIR for a directory, else -EINVAL). Kernel files under /proc, /sys and tracefs are
  * regular files. Returns the fd or -errno.
  */
-static int fs_open_file(int at, const char *path)
+int fs_open_file(int at, const char *path)
 {
 	struct stat st;
 	int fd = openat(at, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc;

@@ -12,9 +12,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "breakdown_render.h"
 #include "json_out.h"
 #include "lat_render.h"
+#include "levels.h"
 #include "util.h"
+#include "vcputime_render.h"
 
 static const char *const jo_types[] = {
 	[FIELD_CUMULATIVE] = "cumulative",
@@ -146,38 +149,69 @@ static bool json_out_is_event(const struct snapshot *snap, int field)
 	       f->hist == HIST_NONE && !snapshot_is_bucket(snap, field);
 }
 
+/* The "vcpus" of field in VM vm into its entry e: each vCPU read in the
+ * last refresh that has the field, and where the VM counts the event per
+ * vCPU (split), every one, an idle one with 0. */
+static void json_out_vcpus(const struct snapshot *snap,
+			   const struct snap_scope *vm, int field, bool split,
+			   json_t *e)
+{
+	const struct field_info *f = &snap->fields[field];
+	json_t *list = NULL;
+
+	for (size_t j = 0; j < vm->nchildren; j++) {
+		const struct snap_scope *vc = &vm->children[j];
+		const struct snap_row *row = snapshot_scope_row(vc, field);
+		struct snap_row idle;
+		json_t *v;
+
+		if (!vc->fresh || (!row && !split))
+			continue;
+		if (!row) {
+			idle = (struct snap_row){ .field = field,
+						  .name = f->name,
+						  .parent = f->parent,
+						  .type = f->type,
+						  .valid = true };
+			row = &idle;
+		}
+		if (!list) {
+			list = json_array();
+			json_object_set_new(e, "vcpus", list);
+		}
+		v = json_object();
+		json_object_set_new(v, "vcpu", json_integer(vc->vcpu));
+		if (vc->tid)
+			json_object_set_new(v, "tid", json_integer(vc->tid));
+		json_out_values(v, snap, row);
+		json_array_append_new(list, v);
+	}
+}
+
 /*
- * The per-VM and per-vCPU entries of the fields in fobj (objects by field
- * id, NULL for fields not written): every VM read in the last refresh,
- * then each of its vCPUs read in it.
+ * The per-VM entries of the fields in fobj (objects by field id, NULL for
+ * fields not written): every VM read in the last refresh whose value is
+ * not 0 (its own, else its vCPUs' summed: levels.h), with per_vcpu its
+ * vCPUs read in it too.
  */
-static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj)
+static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj,
+				bool per_vcpu)
 {
 	size_t nf = snap->nfields ? snap->nfields : 1;
-	json_t **vobj = xmalloc(nf * sizeof(*vobj));
 	bool *split = xmalloc(nf * sizeof(*split));
 	const struct snap_scope *whole = snap->whole;
+	struct levels_scratch sums;
 
+	levels_scratch_init(&sums);
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		if (!vm->fresh)
+		if (!levels_vm_fresh(vm))
 			continue;
-		memset(vobj, 0, nf * sizeof(*vobj));
-		for (size_t r = 0; r < vm->nrows; r++) {
-			const struct snap_row *row = &vm->rows[r];
-
-			if (!fobj[row->field])
-				continue;
-			vobj[row->field] = json_out_vm_entry(fobj[row->field],
-							     vm->pid,
-							     vm->guest);
-			json_out_values(vobj[row->field], snap, row);
-		}
 		/* the events counted per vCPU in this VM: every vCPU is
 		 * listed in them, one that counted nothing (idle) with 0 */
 		memset(split, 0, nf * sizeof(*split));
-		for (size_t j = 0; j < vm->nchildren; j++)
+		for (size_t j = 0; per_vcpu && j < vm->nchildren; j++)
 			for (size_t r = 0;
 			     vm->children[j].fresh && r < vm->children[j].nrows;
 			     r++)
@@ -185,54 +219,24 @@ static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj)
 					json_out_is_event(snap, vm->children[j]
 									.rows[r]
 									.field);
-		for (size_t j = 0; j < vm->nchildren; j++) {
-			const struct snap_scope *vc = &vm->children[j];
+		levels_scratch_reset(&sums);
+		for (size_t f = 0; f < snap->nfields; f++) {
+			struct snap_row sum;
+			const struct snap_row *row;
+			json_t *e;
 
-			if (!vc->fresh)
+			if (!fobj[f] ||
+			    !levels_vm_value(snap, vm, (int)f, &sum, &row,
+					     &sums) ||
+			    levels_zero(row, row->hist))
 				continue;
-			for (size_t f = 0; f < snap->nfields; f++) {
-				const struct snap_row
-					*row = snapshot_scope_row(vc, (int)f);
-				struct snap_row idle;
-				json_t *list, *e;
-
-				if (!fobj[f] || (!row && !split[f]))
-					continue;
-				if (!row) {
-					idle = (struct snap_row){
-						.field = (int)f,
-						.name = snap->fields[f].name,
-						.parent = snap->fields[f].parent,
-						.type = snap->fields[f].type,
-						.valid = true,
-					};
-					row = &idle;
-				}
-				if (!vobj[row->field])
-					vobj[row->field] =
-						json_out_vm_entry(fobj[row->field],
-								  vm->pid,
-								  vm->guest);
-				list = json_object_get(vobj[row->field],
-						       "vcpus");
-				if (!list) {
-					list = json_array();
-					json_object_set_new(vobj[row->field],
-							    "vcpus", list);
-				}
-				e = json_object();
-				json_object_set_new(e, "vcpu",
-						    json_integer(vc->vcpu));
-				if (vc->tid)
-					json_object_set_new(e, "tid",
-							    json_integer(
-								    vc->tid));
-				json_out_values(e, snap, row);
-				json_array_append_new(list, e);
-			}
+			e = json_out_vm_entry(fobj[f], vm->pid, vm->guest);
+			json_out_values(e, snap, row);
+			if (per_vcpu)
+				json_out_vcpus(snap, vm, (int)f, split[f], e);
 		}
 	}
-	free(vobj);
+	levels_scratch_free(&sums);
 	free(split);
 }
 
@@ -253,7 +257,8 @@ static json_t *json_out_providers(const char *providers)
 	return a;
 }
 
-json_t *json_out_snapshot(const struct snapshot *snap, const char *providers)
+json_t *json_out_snapshot(const struct snapshot *snap, const char *providers,
+			  bool per_vcpu)
 {
 	json_t *root = json_object(), *fields = json_object();
 	json_t **fobj;
@@ -285,24 +290,34 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers)
 		fobj[r->field] = json_out_field(snap, r);
 		json_object_set_new(fields, r->name, fobj[r->field]);
 	}
-	json_out_breakdowns(snap, fobj);
+	json_out_breakdowns(snap, fobj, per_vcpu);
 	free(fobj);
 	return root;
 }
 
-void json_out_render(struct strbuf *b, const struct snapshot *snap,
-		     const char *providers, bool pretty)
+/* Appends what jansson writes to the strbuf in data. */
+static int json_out_dump(const char *buffer, size_t size, void *data)
 {
-	json_t *root = json_out_snapshot(snap, providers);
+	strbuf_addn(data, buffer, size);
+	return 0;
+}
+
+void json_out_render(struct strbuf *b, const struct snapshot *snap,
+		     const char *providers, bool pretty, bool per_vcpu)
+{
+	json_t *root = json_out_snapshot(snap, providers, per_vcpu);
 
 	if (snap->latency)
 		json_object_set_new(root, "latency", lat_render_json(snap));
-	/* NULL only when memory runs out, which jansson's allocator (xmalloc,
-	 * set in main) never lets happen */
-	char *text = json_dumps(root, pretty ? JSON_INDENT(2) : JSON_COMPACT);
-
+	if (snap->breakdown)
+		json_object_set_new(root, "breakdown",
+				    breakdown_render_json_all(snap));
+	if (snap->vcputime)
+		json_object_set_new(root, "vcpu_time",
+				    vcputime_render_json(snap->vcputime));
+	/* written into b as it goes, no copy of the whole text */
+	json_dump_callback(root, json_out_dump, b,
+			   pretty ? JSON_INDENT(2) : JSON_COMPACT);
 	json_decref(root);
-	strbuf_add(b, text);
 	strbuf_add(b, "\n");
-	free(text);
 }

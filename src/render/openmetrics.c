@@ -15,8 +15,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "breakdown_render.h"
+#include "levels.h"
 #include "openmetrics.h"
 #include "util.h"
+#include "vcputime_render.h"
 
 typedef unsigned __int128 u128;
 
@@ -27,13 +30,46 @@ struct om_scope {
 	const char *guest; /* guest name of pid, or NULL */
 };
 
-/* One series to write: a row of some scope. */
+/* One series to write: a field of some scope. */
 struct om_series {
-	int family;		    /* field id of the family's root */
-	int field;		    /* the root itself, or a reason child */
-	size_t scope;		    /* index in om_ctx.scopes; 0 is the whole */
-	const struct snap_row *row; /* its total (raw), or NULL */
+	int family;		      /* field id of the family's root */
+	int field;		      /* the root itself, or a reason child */
+	size_t scope;		      /* index in scopes; 0 is the whole */
+	uint64_t total;		      /* its value (raw) */
 	const struct snap_hist *hist; /* a histogram's buckets, or NULL */
+};
+
+/* A family name made from a field, kept while the field stays the same. */
+struct om_name {
+	char *fam;	      /* the family's name, or NULL */
+	char *from;	      /* the field name it was made from */
+	enum field_unit unit; /* and the field's unit, type, histogram */
+	enum field_type type;
+	enum field_hist hist;
+	/* a histogram's buckets (by index) that have counted in the whole
+	 * selection: the ones its VMs' and vCPUs' series write */
+	bool *used;
+	size_t nused;
+};
+
+/* What the writer keeps from one render to the next (openmetrics.h). */
+struct openmetrics_writer {
+	bool per_vcpu;		    /* also each vCPU's series */
+	struct levels_seen seen;    /* per-VM series of sticky fields
+				     * written so far */
+	struct levels_scratch sums; /* VMs' values summed from vCPUs */
+	struct om_scope *scopes;
+	size_t nscopes, scap;
+	struct om_series *series;
+	size_t nseries, cap;
+	struct om_name *names; /* by field id */
+	size_t nnames;
+	bool *kept;	   /* by field id: in the snapshot's view */
+	bool *has_reasons; /* by field id, while gathering a scope */
+	bool *done;	   /* by field id, while gathering a VM */
+	size_t nflags;
+	char **reserved; /* metric and sample names written so far */
+	size_t nreserved, rcap;
 };
 
 struct om_ctx {
@@ -41,14 +77,7 @@ struct om_ctx {
 	const struct snapshot *snap;
 	const struct field_info *fields; /* the snapshot's */
 	enum openmetrics_format fmt;
-	struct om_scope *scopes;
-	size_t nscopes;
-	struct om_series *series;
-	size_t nseries, cap;
-	char **fam;	 /* family name by field id, made on demand */
-	bool *kept;	 /* by field id: in the snapshot's view */
-	char **reserved; /* metric and sample names written so far */
-	size_t nreserved;
+	struct openmetrics_writer *w;
 };
 
 /* ---- numbers ---------------------------------------------------------- */
@@ -256,7 +285,7 @@ static size_t openmetrics_utf8_len(const unsigned char *s)
  * a backslash; bytes that are not UTF-8 become U+FFFD, as both formats
  * require UTF-8.
  */
-static void openmetrics_escape(struct strbuf *b, const char *s, bool quote)
+void openmetrics_escape(struct strbuf *b, const char *s, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char chunk[256];
@@ -360,99 +389,86 @@ char *openmetrics_name(const struct field_info *f)
 	return s;
 }
 
-/* ---- content negotiation ------------------------------------------- */
-
-/* Skips blanks. */
-static const char *openmetrics_blank(const char *s, const char *end)
-{
-	while (s < end && (*s == ' ' || *s == '\t'))
-		s++;
-	return s;
-}
-
-/* Whether [s, end) (trimmed) equals word, ignoring case. */
-static bool openmetrics_is(const char *s, const char *end, const char *word)
-{
-	size_t n = strlen(word);
-
-	s = openmetrics_blank(s, end);
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	return (size_t)(end - s) == n && !strncasecmp(s, word, n);
-}
-
-enum openmetrics_format openmetrics_negotiate(const char *accept)
-{
-	double best_om = -1, best_text = -1;
-	const char *p = accept;
-
-	if (!accept)
-		return OPENMETRICS_PROMETHEUS;
-	while (*p) {
-		const char *end = strchr(p, ','), *semi, *type_end;
-		bool om, text, version_ok = true;
-		double q = 1;
-
-		if (!end)
-			end = p + strlen(p);
-		semi = memchr(p, ';', (size_t)(end - p));
-		type_end = semi ? semi : end;
-		om = openmetrics_is(p, type_end,
-				    "application/openmetrics-text") ||
-		     openmetrics_is(p, type_end, "application/*");
-		text = openmetrics_is(p, type_end, "text/plain") ||
-		       openmetrics_is(p, type_end, "text/*") ||
-		       openmetrics_is(p, type_end, "*/*");
-		/* parameters: q and, for OpenMetrics, version */
-		while (semi && semi < end) {
-			const char *next = memchr(semi + 1, ';',
-						  (size_t)(end - semi - 1));
-			const char *pend = next ? next : end;
-			const char *eq = memchr(semi + 1, '=',
-						(size_t)(pend - semi - 1));
-
-			if (eq && openmetrics_is(semi + 1, eq, "q"))
-				q = strtod(openmetrics_blank(eq + 1, pend),
-					   NULL);
-			else if (eq && openmetrics_is(semi + 1, eq, "version"))
-				version_ok = openmetrics_is(eq + 1, pend,
-							    "1.0.0");
-			semi = next;
-		}
-		if (om && version_ok && q > best_om)
-			best_om = q;
-		if (text && q > best_text)
-			best_text = q;
-		p = *end ? end + 1 : end;
-	}
-	return best_om > 0 && best_om >= best_text ? OPENMETRICS_OPENMETRICS :
-						     OPENMETRICS_PROMETHEUS;
-}
-
 /* ---- gathering -------------------------------------------------------- */
 
-/* Marks the fields of the view's rows: what is exported. */
+/* The per-field flags sized for snap, kept cleared; the view's fields
+ * marked kept: what is exported. */
 static void openmetrics_kept(struct om_ctx *c)
 {
+	struct openmetrics_writer *w = c->w;
 	const struct snapshot *snap = c->snap;
+	size_t n = snap->nfields ? snap->nfields : 1;
 
-	c->kept = xcalloc(snap->nfields ? snap->nfields : 1, sizeof(*c->kept));
+	if (w->nflags < n) {
+		w->kept = xrealloc(w->kept, n * sizeof(*w->kept));
+		w->has_reasons = xrealloc(w->has_reasons,
+					  n * sizeof(*w->has_reasons));
+		w->done = xrealloc(w->done, n * sizeof(*w->done));
+		memset(w->has_reasons, 0, n * sizeof(*w->has_reasons));
+		memset(w->done, 0, n * sizeof(*w->done));
+		w->nflags = n;
+	}
+	memset(w->kept, 0, n * sizeof(*w->kept));
 	for (size_t i = 0; i < snap->nrows; i++)
 		if (!snap->rows[i].per_vcpu && snap->rows[i].field >= 0 &&
 		    (size_t)snap->rows[i].field < snap->nfields)
-			c->kept[snap->rows[i].field] = true;
+			w->kept[snap->rows[i].field] = true;
 }
 
 static void openmetrics_push(struct om_ctx *c, int family, int field,
-			     size_t scope, const struct snap_row *row,
+			     size_t scope, uint64_t total,
 			     const struct snap_hist *hist)
 {
-	if (c->nseries == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 256;
-		c->series = xrealloc(c->series, c->cap * sizeof(*c->series));
+	struct openmetrics_writer *w = c->w;
+
+	if (w->nseries == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		w->series = xrealloc(w->series, w->cap * sizeof(*w->series));
 	}
-	c->series[c->nseries++] = (struct om_series){ family, field, scope, row,
-						      hist };
+	w->series[w->nseries++] = (struct om_series){ family, field, scope,
+						      total, hist };
+}
+
+/* Whether series x, gathered in a VM's or vCPU's scope, is written: a
+ * sticky field's once it is not 0, and from then on (levels.h). */
+static bool openmetrics_keep(struct om_ctx *c, const struct om_series *x)
+{
+	const struct om_scope *sc = &c->w->scopes[x->scope];
+	const struct field_info *f = &c->fields[x->field];
+	struct snap_row r = { .total = x->total };
+
+	if (!sc->pid || !levels_sticky(f))
+		return true;
+	return levels_seen_keep(&c->w->seen, sc->pid, sc->vcpu, x->field,
+				levels_zero(&r, x->hist));
+}
+
+/* The series of field in a scope, its value in row (and hist): a
+ * reason child joins its parent's family. */
+static void openmetrics_add_row(struct om_ctx *c, const struct snap_row *r,
+				size_t scope)
+{
+	const struct field_info *f = &c->fields[r->field];
+
+	if (f->hist != HIST_NONE) {
+		if (r->hist && r->hist->nbuckets)
+			openmetrics_push(c, r->field, r->field, scope, 0,
+					 r->hist);
+	} else if (f->parent >= 0) {
+		openmetrics_push(c, f->parent, r->field, scope, r->total, NULL);
+		c->w->has_reasons[f->parent] = true;
+	} else {
+		openmetrics_push(c, r->field, r->field, scope, r->total, NULL);
+	}
+}
+
+/* Whether row r of a scope is exported: read in the last refresh, of a
+ * field the view keeps, not a bucket (its histogram has it). */
+static bool openmetrics_row_ok(const struct om_ctx *c, const struct snap_row *r)
+{
+	/* rows renamed for a per-vCPU view are not whole-scope rows */
+	return !r->per_vcpu && r->valid &&
+	       !snapshot_is_bucket(c->snap, r->field) && c->w->kept[r->field];
 }
 
 /*
@@ -469,57 +485,86 @@ static void openmetrics_gather_hists(struct om_ctx *c,
 		int fam = h->field;
 
 		if (!h->measured || !h->nbuckets ||
-		    (!c->kept[h->field] && !(f->flags & FIELD_OWN_SWITCH)))
+		    (!c->w->kept[h->field] && !(f->flags & FIELD_OWN_SWITCH)))
 			continue;
 		if (f->parent >= 0 && c->fields[f->parent].hist != HIST_NONE)
 			fam = f->parent;
-		openmetrics_push(c, fam, h->field, scope, NULL, h);
+		openmetrics_push(c, fam, h->field, scope, 0, h);
 	}
 }
 
 /*
- * The series of one scope's rows: rows read in the last refresh of the
- * fields the view keeps; reason children join their parent's family, and
- * push the parent's own series of the same scope out.
+ * Ends the series of one scope gathered from first on: where the scope
+ * has reason series, the parent's own goes; series of sticky fields that
+ * are still 0 in a VM or vCPU are left out until they count.
  */
-static void openmetrics_gather_scope(struct om_ctx *c,
-				     const struct snap_row *rows, size_t nrows,
-				     size_t scope, bool *has_reasons)
+static void openmetrics_end_scope(struct om_ctx *c, size_t first)
 {
-	const struct snapshot *snap = c->snap;
-	size_t first = c->nseries, kept;
+	struct openmetrics_writer *w = c->w;
+	size_t kept = first;
 
-	for (size_t i = 0; i < nrows; i++) {
-		const struct snap_row *r = &rows[i];
-		const struct field_info *f = &c->fields[r->field];
+	for (size_t i = first; i < w->nseries; i++) {
+		const struct om_series *x = &w->series[i];
 
-		/* rows renamed for a per-vCPU view are not whole-scope rows */
-		if (r->per_vcpu || !r->valid ||
-		    snapshot_is_bucket(snap, r->field) || !c->kept[r->field])
-			continue;
-		if (f->hist != HIST_NONE) {
-			if (r->hist && r->hist->nbuckets)
-				openmetrics_push(c, r->field, r->field, scope,
-						 r, r->hist);
-		} else if (f->parent >= 0) {
-			openmetrics_push(c, f->parent, r->field, scope, r, NULL);
-			has_reasons[f->parent] = true;
-		} else {
-			openmetrics_push(c, r->field, r->field, scope, r, NULL);
-		}
-	}
-	kept = first;
-	for (size_t i = first; i < c->nseries; i++) {
-		const struct om_series *x = &c->series[i];
-
-		if (x->field == x->family && has_reasons[x->family] &&
+		if (x->field == x->family && w->has_reasons[x->family] &&
 		    c->fields[x->family].hist == HIST_NONE)
 			continue;
-		c->series[kept++] = *x;
+		if (!openmetrics_keep(c, x))
+			continue;
+		w->series[kept++] = *x;
 	}
-	for (size_t i = first; i < c->nseries; i++)
-		has_reasons[c->series[i].family] = false;
-	c->nseries = kept;
+	for (size_t i = first; i < w->nseries; i++)
+		w->has_reasons[w->series[i].family] = false;
+	w->nseries = kept;
+}
+
+/* The series of one scope's rows. */
+static void openmetrics_gather_scope(struct om_ctx *c,
+				     const struct snap_row *rows, size_t nrows,
+				     size_t scope)
+{
+	for (size_t i = 0; i < nrows; i++)
+		if (openmetrics_row_ok(c, &rows[i]))
+			openmetrics_add_row(c, &rows[i], scope);
+}
+
+/*
+ * The series of a VM's scope: its rows, and the fields only its vCPUs
+ * have, summed over them (levels.h); none read in the last refresh when
+ * the VM was not.
+ */
+static void openmetrics_gather_vm(struct om_ctx *c, const struct snap_scope *vm,
+				  size_t scope)
+{
+	struct openmetrics_writer *w = c->w;
+
+	openmetrics_gather_scope(c, vm->rows, vm->nrows, scope);
+	for (size_t i = 0; i < vm->nrows; i++)
+		w->done[vm->rows[i].field] = true;
+	for (size_t j = 0; j < vm->nchildren; j++) {
+		const struct snap_scope *vc = &vm->children[j];
+
+		for (size_t i = 0; i < vc->nrows; i++) {
+			int f = vc->rows[i].field;
+			struct snap_row sum;
+			const struct snap_row *r;
+
+			if (w->done[f])
+				continue;
+			w->done[f] = true;
+			if (!w->kept[f] || snapshot_is_bucket(c->snap, f) ||
+			    !levels_vm_value(c->snap, vm, f, &sum, &r,
+					     &w->sums) ||
+			    !r->valid)
+				continue;
+			openmetrics_add_row(c, r, scope);
+		}
+	}
+	for (size_t i = 0; i < vm->nrows; i++)
+		w->done[vm->rows[i].field] = false;
+	for (size_t j = 0; j < vm->nchildren; j++)
+		for (size_t i = 0; i < vm->children[j].nrows; i++)
+			w->done[vm->children[j].rows[i].field] = false;
 }
 
 /* Whether scope sc holds a histogram read whole (exit latency's). */
@@ -531,65 +576,103 @@ static bool openmetrics_has_measured(const struct snap_scope *sc)
 	return false;
 }
 
-static void openmetrics_add_scope(struct om_ctx *c, const struct snap_scope *sc)
+static size_t openmetrics_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
+				    const char *guest)
 {
-	c->scopes = xrealloc(c->scopes, (c->nscopes + 1) * sizeof(*c->scopes));
-	c->scopes[c->nscopes++] = (struct om_scope){ sc->pid, sc->vcpu,
-						     sc->guest };
+	struct openmetrics_writer *w = c->w;
+
+	if (w->nscopes == w->scap) {
+		w->scap = w->scap ? 2 * w->scap : 64;
+		w->scopes = xrealloc(w->scopes, w->scap * sizeof(*w->scopes));
+	}
+	w->scopes[w->nscopes] = (struct om_scope){ pid, vcpu, guest };
+	return w->nscopes++;
 }
 
 /* Every scope in order (whole, then each VM read in the last refresh
- * followed by its vCPUs read in it), and the series of each. */
+ * followed, with per_vcpu, by its vCPUs read in it), and the series of
+ * each. */
 static void openmetrics_gather(struct om_ctx *c)
 {
+	struct openmetrics_writer *w = c->w;
 	const struct snapshot *snap = c->snap;
 	const struct snap_scope *whole = snap->whole;
-	bool *has_reasons = xcalloc(snap->nfields ? snap->nfields : 1,
-				    sizeof(*has_reasons));
+	size_t first = w->nseries, sc;
 
-	c->scopes = xrealloc(c->scopes, sizeof(*c->scopes));
-	c->scopes[c->nscopes++] = (struct om_scope){ 0, SAMPLE_ALL_VCPUS, NULL };
-	openmetrics_gather_scope(c, snap->rows, snap->nrows, 0, has_reasons);
+	openmetrics_add_scope(c, 0, SAMPLE_ALL_VCPUS, NULL);
+	openmetrics_gather_scope(c, snap->rows, snap->nrows, 0);
 	openmetrics_gather_hists(c, whole, 0);
+	openmetrics_end_scope(c, first);
 	for (size_t i = 0; whole && i < whole->nchildren; i++) {
 		const struct snap_scope *vm = &whole->children[i];
 
-		bool rows = vm->fresh,
+		bool rows = levels_vm_fresh(vm),
 		     any = rows || openmetrics_has_measured(vm);
 
 		/* a VM not read in the last refresh has only the histograms
 		 * read whole (exit latency's), its vCPUs too */
-		for (size_t j = 0; !any && j < vm->nchildren; j++)
+		for (size_t j = 0; !any && w->per_vcpu && j < vm->nchildren; j++)
 			any = openmetrics_has_measured(&vm->children[j]);
 		if (!any)
 			continue;
-		openmetrics_add_scope(c, vm);
+		sc = openmetrics_add_scope(c, vm->pid, SAMPLE_ALL_VCPUS,
+					   vm->guest);
+		first = w->nseries;
 		if (rows)
-			openmetrics_gather_scope(c, vm->rows, vm->nrows,
-						 c->nscopes - 1, has_reasons);
-		openmetrics_gather_hists(c, vm, c->nscopes - 1);
-		for (size_t j = 0; j < vm->nchildren; j++) {
+			openmetrics_gather_vm(c, vm, sc);
+		openmetrics_gather_hists(c, vm, sc);
+		openmetrics_end_scope(c, first);
+		for (size_t j = 0; w->per_vcpu && j < vm->nchildren; j++) {
 			const struct snap_scope *vc = &vm->children[j];
 			bool vrows = rows && vc->fresh;
 
 			if (!vrows && !openmetrics_has_measured(vc))
 				continue;
-			openmetrics_add_scope(c, vc);
+			sc = openmetrics_add_scope(c, vc->pid, vc->vcpu,
+						   vc->guest);
+			first = w->nseries;
 			if (vrows)
 				openmetrics_gather_scope(c, vc->rows, vc->nrows,
-							 c->nscopes - 1,
-							 has_reasons);
-			openmetrics_gather_hists(c, vc, c->nscopes - 1);
+							 sc);
+			openmetrics_gather_hists(c, vc, sc);
+			openmetrics_end_scope(c, first);
 		}
 	}
-	free(has_reasons);
 }
 
+/* The family name of field, made once and kept while the field stays as
+ * it was (openmetrics_names checks that once per render). */
 static const char *openmetrics_family(struct om_ctx *c, int field)
 {
-	if (!c->fam[field])
-		c->fam[field] = openmetrics_name(&c->fields[field]);
-	return c->fam[field];
+	struct om_name *n = &c->w->names[field];
+
+	if (!n->fam) {
+		const struct field_info *f = &c->fields[field];
+
+		n->fam = openmetrics_name(f);
+		n->from = xstrdup(f->name);
+		n->unit = f->unit;
+		n->type = f->type;
+		n->hist = f->hist;
+	}
+	return n->fam;
+}
+
+/* Drops the names kept for fields that are not what they were made from
+ * (names made by an earlier render). */
+static void openmetrics_names(struct om_ctx *c)
+{
+	for (size_t i = 0; i < c->snap->nfields; i++) {
+		const struct field_info *f = &c->fields[i];
+		struct om_name *n = &c->w->names[i];
+
+		if (n->fam && (n->unit != f->unit || n->type != f->type ||
+			       n->hist != f->hist || strcmp(n->from, f->name))) {
+			free(n->fam);
+			free(n->from);
+			n->fam = NULL;
+		}
+	}
 }
 
 /* Families by metric name (then field id), scopes in order, the parent's
@@ -622,8 +705,8 @@ static int openmetrics_series_cmp(const void *a, const void *b, void *arg)
 
 static bool openmetrics_reserved(const struct om_ctx *c, const char *name)
 {
-	for (size_t i = 0; i < c->nreserved; i++)
-		if (!strcmp(c->reserved[i], name))
+	for (size_t i = 0; i < c->w->nreserved; i++)
+		if (!strcmp(c->w->reserved[i], name))
 			return true;
 	return false;
 }
@@ -645,10 +728,17 @@ static bool openmetrics_claim(struct om_ctx *c, const char *fam,
 			return false;
 		}
 	}
-	c->reserved = xrealloc(c->reserved,
-			       (c->nreserved + n) * sizeof(*c->reserved));
+	struct openmetrics_writer *w = c->w;
+
+	if (w->nreserved + n > w->rcap) {
+		w->rcap = w->rcap ? 2 * w->rcap : 64;
+		if (w->rcap < w->nreserved + n)
+			w->rcap = w->nreserved + n;
+		w->reserved = xrealloc(w->reserved,
+				       w->rcap * sizeof(*w->reserved));
+	}
 	for (size_t i = 0; i < n; i++)
-		c->reserved[c->nreserved++] = names[i];
+		w->reserved[w->nreserved++] = names[i];
 	return true;
 }
 
@@ -764,6 +854,40 @@ static void openmetrics_le(const struct field_info *f, uint64_t hi, char *buf,
 }
 
 /*
+ * The buckets of field's histogram that a VM's or vCPU's series writes:
+ * those that have counted in the whole selection (from then on), the same
+ * for every VM, so that sum by (le) over VMs adds up; NULL (every one)
+ * when the whole selection has no such histogram. *n: how many indices
+ * the array covers.
+ */
+static const bool *openmetrics_used(struct om_ctx *c, int field, size_t *n)
+{
+	static const bool none[1];
+	const struct snap_hist *h = snapshot_scope_hist(c->snap->whole, field);
+	struct om_name *nm = &c->w->names[field];
+
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		const struct snap_bucket *b = &h->buckets[i];
+		size_t k = (size_t)b->index;
+
+		if (b->index < 0 || !b->seen || !b->total)
+			continue;
+		if (k >= nm->nused) {
+			nm->used = xrealloc(nm->used,
+					    (k + 1) * sizeof(*nm->used));
+			memset(nm->used + nm->nused, 0,
+			       (k + 1 - nm->nused) * sizeof(*nm->used));
+			nm->nused = k + 1;
+		}
+		nm->used[k] = true;
+	}
+	*n = nm->nused;
+	return nm->used ? nm->used : none;
+}
+
+/*
  * One histogram series, of every histogram alike (binary stats, exit
  * latency): cumulative _bucket lines (a +Inf bucket added when the last
  * one is closed), _count, and _sum: the one its source measured, else the
@@ -775,7 +899,7 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 				   const struct om_series *x,
 				   const char *reason)
 {
-	const struct om_scope *sc = &c->scopes[x->scope];
+	const struct om_scope *sc = &c->w->scopes[x->scope];
 	const struct field_info *pf = &c->fields[x->family];
 	const struct snap_hist *h = x->hist;
 	struct strbuf *b = c->out;
@@ -784,10 +908,14 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 	long double sumf = 0;
 	uint64_t cum = 0;
 	char le[40];
+	size_t nused = 0;
+	const bool *used = sc->pid ? openmetrics_used(c, x->field, &nused) :
+				     NULL;
 
 	for (size_t i = 0; i < h->nbuckets; i++) {
 		const struct snap_bucket *bk = &h->buckets[i];
 		uint64_t n = bk->seen ? bk->total : 0;
+		size_t k = (size_t)bk->index;
 		u128 mid2, add;
 
 		cum += n;
@@ -801,6 +929,11 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 		if (exact && (__builtin_mul_overflow((u128)n, mid2, &add) ||
 			      __builtin_add_overflow(sum2, add, &sum2)))
 			exact = false;
+		/* a bucket nothing counted in anywhere is left out (the
+		 * open last one never: it is +Inf) */
+		if (used && bk->hi != UINT64_MAX &&
+		    (bk->index < 0 || k >= nused || !used[k]))
+			continue;
 		openmetrics_le(pf, bk->hi, le, sizeof(le));
 		strbuf_addf(b, "%s_bucket", fam);
 		openmetrics_labels(b, sc, reason, le);
@@ -839,8 +972,9 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 	static const char *const gauge[] = { "" };
 	static const char *const hist[] = { "", "_bucket", "_count", "_sum",
 					    "_created" };
-	const struct field_info *f = &c->fields[c->series[i].family];
-	const char *fam = openmetrics_family(c, c->series[i].family);
+	const struct om_series *series = c->w->series;
+	const struct field_info *f = &c->fields[series[i].family];
+	const char *fam = openmetrics_family(c, series[i].family);
 	const char *const *claim;
 	const char *type;
 	bool reasons = false;
@@ -862,10 +996,10 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 	if (!openmetrics_claim(c, fam, claim, nclaim))
 		return;
 	for (size_t k = i; k < j; k++)
-		reasons |= c->series[k].field != c->series[k].family;
+		reasons |= series[k].field != series[k].family;
 	openmetrics_header(c, fam, f, type, reasons);
 	for (size_t k = i; k < j; k++) {
-		const struct om_series *x = &c->series[k];
+		const struct om_series *x = &series[k];
 		const struct field_info *xf = &c->fields[x->field];
 		char reason[256];
 
@@ -880,48 +1014,97 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 		}
 		strbuf_addf(c->out, "%s%s", fam,
 			    f->type == FIELD_CUMULATIVE ? "_total" : "");
-		openmetrics_labels(c->out, &c->scopes[x->scope],
+		openmetrics_labels(c->out, &c->w->scopes[x->scope],
 				   x->field == x->family ?
 					   NULL :
 					   openmetrics_reason(xf, f, reason,
 							      sizeof(reason)),
 				   NULL);
 		strbuf_add(c->out, " ");
-		openmetrics_scaled(c->out, x->row->total, 0, f);
+		openmetrics_scaled(c->out, x->total, 0, f);
 		strbuf_add(c->out, "\n");
 	}
 }
 
-void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
-			enum openmetrics_format fmt)
+struct openmetrics_writer *openmetrics_writer_new(bool per_vcpu)
 {
-	struct om_ctx c = {
-		.out = b, .snap = snap, .fields = snap->fields, .fmt = fmt
-	};
+	struct openmetrics_writer *w = xcalloc(1, sizeof(*w));
+
+	w->per_vcpu = per_vcpu;
+	levels_seen_init(&w->seen);
+	levels_scratch_init(&w->sums);
+	return w;
+}
+
+void openmetrics_writer_free(struct openmetrics_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nnames; i++) {
+		free(w->names[i].fam);
+		free(w->names[i].from);
+		free(w->names[i].used);
+	}
+	free(w->names);
+	levels_seen_free(&w->seen);
+	levels_scratch_free(&w->sums);
+	free(w->scopes);
+	free(w->series);
+	free(w->kept);
+	free(w->has_reasons);
+	free(w->done);
+	free(w->reserved);
+	free(w);
+}
+
+void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
+		       const struct snapshot *snap, enum openmetrics_format fmt)
+{
+	struct om_ctx c = { .out = b,
+			    .snap = snap,
+			    .fields = snap->fields,
+			    .fmt = fmt,
+			    .w = w };
 	size_t nf = snap->nfields;
 
-	c.fam = xcalloc(nf ? nf : 1, sizeof(*c.fam));
+	if (w->nnames < nf) {
+		w->names = xrealloc(w->names, nf * sizeof(*w->names));
+		memset(w->names + w->nnames, 0,
+		       (nf - w->nnames) * sizeof(*w->names));
+		w->nnames = nf;
+	}
+	w->nscopes = w->nseries = 0;
+	levels_scratch_reset(&w->sums);
+	levels_seen_prune(&w->seen, snap);
+	openmetrics_names(&c);
 	openmetrics_kept(&c);
 	openmetrics_gather(&c);
-	if (c.nseries)
-		qsort_r(c.series, c.nseries, sizeof(*c.series),
+	if (w->nseries)
+		qsort_r(w->series, w->nseries, sizeof(*w->series),
 			openmetrics_series_cmp, &c);
-	for (size_t i = 0, j; i < c.nseries; i = j) {
-		for (j = i + 1;
-		     j < c.nseries && c.series[j].family == c.series[i].family;
+	for (size_t i = 0, j; i < w->nseries; i = j) {
+		for (j = i + 1; j < w->nseries &&
+				w->series[j].family == w->series[i].family;
 		     j++)
 			;
 		openmetrics_write_family(&c, i, j);
 	}
+	breakdown_render_metrics(b, snap, fmt == OPENMETRICS_OPENMETRICS);
+	if (snap->vcputime)
+		vcputime_render_openmetrics(b, snap->vcputime,
+					    fmt == OPENMETRICS_OPENMETRICS);
 	if (fmt == OPENMETRICS_OPENMETRICS)
 		strbuf_add(b, "# EOF\n");
-	for (size_t i = 0; i < nf; i++)
-		free(c.fam[i]);
-	for (size_t i = 0; i < c.nreserved; i++)
-		free(c.reserved[i]);
-	free(c.fam);
-	free(c.reserved);
-	free(c.series);
-	free(c.scopes);
-	free(c.kept);
+	for (size_t i = 0; i < w->nreserved; i++)
+		free(w->reserved[i]);
+	w->nreserved = 0;
+}
+
+void openmetrics_render(struct strbuf *b, const struct snapshot *snap,
+			enum openmetrics_format fmt, bool per_vcpu)
+{
+	struct openmetrics_writer *w = openmetrics_writer_new(per_vcpu);
+
+	openmetrics_write(w, b, snap, fmt);
+	openmetrics_writer_free(w);
 }

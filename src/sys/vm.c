@@ -851,6 +851,19 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	return 0;
 }
 
+unsigned long vm_thread_count(const char *proc_root, pid_t pid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/task",
+		 proc_root ? proc_root : "/proc", (int)pid);
+	/* a task directory links to itself, its parent and each thread */
+	if (stat(path, &st) || st.st_nlink < 3)
+		return 0;
+	return (unsigned long)st.st_nlink - 2;
+}
+
 int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 			 struct vm_info *v)
 {

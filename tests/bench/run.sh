@@ -22,7 +22,8 @@ BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
 # BENCH_ONLY: a comma-separated list of the sections to run (refresh,
-# debugfs, discovery, scale, rate, programs, cpu, record); all when empty.
+# debugfs, discovery, scale, rate, programs, cpu, vcputime, record); all
+# when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -117,17 +118,25 @@ fi
 
 if want scale; then
 	# Issue 22: hundreds of VMs x 4 vCPUs, stats fds open, all idle but one
-	# busy VM. Per VM count (BENCH_SCALE_VMS, "100 300 1000"): the CPU time
-	# of kvmstat -l -S -s 0.1's main thread per refresh (its schedstat over
-	# BENCH_SCALE_SECONDS, 3 s, after it settled; median of
-	# BENCH_SCALE_ROUNDS, 3) and per stats fd; the busy VM's count exact;
-	# the peak RSS of every output mode; kvm_stat -l -d beside it where it
-	# runs. BENCH_SCALE_OLD names another kvmstat binary, run alternately
-	# with this one in each round (old and new compared in one run).
+	# busy VM. Per VM count (BENCH_SCALE_VMS, "3 100 300 1000"), side by side:
+	#  - the CPU time of kvmstat -l -S -s 0.1's main thread per refresh
+	#    (its schedstat over BENCH_SCALE_SECONDS, 3 s, after it settled;
+	#    median of BENCH_SCALE_ROUNDS, 3), per stats fd and per VM;
+	#  - the exporter's CPU per refresh (every thread: --listen -S -s 1,
+	#    scraped every second over BENCH_SCALE_EXP_SECONDS, 6 s; median of
+	#    the rounds), and the default scrape's series and bytes;
+	#  - the bytes of one --json -1 sample;
+	#  - the peak RSS (VmHWM) of every output mode, the exporter scraped,
+	#    the monitor under tmux;
+	#  - the monitor's key-to-frame time (tmux): b (guests), p (pick list);
+	#  - the busy VM's count exact (fake VMs);
+	#  - kvm_stat -l -d beside it where it runs.
+	# BENCH_SCALE_OLD names another kvmstat binary, run alternately with
+	# this one in each round (old and new compared in one run).
 	# Test-guest VMs where /dev/kvm works; else fake VMs (fakevms.c: memfds
 	# laid out as stats files behind a fake /proc root, their directories
 	# in a fake KVM debugfs).
-	echo "== scale: VMs x 4 vCPUs, all idle but one busy; kvmstat -l -S -s 0.1 main-thread CPU per refresh (median of ${BENCH_SCALE_ROUNDS:-3}), peak RSS per mode"
+	echo "== scale: VMs x 4 vCPUs, all idle but one busy (medians of ${BENCH_SCALE_ROUNDS:-3} rounds${BENCH_SCALE_OLD:+, new and old alternately})"
 	if [ "$(id -u)" != 0 ]; then
 		echo "skipped: needs root (pidfd_getfd)"
 	else
@@ -139,9 +148,21 @@ if want scale; then
 			cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || exit 1
 			SROOT="$TMP/sproc"
 		fi
+		if [ -n "$SROOT" ]; then
+			echo "kvm_stat -l -d: cannot run here (no KVM debugfs with stat files: fake VMs have none)"
+		elif [ -z "$KVM_STAT_CMD" ]; then
+			echo "kvm_stat -l -d: not run (no kvm_stat in PATH; KVM_STAT_CMD names it)"
+		fi
+		ulimit -n 65536 2>/dev/null
+		# task_cpu PID: CPU ns of every thread of PID so far
+		task_cpu() {
+			cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+		}
+		# hwm PID: its peak RSS so far, MB
+		hwm() { awk '$1 == "VmHWM:" { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
 		# refresh_cpu BIN: "US_PER_REFRESH" of BIN -l -S -s 0.1's main thread
 		refresh_cpu() {
-			local out="$TMP/scale.log" k a b l1 l2 t0
+			local out="$TMP/scale.log" k a b l1 l2
 			"$1" -l -S -s 0.1 -f '^halt_exits$' >"$out" 2>"$TMP/scale.err" &
 			k=$!
 			for _ in $(seq 1 300); do
@@ -157,6 +178,29 @@ if want scale; then
 			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
 				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
 		}
+		# exporter_cpu BIN: "US_PER_REFRESH SERIES BYTES HWM_MB" of BIN
+		# --listen -S -s 1 scraped every second (CPU of every thread)
+		exporter_cpu() {
+			local port=$((20000 + RANDOM % 20000)) k a b t0 t1 secs
+			"$1" --listen "127.0.0.1:$port" -S -s 1 >/dev/null 2>"$TMP/exp.err" &
+			k=$!
+			for _ in $(seq 1 200); do
+				curl -sf -o "$TMP/scrape" "http://127.0.0.1:$port/metrics" && break
+				sleep 0.1
+			done
+			sleep 1.5
+			curl -sf -o "$TMP/scrape" "http://127.0.0.1:$port/metrics"
+			a=$(task_cpu "$k"); t0=$EPOCHREALTIME
+			secs=${BENCH_SCALE_EXP_SECONDS:-6}
+			for _ in $(seq "$secs"); do
+				sleep 1
+				curl -sf -o "$TMP/scrape" "http://127.0.0.1:$port/metrics"
+			done
+			b=$(task_cpu "$k"); t1=$EPOCHREALTIME
+			echo "$(awk -v a="${a:-0}" -v b="${b:-0}" -v t0="$t0" -v t1="$t1" 'BEGIN {
+				if (b > a) printf "%.0f", (b - a) / (t1 - t0) / 1000; else printf "nan" }') $(grep -vc '^#' "$TMP/scrape") $(wc -c <"$TMP/scrape") $(hwm "$k")"
+			kill -TERM "$k"; wait "$k" 2>/dev/null
+		}
 		# peak_rss ARGS...: the peak RSS in MB of ARGS over 3 s (or to
 		# its exit); "failed: WHY" when it fails to start
 		peak_rss() {
@@ -169,8 +213,60 @@ if want scale; then
 				echo "failed ($(grep -m1 '^kvmstat:' <<<"$out"))"
 			fi
 		}
-		printf '%6s %7s %12s %10s %12s %10s %s\n' VMs "fds" "us/refresh" "us/fd" "old us/ref" "old us/fd" "kvm_stat -l -d"
-		for nvm in ${BENCH_SCALE_VMS:-100 300 1000}; do
+		# monitor_keys BIN: "B P", the median ms (of 5) from a key to the
+		# frame it asks for in the monitor (-S -s 3, so that no refresh
+		# brings it) under tmux: b, the guests view; p, the list of
+		# running guests to pick from (capture-pane polled every 5 ms)
+		monitor_keys() {
+			local s="kvmstat-keys-$$" t
+			if ! command -v tmux >/dev/null; then echo "- -"; return; fi
+			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
+				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} $1 -S -s 3; sleep 30"
+			# frame TEXT: ms until the screen shows TEXT
+			frame() {
+				local t0=$EPOCHREALTIME
+				for _ in $(seq 2000); do
+					TMUX_TMPDIR=$TMP tmux capture-pane -p -t "$s" | grep -qF -- "$1" && break
+					sleep 0.005
+				done
+				awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'
+			}
+			frame "kvm statistics - summary" >/dev/null
+			sleep 3.2
+			: >"$TMP/kb"; : >"$TMP/kp"
+			for _ in 1 2 3 4 5; do
+				sleep 0.3
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - guests" >>"$TMP/kb"
+				sleep 0.3
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - summary" >/dev/null
+				sleep 0.3
+				t=$EPOCHREALTIME
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" p; frame "Show pid" >/dev/null
+				frame "vm0" >/dev/null
+				awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }' >>"$TMP/kp"
+				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" Escape; frame "kvm statistics - summary" >/dev/null
+			done
+			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
+			echo "$(median <"$TMP/kb") $(median <"$TMP/kp")"
+		}
+		# monitor_rss: the peak RSS of the monitor (-S -s 0.5) under tmux
+		# over 3 s, the guests view ('b') shown for the last 1.5 s
+		monitor_rss() {
+			local s="kvmstat-bench-$$" m r
+			if ! command -v tmux >/dev/null; then echo "no tmux"; return; fi
+			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
+				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} ./kvmstat -S -s 0.5; sleep 30"
+			sleep 1.5
+			TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b
+			sleep 1.5
+			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
+			r=$( [ -n "$m" ] && hwm "$m")
+			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
+			echo "${r:-failed}"
+		}
+		printf '%6s %6s | %10s %7s %7s | %10s %7s | %8s %7s | %9s | %s\n' VMs fds \
+			"-l -S us" "us/fd" "us/VM" "exp us" "us/VM" "series" "KB" "json KB" "kvm_stat -l -d"
+		for nvm in ${BENCH_SCALE_VMS:-3 100 300 1000}; do
 			nfd=$((nvm * 5))
 			if [ -n "$SROOT" ]; then
 				rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
@@ -198,33 +294,67 @@ if want scale; then
 					sleep 0.05
 				done
 			fi
-			: >"$TMP/new.cpu"; : >"$TMP/old.cpu"
+			: >"$TMP/new.cpu"; : >"$TMP/old.cpu"; : >"$TMP/new.exp"; : >"$TMP/old.exp"
 			for _ in $(seq "${BENCH_SCALE_ROUNDS:-3}"); do
 				refresh_cpu ./kvmstat >>"$TMP/new.cpu"
 				[ -n "${BENCH_SCALE_OLD:-}" ] && refresh_cpu "$BENCH_SCALE_OLD" >>"$TMP/old.cpu"
+				exporter_cpu ./kvmstat >>"$TMP/new.exp"
+				[ -n "${BENCH_SCALE_OLD:-}" ] && exporter_cpu "$BENCH_SCALE_OLD" >>"$TMP/old.exp"
 			done
-			nu=$(median <"$TMP/new.cpu")
-			ou=-; of=-
-			if [ -s "$TMP/old.cpu" ]; then
-				ou=$(median <"$TMP/old.cpu")
-				of=$(awk -v u="$ou" -v n="$nfd" 'BEGIN { printf "%.2f", u / n }')
-			fi
 			ks=-
 			if [ -z "$SROOT" ] && [ -n "$KVM_STAT_CMD" ]; then
 				# its CPU over 8 s of 0.1-s refreshes
 				ks=$( { TIMEFORMAT='%3U %3S'; time timeout -s TERM 8 "$KVM_STAT_CMD" -l -d -s 0.1 >/dev/null 2>&1; } 2>&1 |
 					awk '{ printf "%.0f us/refresh", ($1 + $2) * 1e6 / 80 }')
+			elif [ -n "$SROOT" ]; then
+				ks="cannot run (fake VMs)"
 			fi
-			printf '%6s %7s %12s %10s %12s %10s %s\n' "$nvm" "$nfd" "$nu" \
-				"$(awk -v u="$nu" -v n="$nfd" 'BEGIN { printf "%.2f", u / n }')" "$ou" "$of" "$ks"
-			echo "       runs: new $(tr '\n' ' ' <"$TMP/new.cpu")${BENCH_SCALE_OLD:+; old $(tr '\n' ' ' <"$TMP/old.cpu")}"
+			json=$(./kvmstat -S --json -1 -s 0.5 2>/dev/null | wc -c)
+			# figures of one binary: which TAG (new, old)
+			row() {
+				local nu ne
+				nu=$(median <"$TMP/$1.cpu")
+				ne=$(awk '{ print $1 }' "$TMP/$1.exp" | median)
+				printf '%6s %6s | %10s %7s %7s | %10s %7s | %8s %7s | %9s | %s\n' "$nvm" "$nfd" \
+					"$nu" "$(awk -v u="$nu" -v n="$nfd" 'BEGIN { printf "%.2f", u / n }')" \
+					"$(awk -v u="$nu" -v n="$nvm" 'BEGIN { printf "%.1f", u / n }')" \
+					"$ne" "$(awk -v u="$ne" -v n="$nvm" 'BEGIN { printf "%.1f", u / n }')" \
+					"$(awk 'END { print $2 }' "$TMP/$1.exp")" \
+					"$(awk 'END { printf "%.0f", $3 / 1024 }' "$TMP/$1.exp")" \
+					"$2" "$3"
+			}
+			row new "$((json / 1024))" "$ks"
+			[ -s "$TMP/old.cpu" ] && row old "(old)" ""
+			echo "       runs: -l -S new $(tr '\n' ' ' <"$TMP/new.cpu")${BENCH_SCALE_OLD:+; old $(tr '\n' ' ' <"$TMP/old.cpu")}"
+			echo "       runs: exporter new $(awk '{ printf "%s ", $1 }' "$TMP/new.exp")${BENCH_SCALE_OLD:+; old $(awk '{ printf "%s ", $1 }' "$TMP/old.exp")}"
 			# every mode starts and runs; its peak RSS
 			rss=""
-			for mode in "-1" "-l" "-l -c" "-l --json" "--listen 127.0.0.1:$((20000 + RANDOM % 20000))"; do
+			for mode in "-1" "-l" "-l -c" "-l --json" "--json -1"; do
 				# shellcheck disable=SC2086
 				rss+="  ${mode}: $(peak_rss ./kvmstat -S -s 0.5 $mode) MB"
 			done
-			echo "       peak RSS:$rss"
+			# with the other sources: in a mount namespace of its own
+			# (kvmstat mounts tracefs and debugfs where they are not)
+			if [ -z "$SROOT" ]; then
+				for mode in "-l -d" "-l -t" "-l -t -d"; do
+					# shellcheck disable=SC2086
+					rss+="  ${mode}: $(peak_rss unshare -m --propagation private ./kvmstat -S -s 0.5 $mode) MB"
+				done
+			else
+				rss+="  -t, -d: cannot run here (fake VMs have no tracepoints, no debugfs counters)"
+			fi
+			rss+="  --listen scraped: $(awk 'END { print $4 }' "$TMP/new.exp") MB"
+			rss+="  monitor (tmux, b): $(monitor_rss) MB"
+			echo "       peak RSS (-S -s 0.5 and):$rss"
+			if [ -n "$SROOT" ]; then
+				read -r kb kp <<<"$(monitor_keys ./kvmstat)"
+				keys="new: b ${kb} ms, p ${kp} ms"
+				if [ -n "${BENCH_SCALE_OLD:-}" ]; then
+					read -r kb kp <<<"$(monitor_keys "$BENCH_SCALE_OLD")"
+					keys+="; old: b ${kb} ms, p ${kp} ms"
+				fi
+				echo "       monitor key to frame (median of 5; b guests view, p guest list): $keys"
+			fi
 			if [ -n "$SROOT" ]; then
 				# the busy VM's count over a run of kvmstat -l: what it
 				# added meanwhile, exactly (the idle VMs add nothing)
@@ -256,6 +386,7 @@ if want scale; then
 				PIDS=()
 			fi
 		done
+		echo "(-l -S us: main-thread CPU per refresh at -s 0.1; exp us: the exporter's CPU per refresh, every thread, -s 1 scraped each second; series, KB: one default scrape; json KB: one --json -1 sample)"
 	fi
 fi
 
@@ -483,6 +614,72 @@ if want cpu; then
 		awk -v a="$kv" -v b="$ks" -v f="$fl" 'BEGIN {
 			printf "%-46s %8.3f s against %.3f s (%.0fx)\n", "above the floor: kvmstat", b - f, a - f,
 				(b > f ? (a - f) / (b - f) : 0) }'
+	fi
+fi
+
+if want vcputime; then
+	# Where vCPU time goes (--vcpu-time, issue 24) at 300 VMs x 4 vCPUs:
+	# the CPU of kvmstat -l -S -s 0.1's main thread per refresh without
+	# and with --vcpu-time (its schedstat over 3 s after it settled),
+	# alternating A B A B, median of BENCH_VT_ROUNDS (3); its open fds.
+	# Fake VMs (fakevms.c) whose vCPUs are real blocked threads named
+	# "CPU N/KVM" (FAKEVMS_THREADS=idle) behind a fake /proc whose task
+	# directories are the real ones.
+	nvm=${BENCH_VT_VMS:-300}
+	echo "== vcputime: $nvm fake VMs x 4 vCPU threads; kvmstat -l -S -s 0.1 main-thread us per refresh, without / with --vcpu-time (A B A B, median of ${BENCH_VT_ROUNDS:-3})"
+	if [ "$(id -u)" != 0 ]; then
+		echo "skipped: needs root (pidfd_getfd)"
+	else
+		cc -O2 -o "$TMP/vtfakevms" tests/fakes/fakevms.c || exit 1
+		VROOT=$TMP/vtproc
+		rm -rf "$VROOT" "$TMP/vtdbg"; mkdir -p "$VROOT" "$TMP/vtdbg"; ln -s /proc/self "$VROOT/self"
+		mkfifo "$TMP/vt.in"
+		FAKEVMS_THREADS=idle "$TMP/vtfakevms" "$VROOT" "$nvm" 4 "$TMP/vtdbg" <"$TMP/vt.in" >"$TMP/vt.out" 2>"$TMP/vt.err" &
+		vtf=$!
+		PIDS+=("$vtf")
+		exec {vtfd}>"$TMP/vt.in"
+		for _ in $(seq 1 600); do
+			grep -q '^ready$' "$TMP/vt.out" && break
+			kill -0 "$vtf" 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -q '^ready$' "$TMP/vt.out" || { echo "fake VMs failed: $(cat "$TMP/vt.err")"; exit 1; }
+		echo stop >&"$vtfd" # VM 0's stats stop moving too
+		# vt_cpu ARGS...: "US_PER_REFRESH FDS" of kvmstat -l -S -s 0.1 ARGS
+		vt_cpu() {
+			local out="$TMP/vt.log" k a b l1 l2 fds
+			KVMSTAT_PROC_ROOT=$VROOT KVMSTAT_DEBUGFS_ROOT=$TMP/vtdbg \
+				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@" >"$out" 2>"$TMP/vt.kerr" &
+			k=$!
+			for _ in $(seq 1 300); do
+				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
+				sleep 0.05
+			done
+			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l1=$(grep -c '^[0-9]' "$out")
+			sleep 3
+			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+			l2=$(grep -c '^[0-9]' "$out")
+			fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
+			kill -TERM "$k"; wait "$k" 2>/dev/null
+			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
+				if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+		}
+		: >"$TMP/vt.off"; : >"$TMP/vt.on"
+		for _ in $(seq "${BENCH_VT_ROUNDS:-3}"); do
+			vt_cpu >>"$TMP/vt.off"
+			vt_cpu --vcpu-time >>"$TMP/vt.on"
+		done
+		off=$(awk '{ print $1 }' "$TMP/vt.off" | median)
+		on=$(awk '{ print $1 }' "$TMP/vt.on" | median)
+		printf '%-34s %8s us/refresh  %5s fds  (runs %s)\n' "without --vcpu-time" "$off" \
+			"$(awk 'END { print $2 }' "$TMP/vt.off")" "$(awk '{ printf "%s ", $1 }' "$TMP/vt.off")"
+		printf '%-34s %8s us/refresh  %5s fds  (runs %s)\n' "with --vcpu-time" "$on" \
+			"$(awk 'END { print $2 }' "$TMP/vt.on")" "$(awk '{ printf "%s ", $1 }' "$TMP/vt.on")"
+		awk -v a="$off" -v b="$on" -v n="$nvm" 'BEGIN { if (b > a) printf "%-34s %8.0f us/refresh, %.2f us per VM (%d threads each)\n", "added", b - a, (b - a) / n, 5 }'
+		echo quit >&"$vtfd"
+		exec {vtfd}>&-
+		wait "$vtf"
 	fi
 fi
 

@@ -15,7 +15,9 @@
  * (kvmstat's KVMSTAT_DEBUGFS_ROOT), each VM also has its directory there
  * as KVM makes it: "PID-FD" with a "vcpuN" directory per vCPU.
  *
- * Every vCPU starts with halt_exits 1. VM 0 is busy: its vCPU 0 adds 1 to
+ * Every vCPU starts with halt_exits 1; with FAKEVMS_FULL=1 in the
+ * environment, every value of every file (histogram buckets too) starts at
+ * 1 (series and histograms nothing leaves out). VM 0 is busy: its vCPU 0 adds 1 to
  * halt_exits every 100 us, from its start and after each "go", until
  * "stop". Prints "ready" once every VM is in ROOT. Commands on stdin:
  *   stop   VM 0 stops; answered "busy N": how many it added since its
@@ -25,11 +27,19 @@
  *          "vcpuN" directory in DEBUGFS, 5 ms later its stats fd;
  *          answered "vcpu N"
  *   quit   (or end of input) every VM leaves ROOT and exits
+ *
+ * With FAKEVMS_THREADS=idle or spin, each VM also runs one thread per vCPU
+ * named as QEMU names them ("CPU N/KVM"), blocked or spinning in user
+ * space, and FAKEVMS_PIN=CPU pins them to that host CPU; ROOT/PID/task is
+ * then a link to the real /proc/PID/task, whose schedstat and stat files
+ * kvmstat --vcpu-time reads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -142,6 +152,9 @@ static int stats_file(const char *ident, const struct stat_def *defs, size_t n,
 			memcpy(blob + *halt, &one, sizeof(one));
 		}
 	}
+	if (getenv("FAKEVMS_FULL") && !strcmp(getenv("FAKEVMS_FULL"), "1"))
+		for (uint32_t at = 0; at < off; at += 8)
+			memcpy(blob + data_off + at, &one, sizeof(one));
 	fd = memfd_create("kvm-stats", 0);
 	if (fd < 0 || pwrite(fd, blob, data_off + off, 0) != data_off + off)
 		die("memfd");
@@ -185,6 +198,54 @@ static void new_vcpu(const char *dir, const char *dbgdir, int n)
 	fd = stats_file(ident, vcpu_stats, 5, &halt);
 	snprintf(ident, sizeof(ident), "anon_inode:kvm-vcpu-stats:%d", n);
 	link_fd(dir, fd, ident);
+}
+
+/* FAKEVMS_THREADS: a "vCPU" thread, blocked or spinning in user space. */
+static void *fake_vcpu_thread(void *arg)
+{
+	volatile unsigned long spins = 0;
+
+	if (!arg)
+		for (;;)
+			pause(); /* every signal blocked: the main thread's */
+	while (!quit)
+		spins++;
+	return NULL;
+}
+
+/* FAKEVMS_THREADS=idle|spin: starts the vCPU threads (pinned with
+ * FAKEVMS_PIN) and links dir/task to the real one; false when unset. */
+static int fake_vcpu_threads(const char *dir, int nvcpu)
+{
+	const char *mode = getenv("FAKEVMS_THREADS"),
+		   *pin = getenv("FAKEVMS_PIN");
+	char path[4200], target[64];
+
+	if (!mode || !*mode)
+		return 0;
+	for (int c = 0; c < nvcpu; c++) {
+		pthread_t t;
+		char name[20];
+
+		if (pthread_create(&t, NULL, fake_vcpu_thread,
+				   strcmp(mode, "spin") ? NULL : (void *)1))
+			die("pthread_create");
+		snprintf(name, sizeof(name), "CPU %d/KVM", c);
+		pthread_setname_np(t, name);
+		if (pin && *pin) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(atoi(pin), &set);
+			if (pthread_setaffinity_np(t, sizeof(set), &set))
+				die("FAKEVMS_PIN");
+		}
+	}
+	snprintf(path, sizeof(path), "%s/task", dir);
+	snprintf(target, sizeof(target), "/proc/%d/task", (int)getpid());
+	if (symlink(target, path))
+		die(path);
+	return 1;
 }
 
 /* One VM process: never returns. */
@@ -232,12 +293,14 @@ static void vm_main(const char *root, const char *dbg, int index, int nvcpu,
 	close(fd);
 	snprintf(path, sizeof(path), "%s/stat", tmp);
 	put_file(path, stat, (size_t)n);
-	snprintf(path, sizeof(path), "%s/task", tmp);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/task/%d", tmp, (int)pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/task/%d/comm", tmp, (int)pid);
-	put_file(path, "qemu-system-x86\n", 16);
+	if (!fake_vcpu_threads(tmp, nvcpu)) {
+		snprintf(path, sizeof(path), "%s/task", tmp);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/task/%d", tmp, (int)pid);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/task/%d/comm", tmp, (int)pid);
+		put_file(path, "qemu-system-x86\n", 16);
+	}
 	if (rename(tmp, final))
 		die(final);
 	if (dbg) {

@@ -51,13 +51,16 @@
 enum kind {
 	KIND_PIO,
 	KIND_MMIO,
-	KIND_HLT
+	KIND_HLT,
+	KIND_SPIN, /* no exits: see "spin and idle" below */
+	KIND_IDLE,
 };
 
 /* 16-bit real-mode loops; each iteration makes one exit of the kind. */
 static const uint8_t code_pio[] = {
-	0xe6, GUEST_PIO_PORT, /* 0: out GUEST_PIO_PORT, al */
-	0xeb, 0xfc,	      /* 2: jmp 0 */
+	0xba, GUEST_PIO_PORT, 0, /* 0: mov dx, port (--port patches it) */
+	0xee,			 /* 3: out dx, al */
+	0xeb, 0xfd,		 /* 4: jmp 3 */
 };
 static const uint8_t code_mmio[] = {
 	0xa2,
@@ -71,6 +74,17 @@ static const uint8_t code_hlt[] = {
 	0xeb, 0xfd, /* 1: jmp 0 */
 };
 
+/* spin: runs guest code, never exits; idle: halts with interrupts off,
+ * in the kernel (an in-kernel irqchip), never woken */
+static const uint8_t code_spin[] = {
+	0xeb, 0xfe, /* 0: jmp 0 */
+};
+static const uint8_t code_idle[] = {
+	0xfa,	    /* 0: cli */
+	0xf4,	    /* 1: hlt */
+	0xeb, 0xfd, /* 2: jmp 1 */
+};
+
 static const struct kind_info {
 	const char *name;
 	uint32_t exit_reason;
@@ -80,6 +94,8 @@ static const struct kind_info {
 	[KIND_PIO] = { "pio", KVM_EXIT_IO, code_pio, sizeof(code_pio) },
 	[KIND_MMIO] = { "mmio", KVM_EXIT_MMIO, code_mmio, sizeof(code_mmio) },
 	[KIND_HLT] = { "hlt", KVM_EXIT_HLT, code_hlt, sizeof(code_hlt) },
+	[KIND_SPIN] = { "spin", UINT32_MAX, code_spin, sizeof(code_spin) },
+	[KIND_IDLE] = { "idle", UINT32_MAX, code_idle, sizeof(code_idle) },
 };
 
 static struct options {
@@ -96,7 +112,13 @@ static struct options {
 	uint64_t user_us[MAX_VCPUS];
 	unsigned int nuser_us;
 	uint64_t progress_ns; /* "tick" lines this often; 0: none */
+	uint64_t port;	      /* --port: the pio kind's port */
+	uint64_t mmio_addr;   /* --mmio-addr: the mmio kind's address */
+	int cpu;	      /* -c: the host CPU of every vCPU thread, or -1 */
 } opts = {
+	.cpu = -1,
+	.port = GUEST_PIO_PORT,
+	.mmio_addr = GUEST_MMIO_GPA,
 	.vms = 1,
 	.vcpus = 1,
 	.exits = 1000,
@@ -323,7 +345,7 @@ static int check_exit(struct vcpu *vcpu)
 	switch (opts.kind) {
 	case KIND_PIO:
 		if (run->io.direction == KVM_EXIT_IO_OUT &&
-		    run->io.port == GUEST_PIO_PORT && run->io.size == 1 &&
+		    run->io.port == opts.port && run->io.size == 1 &&
 		    run->io.count == 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: unexpected port I/O: %s port 0x%x size %u count %u",
@@ -333,7 +355,7 @@ static int check_exit(struct vcpu *vcpu)
 		return -EIO;
 	case KIND_MMIO:
 		if (run->mmio.is_write &&
-		    run->mmio.phys_addr == GUEST_MMIO_GPA && run->mmio.len == 1)
+		    run->mmio.phys_addr == opts.mmio_addr && run->mmio.len == 1)
 			return 0;
 		error_msg("vm %d: vcpu %u: unexpected MMIO: %s 0x%llx len %u",
 			  vcpu->vm->pid, vcpu->index,
@@ -356,6 +378,9 @@ static int check_exit(struct vcpu *vcpu)
 			  vcpu->vm->pid, vcpu->index,
 			  (unsigned long long)regs.rip, GUEST_CODE_GPA + 1);
 		return -EIO;
+	case KIND_SPIN:
+	case KIND_IDLE:
+		break; /* no exit is theirs */
 	}
 	return -EINVAL;
 }
@@ -397,6 +422,53 @@ static void spend_user(unsigned int index)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	while (ts_ns(&now) < end);
 }
+
+/* ---- spin and idle, pinning (kvmstat --vcpu-time's tests) ------------ */
+
+/* idle: KVM's in-kernel irqchip, so that HLT blocks in the kernel. */
+static int idle_irqchip(struct vm *vm)
+{
+	if (opts.kind != KIND_IDLE || !ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0))
+		return 0;
+	error_msg("vm %d: KVM_CREATE_IRQCHIP: %s", vm->pid, strerror(errno));
+	return -errno;
+}
+
+/* -c: the vCPU's thread on one host CPU. */
+static int vcpu_pin(struct vcpu *vcpu)
+{
+	cpu_set_t set;
+	int err;
+
+	if (opts.cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(opts.cpu, &set);
+	err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (err)
+		error_msg("vm %d: vcpu %u: pinning to CPU %d: %s",
+			  vcpu->vm->pid, vcpu->index, opts.cpu, strerror(-err));
+	return err;
+}
+
+static void kick_handler(int sig)
+{
+	(void)sig;
+}
+
+/* -n 0 ends: a signal takes each vCPU out of KVM_RUN (spin and idle
+ * never exit by themselves). */
+static void vcpus_kick(struct vm *vm)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigaction(SIGUSR2, &sa, NULL);
+	for (unsigned int i = 0; i < opts.vcpus; i++)
+		if (vm->vcpus[i].thread_started)
+			pthread_kill(vm->vcpus[i].thread, SIGUSR2);
+}
+
+/* ---------------------------------------------------------------------- */
 
 /* Runs until N exits of the chosen kind (or until stopped with -n 0). */
 static int vcpu_loop(struct vcpu *vcpu)
@@ -495,6 +567,8 @@ static void *vcpu_thread(void *arg)
 		error_msg("vm %d: vcpu %u: pthread_setname_np: %s", vm->pid,
 			  vcpu->index, strerror(-err));
 	else
+		err = vcpu_pin(vcpu);
+	if (!err)
 		err = vcpu_setup(vcpu);
 	if (!err)
 		emit("vcpu %d %u %d", vm->pid, vcpu->index, vcpu->tid);
@@ -588,6 +662,13 @@ static int vm_setup(struct vm *vm)
 		return err;
 	}
 	memcpy(vm->mem, k->code, k->code_len);
+	/* the port (mov dx, imm16) or the address (mov [imm16], al) asked */
+	if (opts.kind == KIND_PIO || opts.kind == KIND_MMIO) {
+		uint64_t a = opts.kind == KIND_PIO ? opts.port : opts.mmio_addr;
+
+		((uint8_t *)vm->mem)[1] = (uint8_t)a;
+		((uint8_t *)vm->mem)[2] = (uint8_t)(a >> 8);
+	}
 	memset(&region, 0, sizeof(region));
 	region.slot = 0;
 	region.guest_phys_addr = GUEST_CODE_GPA;
@@ -600,6 +681,9 @@ static int vm_setup(struct vm *vm)
 		return err;
 	}
 
+	err = idle_irqchip(vm);
+	if (err)
+		return err;
 	if (opts.stats_fds) {
 		vm->stats_fd = ioctl(vm->fd, KVM_GET_STATS_FD, NULL);
 		if (vm->stats_fd < 0) {
@@ -730,6 +814,7 @@ static int vm_main(int ready_fd)
 		deadline = deadline_after(opts.hold);
 		sleep_until(&deadline);
 		atomic_store(&vm.stop, true);
+		vcpus_kick(&vm);
 	}
 	pthread_mutex_lock(&vm.lock);
 	vm_wait_count(&vm, &vm.nr_done);
@@ -1021,7 +1106,10 @@ static void usage(FILE *f)
 		"  -v, --vcpus V        vCPU threads per VM (default 1)\n"
 		"  -n, --exits N        exits per vCPU (default 1000); 0 = run until\n"
 		"                       the hold time ends\n"
-		"  -k, --kind KIND      pio, mmio or hlt (default pio)\n"
+		"  -k, --kind KIND      pio, mmio or hlt (default pio); spin (guest\n"
+		"                       code, no exits) or idle (HLT in the kernel\n"
+		"                       with interrupts off), both with -n 0\n"
+		"  -c, --cpu CPU        pin every vCPU thread to host CPU CPU\n"
 		"  -t, --hold SECONDS   keep the VMs alive this long after the exits;\n"
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
@@ -1030,6 +1118,9 @@ static void usage(FILE *f)
 		"                       user space before running the guest again\n"
 		"                       (by vCPU index; the last one repeats)\n"
 		"  -P, --progress MS    every MS milliseconds, a \"tick\" line per vCPU\n"
+		"      --port PORT      the pio kind's I/O port (default 16)\n"
+		"      --mmio-addr ADDR the mmio kind's address, 8192-65535 outside\n"
+		"                       the code page (default 32768)\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
 		"  -h, --help           show this help\n"
@@ -1069,6 +1160,9 @@ static int parse_options(int argc, char **argv)
 		{ "progress", required_argument, NULL, 'P' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "user-us", required_argument, NULL, 'u' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "mmio-addr", required_argument, NULL, 'A' },
+		{ "cpu", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1077,7 +1171,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:h", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1122,7 +1216,7 @@ static int parse_options(int argc, char **argv)
 				if (!strcmp(optarg, kinds[i].name))
 					break;
 			if (i == sizeof(kinds) / sizeof(kinds[0])) {
-				error_msg("invalid exit kind '%s' (pio, mmio or hlt)",
+				error_msg("invalid exit kind '%s' (pio, mmio, hlt, spin or idle)",
 					  optarg);
 				return -EINVAL;
 			}
@@ -1156,6 +1250,28 @@ static int parse_options(int argc, char **argv)
 		case 'N':
 			opts.name = optarg;
 			break;
+		case 'p':
+			if (parse_u64(optarg, 65535, &opts.port)) {
+				error_msg("invalid port '%s' (0-65535)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'A':
+			if (parse_u64(optarg, 65535, &opts.mmio_addr) ||
+			    opts.mmio_addr < GUEST_CODE_GPA + GUEST_CODE_SIZE) {
+				error_msg("invalid MMIO address '%s' (8192-65535)",
+					  optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'c':
+			if (parse_u64(optarg, CPU_SETSIZE - 1, &v)) {
+				error_msg("invalid CPU '%s' (0-%d)", optarg,
+					  CPU_SETSIZE - 1);
+				return -EINVAL;
+			}
+			opts.cpu = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1166,6 +1282,11 @@ static int parse_options(int argc, char **argv)
 	}
 	if (optind < argc) {
 		error_msg("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if ((opts.kind == KIND_SPIN || opts.kind == KIND_IDLE) && opts.exits) {
+		error_msg("-k %s makes no exits: add -n 0 (run for -t seconds)",
+			  kinds[opts.kind].name);
 		return -EINVAL;
 	}
 	return 0;

@@ -71,6 +71,23 @@ fake_tracefs() {
 		>"$t/format"
 }
 
+# fake_kvm_exit DIR: adds to fake_tracefs's DIR a kvm_exit that is
+# task_rename too, with the real kvm_exit format laid over it: exit_reason
+# the renamer's oom_score_adj, isa the first bytes of its old name (a
+# renamer called "\1" is VMX, any other SVM). Skips where the kernel has
+# no kvm:kvm_exit.
+fake_kvm_exit() {
+	local x=/sys/kernel/tracing/events/kvm/kvm_exit/format t=$1/events/kvm
+	[ -r "$x" ] || skip "no $x"
+	mkdir -p "$t/kvm_exit"
+	cp "$t/kvm_userspace_exit/id" "$t/kvm_exit/id"
+	awk -v id="$(cat "$t/kvm_exit/id")" '
+		/^ID:/ { print "ID: " id; next }
+		/ exit_reason;/ { print "\tfield:short exit_reason;\toffset:44;\tsize:2;\tsigned:1;"; next }
+		/ isa;/ { print "\tfield:u32 isa;\toffset:12;\tsize:4;\tsigned:0;"; next }
+		{ print }' "$x" >"$t/kvm_exit/format"
+}
+
 # Skips unless this host can run real guests and count tracepoints.
 need_kvm() {
 	[ "$(id -u)" = 0 ] || skip "needs root"

@@ -19,15 +19,7 @@ need_tracepoints
 fake_tracefs "$TMP/tracefs"
 N=1000
 X=/sys/kernel/tracing/events/kvm/kvm_exit/format
-if [ -r "$X" ]; then
-	mkdir -p "$TMP/tracefs/events/kvm/kvm_exit"
-	cp "$TMP/tracefs/events/kvm/kvm_userspace_exit/id" "$TMP/tracefs/events/kvm/kvm_exit/id"
-	awk -v id="$(cat "$TMP/tracefs/events/kvm/kvm_exit/id")" '
-		/^ID:/ { print "ID: " id; next }
-		/ exit_reason;/ { print "\tfield:short exit_reason;\toffset:44;\tsize:2;\tsigned:1;"; next }
-		/ isa;/ { print "\tfield:u32 isa;\toffset:12;\tsize:4;\tsigned:0;"; next }
-		{ print }' "$X" >"$TMP/tracefs/events/kvm/kvm_exit/format"
-fi
+[ -r "$X" ] && fake_kvm_exit "$TMP/tracefs"
 
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t -l -s 0.3 -f '^kvm_(userspace_)?exit'
 wait_lines "$TMP/k.out" 2 || fail "no log: $(cat "$TMP/k.err")"

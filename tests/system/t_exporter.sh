@@ -40,8 +40,9 @@ URL="http://127.0.0.1:$PORT/metrics"
 
 start_guest g --name guest=promvm,debug-threads=on -s -m 1 -v $V -n $N -k hlt -t 120
 VM=${g_VMS% }
-# -p: the whole selection is the test guest, whatever else runs here
-start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -p "$VM"
+# -p: the whole selection is the test guest, whatever else runs here;
+# --per-vcpu: each vCPU's series too (checked below)
+start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -p "$VM" --per-vcpu
 for _ in $(seq 1 100); do
 	curl -sf -o /dev/null --max-time 1 "$URL" && break
 	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"

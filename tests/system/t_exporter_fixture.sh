@@ -4,7 +4,8 @@
 # like QEMU processes by a fake /proc) and a fake QEMU monitor with a
 # histogram. The exported counters are exactly the fixture's, per VM with
 # guest names; halt_exits, owned by debugfs, gets the QMP VM filled in; a
-# real Prometheus server reads the exact values, follows a change, and
+# real Prometheus server reads the exact values (host and VMs, the default
+# level: no vCPU series), follows a change, and
 # computes a quantile of the histogram. Then the HTTP, load and idle-client
 # checks shared with t_exporter.
 source tests/system/lib.sh
@@ -56,7 +57,9 @@ check 'kvm_exits_total{pid="4242",guest="alpha"}' 3000
 check 'kvm_exits_total{pid="4343",guest="beta"}' 2000
 check 'kvm_halt_exits_total' 110
 check "kvm_halt_exits_total{pid=\"$qpid\"}" 40
-check "kvm_halt_exits_total{pid=\"$qpid\",vcpu=\"0\"}" 40
+# the default level: the host and each VM, no vCPU series (--per-vcpu;
+# t_exporter_levels checks them)
+! grep -q 'vcpu="' <<<"$text" || fail "vCPU series without --per-vcpu: $(grep -m3 'vcpu="' <<<"$text")"
 grep -q '^# TYPE kvm_halt_wait_hist_seconds histogram' <<<"$text" ||
 	fail "no histogram: $(grep halt_wait <<<"$text" | head)"
 promtool check metrics <<<"$text" >"$TMP/lint" 2>&1 ||

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Every vCPU of a VM, idle ones included: a QEMU guest with -smp 2, whose
 # second vCPU never leaves its wait for a start-up IPI (the BIOS finds
-# nothing to boot), is listed with both vCPUs, by thread, in --json (the
-# second with 0 in the events the first counts) and in the monitor's vCPU
-# drill-down. Only vCPU 0 was listed: the tracepoints count per thread
+# nothing to boot), is listed with both vCPUs, by thread, in --json
+# --per-vcpu (the second with 0 in the events the first counts) and in the
+# monitor's vCPU drill-down. Only vCPU 0 was listed: the tracepoints count per thread
 # only what happened.
 source tests/system/lib.sh
 need_kvm
@@ -28,7 +28,7 @@ tid1=$(tid 1)
 sleep 1
 
 # --json, the whole host: the VM's vCPUs in its events, idle one included
-"$KVMSTAT" --json -1 -t -s 1 >"$TMP/j.json" || fail "kvmstat --json failed"
+"$KVMSTAT" --json -1 -t -s 1 --per-vcpu >"$TMP/j.json" || fail "kvmstat --json failed"
 vcpus=$(jq -c --argjson p "$QEMU_PID" '[.fields[] | .vms[]? | select(.pid == $p) | .vcpus[]? | [.vcpu, .tid]] | unique' "$TMP/j.json")
 [ "$vcpus" = "[[0,$tid0],[1,$tid1]]" ] || fail "--json lists vCPUs $vcpus, want [[0,$tid0],[1,$tid1]]"
 # in each event vCPU 0 counted, vCPU 1 is there too; and in the events

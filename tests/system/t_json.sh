@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # --json against the test guest, checked with jq: -1 prints one document
 # whose statsfd totals (-i: since the VM started) are exactly the guest's
-# HLT exits, per VM and per vCPU, with the guest's name; -l prints one
-# object per line whose tracepoint deltas add up to exactly the guest's
-# exits, per vCPU too; -L with SIGHUP goes on in a new file.
+# HLT exits, per VM and (--per-vcpu) per vCPU, with the guest's name; -l
+# prints one object per line whose tracepoint deltas add up to exactly the
+# guest's exits, per vCPU too (--per-vcpu); -L with SIGHUP goes on in a new file.
 source tests/system/lib.sh
 need_kvm
 if ! command -v jq >/dev/null; then
@@ -25,7 +25,7 @@ for _ in $(seq 1 100); do
 	[ "$(grep -c '^done' "$TMP/a.out")" = $V ] && break
 	sleep 0.05
 done
-"$KVMSTAT" --json -1 -s 0.3 -S -i -p "$VM" >"$TMP/one.json" 2>"$TMP/one.err" ||
+"$KVMSTAT" --json -1 -s 0.3 -S -i -p "$VM" --per-vcpu >"$TMP/one.json" 2>"$TMP/one.err" ||
 	fail "--json -1 exited $?: $(cat "$TMP/one.err")"
 [ "$(jq -s length "$TMP/one.json")" = 1 ] || fail "-1 printed more than one document"
 jq -e . "$TMP/one.json" >/dev/null || fail "-1 is not JSON: $(head -c 300 "$TMP/one.json")"
@@ -53,7 +53,7 @@ echo "ok: --json -1: halt_exits $((V * N)) (VM jsonvm, vCPUs $N each), units, hi
 # -l: JSON Lines; deltas add up to the exits made while it ran
 start_guest b --name guest=linesvm,debug-threads=on -m 1 -v $V -n $N -k hlt -t 0.5
 VM=${b_VMS% }
-start_kvmstat k --json -t -l -s 0.2 -p "$VM" -f 'kvm_userspace_exit'
+start_kvmstat k --json -t -l -s 0.2 -p "$VM" --per-vcpu -f 'kvm_userspace_exit'
 wait_lines "$TMP/k.out" 1
 go_guest b
 wait_guest b

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The monitor replaying a recording (--replay) under tmux: the header
 # shows the recording's time and which refresh of how many; Space pauses,
-# ] and [ step a refresh on and back, } ten on, t jumps to a time typed in
+# ] and [ step a refresh on and back, } ten on, j jumps to a time typed in
 # (and says so when it is none), each screen showing the totals the
 # recording holds for that refresh (checked with sqlite3); played on
 # (Space) it reaches the end; q leaves with status 0.
@@ -82,19 +82,19 @@ keys '}'
 shows $((p + 14))
 echo "ok: Space pauses at refresh $p; ] [ } step to $((p + 5)), $((p + 4)) and $((p + 14)) with their times and totals"
 
-# t: a time typed in (half-way between refresh 10 and 11)
+# j: a time typed in (half-way between refresh 10 and 11)
 at=$(sqlite3 "$DB" "SELECT printf('@%.3f', (time + lead(time) OVER (ORDER BY id)) / 2)
 	FROM refresh ORDER BY id LIMIT 1 OFFSET 9")
-keys t
+keys j
 expect "Jump to the time"
 keys "$at" Enter
 shows 10
-keys t
+keys j
 expect "Jump to the time"
 keys "soon" Enter
 expect "not a time: soon"
 shows 10
-echo "ok: t $at jumps to refresh 10; t soon is refused"
+echo "ok: j $at jumps to refresh 10; j soon is refused"
 
 # played on at the fastest pace, it reaches the end and stays
 keys s

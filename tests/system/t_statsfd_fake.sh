@@ -103,7 +103,8 @@ batch -i -p "$A" -f '^halt_wait_hist'
 [ "$(awk 'NR > 1 { print $1 }' "$TMP/b.out" | head -4 | tr '\n' ' ')" = \
 	"halt_wait_hist(0) halt_wait_hist(1) halt_wait_hist(2) halt_wait_hist(3) " ] ||
 	fail "buckets out of order: $(cat "$TMP/b.out")"
-"$KVMSTAT" -S -i -1 -s 0.2 -p "$A" --json >"$TMP/j.json" 2>"$TMP/err" ||
+# --per-vcpu: each vCPU's values too (the default has the VMs alone)
+"$KVMSTAT" -S -i -1 -s 0.2 -p "$A" --json --per-vcpu >"$TMP/j.json" 2>"$TMP/err" ||
 	fail "--json exited $?: $(cat "$TMP/err")"
 got=$(jq -c '[.fields.halt_exits.total, .fields.halt_wait_ns.unit,
 	.fields.halt_wait_ns.exponent, .fields.guest_mode.unit,
@@ -148,10 +149,11 @@ kill "$G"
 rm -rf "${P:?}/$G"
 echo "ok: statsfd owns halt_exits: 723 = 683 (alpha) + 40 (gamma from debugfs); -d -S -p gamma leaves statsfd out"
 
-# the exporter: the kernel's totals, per VM and vCPU, and histograms
+# the exporter: the kernel's totals, per VM and (--per-vcpu) vCPU, and
+# histograms
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
-start_kvmstat k -S --listen "127.0.0.1:$PORT" -s 0.2
+start_kvmstat k -S --listen "127.0.0.1:$PORT" -s 0.2 --per-vcpu
 want="kvm_halt_exits_total{pid=\"$A\",guest=\"alpha\",vcpu=\"2\"}"
 for _ in $(seq 1 100); do
 	text=$(curl -sf --max-time 1 "$URL") && [ -n "$(metric "$text" "$want")" ] && break

@@ -126,7 +126,8 @@ void om_fixture_build(struct stats *s)
 	}
 }
 
-void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt)
+void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt,
+		       bool per_vcpu)
 {
 	struct stats s;
 	struct snapshot snap;
@@ -134,7 +135,7 @@ void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt)
 	om_fixture_build(&s);
 	om_fixture_snapshot(&s, NULL, &snap);
 	strbuf_init(b);
-	openmetrics_render(b, &snap, fmt);
+	openmetrics_render(b, &snap, fmt, per_vcpu);
 	snapshot_free(&snap);
 	stats_free(&s);
 }

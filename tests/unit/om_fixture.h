@@ -8,6 +8,8 @@
 #ifndef KVMSTAT_TESTS_OM_FIXTURE_H
 #define KVMSTAT_TESTS_OM_FIXTURE_H
 
+#include <stdbool.h>
+
 #include "filter.h"
 #include "openmetrics.h"
 #include "snapshot.h"
@@ -22,8 +24,10 @@ void om_fixture_build(struct stats *s);
  * caller snapshot_free()s it. */
 void om_fixture_snapshot(const struct stats *s, const struct field_filter *f,
 			 struct snapshot *snap);
-/* The whole snapshot the exporter renders, every field and child, in fmt;
- * initialises b, which the caller strbuf_free()s. */
-void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt);
+/* The whole snapshot the exporter renders, every field and child, in fmt,
+ * at the default level or with per_vcpu; initialises b, which the caller
+ * strbuf_free()s. */
+void om_fixture_render(struct strbuf *b, enum openmetrics_format fmt,
+		       bool per_vcpu);
 
 #endif

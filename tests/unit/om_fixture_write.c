@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Writes the OpenMetrics fixture's renderings (fixture.prom, fixture.om)
+ * Writes the OpenMetrics fixture's renderings (fixture.prom, fixture.om at
+ * the default level, fixture-per-vcpu.prom with --per-vcpu's)
  * into a directory given on the command line, for a developer to compare
  * with tests/data/openmetrics/ and copy there by hand when a change to the
  * exposition is meant. The Check suite only reads the golden files. Run
@@ -14,7 +15,7 @@
 #include "om_fixture.h"
 
 static int write_one(const char *dir, const char *name,
-		     enum openmetrics_format fmt)
+		     enum openmetrics_format fmt, bool per_vcpu)
 {
 	char path[4096];
 	struct strbuf b;
@@ -22,7 +23,7 @@ static int write_one(const char *dir, const char *name,
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	om_fixture_render(&b, fmt);
+	om_fixture_render(&b, fmt, per_vcpu);
 	f = fopen(path, "w");
 	if (!f) {
 		rc = -errno;
@@ -48,8 +49,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: om_fixture_write DIR\n");
 		return 2;
 	}
-	if (write_one(argv[1], "fixture.prom", OPENMETRICS_PROMETHEUS) ||
-	    write_one(argv[1], "fixture.om", OPENMETRICS_OPENMETRICS))
+	if (write_one(argv[1], "fixture.prom", OPENMETRICS_PROMETHEUS, false) ||
+	    write_one(argv[1], "fixture.om", OPENMETRICS_OPENMETRICS, false) ||
+	    write_one(argv[1], "fixture-per-vcpu.prom", OPENMETRICS_PROMETHEUS,
+		      true))
 		return 1;
 	return 0;
 }

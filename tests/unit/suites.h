@@ -40,5 +40,6 @@ Suite *webauth_suite(void);
 Suite *connwatch_suite(void);
 Suite *latency_suite(void);
 Suite *recording_suite(void);
+Suite *vcputime_suite(void);
 
 #endif

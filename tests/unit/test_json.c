@@ -47,7 +47,7 @@ static void jt_push(struct stats *s, int f, pid_t pid, int vcpu, uint64_t v)
 static void jt_build(struct stats *s)
 {
 	struct field_info *fi;
-	int exit, hlt, wait_ns, hist, hb[3], stale, gauge;
+	int exit, hlt, wait_ns, hist, hb[3], stale, gauge, halts;
 
 	stats_init(s, false);
 	exit = jt_fid(s, "kvm_exit", -1, FIELD_CUMULATIVE);
@@ -74,7 +74,12 @@ static void jt_build(struct stats *s)
 	}
 	gauge = jt_fid(s, "pages", -1, FIELD_INSTANT);
 	stale = jt_fid(s, "mmio_exits", -1, FIELD_CUMULATIVE);
+	halts = jt_fid(s, "halt_exits", -1, FIELD_CUMULATIVE);
 	for (uint64_t k = 1; k <= 2; k++) {
+		/* VM 100 counts none during the run, VM 200 some */
+		jt_push(s, halts, 0, -1, 7 + 3 * k);
+		jt_push(s, halts, 100, -1, 7);
+		jt_push(s, halts, 200, -1, 3 * k);
 		jt_push(s, exit, 0, -1, 100 * k * k);
 		jt_push(s, hlt, 0, -1, 60 * k * k);
 		jt_push(s, exit, 100, -1, 70 * k * k);
@@ -96,8 +101,9 @@ static void jt_build(struct stats *s)
 	s->wall.tv_nsec = 250000000;
 }
 
-/* Renders the fixture with every field kept, and parses it back. */
-static json_t *jt_render(bool pretty)
+/* Renders the fixture with every field kept (and with per_vcpu each
+ * vCPU), and parses it back. */
+static json_t *jt_render(bool pretty, bool per_vcpu)
 {
 	struct stats s;
 	struct snapshot snap;
@@ -112,7 +118,7 @@ static json_t *jt_render(bool pretty)
 	snapshot_build(&s, &req, &snap);
 	vmdir_free(&names);
 	strbuf_init(&b);
-	json_out_render(&b, &snap, "tracepoint statsfd", pretty);
+	json_out_render(&b, &snap, "tracepoint statsfd", pretty, per_vcpu);
 	ck_assert_uint_gt(b.len, 1);
 	ck_assert_int_eq(b.s[b.len - 1], '\n');
 	if (!pretty)
@@ -135,7 +141,7 @@ static json_int_t jt_int(json_t *o, const char *key)
 
 START_TEST(test_header)
 {
-	json_t *j = jt_render(false);
+	json_t *j = jt_render(false, false);
 
 	ck_assert_str_eq(json_string_value(json_object_get(j, "timestamp")),
 			 "2023-11-14T22:13:20.250Z");
@@ -151,7 +157,7 @@ END_TEST
 
 START_TEST(test_fields)
 {
-	json_t *j = jt_render(false);
+	json_t *j = jt_render(false, false);
 	json_t *fields = json_object_get(j, "fields"), *f;
 
 	f = json_object_get(fields, "kvm_exit");
@@ -197,7 +203,7 @@ END_TEST
 
 START_TEST(test_histogram)
 {
-	json_t *j = jt_render(false);
+	json_t *j = jt_render(false, true);
 	json_t *f = json_object_get(json_object_get(j, "fields"),
 				    "halt_wait_hist");
 	json_t *b = json_object_get(f, "buckets"), *vcpu;
@@ -235,7 +241,7 @@ END_TEST
 
 START_TEST(test_breakdowns)
 {
-	json_t *j = jt_render(true);
+	json_t *j = jt_render(true, true);
 	json_t *fields = json_object_get(j, "fields");
 	json_t *vms, *vm, *vcpus;
 
@@ -275,6 +281,46 @@ START_TEST(test_breakdowns)
 }
 END_TEST
 
+/* The default level: each VM, no vCPU; a VM's histogram its source gave
+ * only per vCPU is theirs summed; a VM's field that is 0 is left out. */
+START_TEST(test_levels)
+{
+	json_t *j = jt_render(false, false);
+	json_t *fields = json_object_get(j, "fields");
+	json_t *vms, *vm, *b;
+	const char *key;
+	json_t *f;
+
+	json_object_foreach (fields, key, f) {
+		json_t *e;
+		size_t i;
+
+		json_array_foreach (json_object_get(f, "vms"), i, e)
+			ck_assert_msg(!json_object_get(e, "vcpus"),
+				      "%s has vCPUs at the default level", key);
+	}
+	/* VM 100's halt_wait_hist: its vCPU 1's, the only one */
+	vm = json_array_get(json_object_get(json_object_get(fields,
+							    "halt_wait_hist"),
+					    "vms"),
+			    0);
+	ck_assert_int_eq(jt_int(vm, "pid"), 100);
+	b = json_object_get(vm, "buckets");
+	ck_assert_int_eq(json_array_size(b), 3);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_int_eq(jt_int(json_array_get(b, i), "total"),
+				 (json_int_t)i);
+	/* halt_exits: VM 100 counted none, VM 200 3 */
+	vms = json_object_get(json_object_get(fields, "halt_exits"), "vms");
+	ck_assert_int_eq(json_array_size(vms), 1);
+	ck_assert_int_eq(jt_int(json_array_get(vms, 0), "pid"), 200);
+	ck_assert_int_eq(jt_int(json_array_get(vms, 0), "total"), 3);
+	ck_assert_int_eq(jt_int(json_object_get(fields, "halt_exits"), "total"),
+			 3);
+	json_decref(j);
+}
+END_TEST
+
 /* The filter applies as in the other modes: the default hides children. */
 START_TEST(test_filter)
 {
@@ -290,7 +336,7 @@ START_TEST(test_filter)
 	jt_build(&s);
 	snapshot_build(&s, &req, &snap);
 	strbuf_init(&b);
-	json_out_render(&b, &snap, NULL, false);
+	json_out_render(&b, &snap, NULL, false, false);
 	ck_assert_uint_gt(b.len, 1);
 	j = json_loads(b.s, 0, NULL);
 	ck_assert_ptr_nonnull(j);
@@ -402,6 +448,7 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_histogram);
 	tcase_add_test(tc, test_breakdowns);
+	tcase_add_test(tc, test_levels);
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_frontend_lines);
 	tcase_add_test(tc, test_frontend_bad_file);

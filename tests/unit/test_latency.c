@@ -205,7 +205,7 @@ START_TEST(test_prom)
 	lt_add(&t, LAT_VMM, "a\"b", 0, SAMPLE_ALL_VCPUS, 0, 1, 1, 1, 0);
 	lt_build(&t);
 	strbuf_init(&b);
-	openmetrics_render(&b, &t.snap, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &t.snap, OPENMETRICS_PROMETHEUS, true);
 	LT_HAS(b.s, "# HELP kvm_vmm_time_seconds Time from "
 		    "kvm_userspace_exit until the vCPU thread "
 		    "enters the guest again, by reason.\n"
@@ -229,7 +229,7 @@ START_TEST(test_prom)
 	ck_assert_msg(!strstr(b.s, "kvm_exit_latency"), "exposition: %zu bytes",
 		      b.len);
 	strbuf_reset(&b);
-	openmetrics_render(&b, &t.snap, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &t.snap, OPENMETRICS_OPENMETRICS, true);
 	LT_HAS(b.s, "# UNIT kvm_vmm_time_seconds seconds\n");
 	/* one "# EOF", at the end */
 	ck_assert_msg(strstr(b.s, "# EOF\n") == b.s + b.len - 6,

@@ -84,8 +84,18 @@ START_TEST(test_prometheus_fixture)
 {
 	struct strbuf b;
 
-	om_fixture_render(&b, OPENMETRICS_PROMETHEUS);
+	om_fixture_render(&b, OPENMETRICS_PROMETHEUS, false);
 	om_check_fixture(&b, "fixture.prom");
+	strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_per_vcpu_fixture)
+{
+	struct strbuf b;
+
+	om_fixture_render(&b, OPENMETRICS_PROMETHEUS, true);
+	om_check_fixture(&b, "fixture-per-vcpu.prom");
 	strbuf_free(&b);
 }
 END_TEST
@@ -94,7 +104,7 @@ START_TEST(test_openmetrics_fixture)
 {
 	struct strbuf b;
 
-	om_fixture_render(&b, OPENMETRICS_OPENMETRICS);
+	om_fixture_render(&b, OPENMETRICS_OPENMETRICS, false);
 	om_check_fixture(&b, "fixture.om");
 	strbuf_free(&b);
 }
@@ -105,7 +115,7 @@ START_TEST(test_fixture_facts)
 {
 	struct strbuf b;
 
-	om_fixture_render(&b, OPENMETRICS_PROMETHEUS);
+	om_fixture_render(&b, OPENMETRICS_PROMETHEUS, true);
 	/* a parent with reason series is not exported besides them */
 	ck_assert_ptr_null(strstr(b.s, "\nkvm_exit_total "));
 	ck_assert_ptr_nonnull(
@@ -170,17 +180,20 @@ START_TEST(test_promtool)
 	char out[4096];
 	int rc;
 
-	om_fixture_render(&b, OPENMETRICS_PROMETHEUS);
-	rc = om_promtool(b.s, out, sizeof(out));
-	if (rc == 77) {
-		/* not a KVM matter, but CI runs everything: it has prometheus */
+	for (int level = 0; level < 2; level++) {
+		om_fixture_render(&b, OPENMETRICS_PROMETHEUS, level);
+		rc = om_promtool(b.s, out, sizeof(out));
+		if (rc == 77) {
+			/* not a KVM matter, but CI runs everything: it has
+			 * prometheus */
+			strbuf_free(&b);
+			test_skip("test_promtool",
+				  "promtool missing (apt-get install prometheus)");
+			return;
+		}
+		ck_assert_msg(rc == 0, "promtool check metrics failed: %s", out);
 		strbuf_free(&b);
-		test_skip("test_promtool",
-			  "promtool missing (apt-get install prometheus)");
-		return;
 	}
-	ck_assert_msg(rc == 0, "promtool check metrics failed: %s", out);
-	strbuf_free(&b);
 }
 END_TEST
 
@@ -195,10 +208,10 @@ START_TEST(test_empty)
 	stats_update(&s, 1);
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS, false);
 	ck_assert_str_eq(b.s, "# EOF\n");
 	strbuf_reset(&b);
-	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS, false);
 	ck_assert_str_eq(b.s, "");
 	strbuf_free(&b);
 	snapshot_free(&snap);
@@ -219,7 +232,7 @@ START_TEST(test_filter_applies)
 	om_fixture_build(&s);
 	om_fixture_snapshot(&s, &f, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS, false);
 	ck_assert_ptr_null(strstr(b.s, "kvm_exit"));
 	ck_assert_ptr_nonnull(strstr(b.s, "kvm_halt_exits_total{pid=\"200\""));
 	/* the histogram keeps its buckets though its children's names are
@@ -250,7 +263,7 @@ START_TEST(test_name_collision)
 	stats_update(&s, 1);
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS);
+	openmetrics_render(&b, &snap, OPENMETRICS_OPENMETRICS, false);
 	ck_assert_str_eq(b.s, "# TYPE kvm_foo counter\n"
 			      "# HELP kvm_foo KVM statistic foo (debugfs)\n"
 			      "kvm_foo_total 1\n"
@@ -258,6 +271,158 @@ START_TEST(test_name_collision)
 	strbuf_free(&b);
 	snapshot_free(&snap);
 	stats_free(&s);
+}
+END_TEST
+
+/* The default level: the host and each VM, no vCPU; a VM's histogram and
+ * counter its source gave only per vCPU are theirs summed. */
+START_TEST(test_levels)
+{
+	struct strbuf b;
+
+	om_fixture_render(&b, OPENMETRICS_PROMETHEUS, false);
+	ck_assert_msg(!strstr(b.s, "vcpu=\""), "%s", b.s);
+	/* VM 100's vCPU 0 alone has them: buckets 0, 2, 4, 6 */
+	ck_assert_ptr_nonnull(strstr(
+		b.s,
+		"\nkvm_halt_wait_hist_seconds_bucket{pid=\"100\",guest=\"alpha\",le=\"0.0\"} 0\n"
+		"kvm_halt_wait_hist_seconds_bucket{pid=\"100\",guest=\"alpha\",le=\"1e-09\"} 2\n"
+		"kvm_halt_wait_hist_seconds_bucket{pid=\"100\",guest=\"alpha\",le=\"3e-09\"} 6\n"
+		"kvm_halt_wait_hist_seconds_bucket{pid=\"100\",guest=\"alpha\",le=\"+Inf\"} 12\n"
+		"kvm_halt_wait_hist_seconds_count{pid=\"100\",guest=\"alpha\"} 12\n"));
+	ck_assert_ptr_nonnull(strstr(
+		b.s,
+		"\nkvm_halt_wait_seconds_total{pid=\"100\",guest=\"alpha\"} 2\n"));
+	/* its own row where it has one, not its vCPUs' sum */
+	ck_assert_ptr_nonnull(
+		strstr(b.s,
+		       "\nkvm_halt_exits_total{pid=\"100\",guest=\"alpha\"} 70\n"));
+	strbuf_free(&b);
+}
+END_TEST
+
+/* A VM's histogram its source gave per vCPU only: their sum, bucket by
+ * bucket (vCPU 0: 1 2 0 0, vCPU 1: 4 0 0 8), written once per VM, without
+ * the bucket nothing counted in (the host's has it). */
+START_TEST(test_vm_hist_sum)
+{
+	static const uint64_t v[2][4] = { { 1, 2, 0, 0 }, { 4, 0, 0, 8 } };
+	struct field_info *fi;
+	struct stats s;
+	struct snapshot snap;
+	struct strbuf b;
+	int h, hb[4];
+
+	stats_init(&s, true);
+	h = field_table_intern(&s.fields, "w", -1, FIELD_CUMULATIVE, "test");
+	field_table_info(&s.fields, h)->hist = HIST_LOG2;
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "w(%d)", i);
+		hb[i] = field_table_intern(&s.fields, name, h, FIELD_CUMULATIVE,
+					   "test");
+		fi = field_table_info(&s.fields, hb[i]);
+		fi->bucket = i;
+		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
+		fi->bucket_hi = i == 3 ? UINT64_MAX : 1ull << i;
+		for (int c = 0; c < 2; c++)
+			sample_set_push(&s.set, hb[i], 7, c, 0, v[c][i], 0);
+		sample_set_push(&s.set, hb[i], 0, -1, 0, v[0][i] + v[1][i], 0);
+	}
+	stats_update(&s, 1);
+	snapshot_build(&s, NULL, &snap);
+	strbuf_init(&b);
+	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS, false);
+	ck_assert_msg(strstr(b.s, "kvm_w_bucket{pid=\"7\",le=\"0.0\"} 5\n"
+				  "kvm_w_bucket{pid=\"7\",le=\"1.0\"} 7\n"
+				  "kvm_w_bucket{pid=\"7\",le=\"+Inf\"} 15\n"
+				  "kvm_w_count{pid=\"7\"} 15\n"),
+		      "%s", b.s);
+	ck_assert_msg(strstr(b.s, "kvm_w_bucket{le=\"3.0\"} 7\n"), "%s", b.s);
+	strbuf_free(&b);
+	snapshot_free(&snap);
+	stats_free(&s);
+}
+END_TEST
+
+/* A stats of VM 42 (and the host) where counter c reads v and gauge g 0. */
+static void om_sticky_read(struct stats *s, int c, int g, bool vm, uint64_t v,
+			   uint64_t now)
+{
+	sample_set_push(&s->set, c, 0, -1, 0, v, 0);
+	sample_set_push(&s->set, g, 0, -1, 0, 0, 0);
+	if (vm) {
+		sample_set_push(&s->set, c, 42, -1, 0, v, 0);
+		sample_set_push(&s->set, g, 42, -1, 0, 0, 0);
+	}
+	stats_update(s, now);
+}
+
+/* Renders s with w into b (emptied first). */
+static void om_sticky_render(struct openmetrics_writer *w,
+			     const struct stats *s, struct strbuf *b)
+{
+	struct snapshot snap;
+
+	snapshot_build(s, NULL, &snap);
+	strbuf_reset(b);
+	openmetrics_write(w, b, &snap, OPENMETRICS_PROMETHEUS);
+	snapshot_free(&snap);
+}
+
+/*
+ * A VM's counter that is still 0 is no series; once it counts it is one,
+ * and stays one while the VM lives, even when it reads 0 again (a reset);
+ * a VM's gauge at 0 is always one; the host has every field. A VM gone
+ * from a render is forgotten.
+ */
+START_TEST(test_sticky)
+{
+	struct openmetrics_writer *w = openmetrics_writer_new(false);
+	static const char vmc[] = "\nkvm_c_total{pid=\"42\"} ";
+	struct stats s;
+	struct strbuf b;
+	int c, g;
+
+	stats_init(&s, true);
+	c = field_table_intern(&s.fields, "c", -1, FIELD_CUMULATIVE, "test");
+	g = field_table_intern(&s.fields, "g", -1, FIELD_INSTANT, "test");
+	strbuf_init(&b);
+	om_sticky_read(&s, c, g, true, 0, 1);
+	om_sticky_render(w, &s, &b);
+	ck_assert_msg(!strstr(b.s, vmc), "%s", b.s);
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_c_total 0\n"));
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_g{pid=\"42\"} 0\n"));
+	om_sticky_read(&s, c, g, true, 5, 2);
+	om_sticky_render(w, &s, &b);
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_c_total{pid=\"42\"} 5\n"));
+	/* reset to 0: still a series, for this writer only */
+	stats_reset(&s);
+	om_sticky_read(&s, c, g, true, 5, 3);
+	om_sticky_render(w, &s, &b);
+	ck_assert_ptr_nonnull(strstr(b.s, "\nkvm_c_total{pid=\"42\"} 0\n"));
+	{
+		struct openmetrics_writer *fresh = openmetrics_writer_new(false);
+
+		om_sticky_render(fresh, &s, &b);
+		ck_assert_msg(!strstr(b.s, vmc), "%s", b.s);
+		openmetrics_writer_free(fresh);
+	}
+	stats_free(&s);
+	/* the VM gone, then a VM of that pid again: a new one, forgotten */
+	stats_init(&s, true);
+	c = field_table_intern(&s.fields, "c", -1, FIELD_CUMULATIVE, "test");
+	g = field_table_intern(&s.fields, "g", -1, FIELD_INSTANT, "test");
+	om_sticky_read(&s, c, g, false, 0, 1);
+	om_sticky_render(w, &s, &b);
+	ck_assert_msg(!strstr(b.s, "pid="), "%s", b.s);
+	om_sticky_read(&s, c, g, true, 0, 2);
+	om_sticky_render(w, &s, &b);
+	ck_assert_msg(!strstr(b.s, vmc), "%s", b.s);
+	stats_free(&s);
+	strbuf_free(&b);
+	openmetrics_writer_free(w);
 }
 END_TEST
 
@@ -382,6 +547,10 @@ Suite *openmetrics_suite(void)
 
 	tcase_add_test(tc, test_prometheus_fixture);
 	tcase_add_test(tc, test_openmetrics_fixture);
+	tcase_add_test(tc, test_per_vcpu_fixture);
+	tcase_add_test(tc, test_levels);
+	tcase_add_test(tc, test_sticky);
+	tcase_add_test(tc, test_vm_hist_sum);
 	tcase_add_test(tc, test_fixture_facts);
 	tcase_add_test(tc, test_promtool);
 	tcase_add_test(tc, test_empty);

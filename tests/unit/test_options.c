@@ -151,6 +151,27 @@ START_TEST(test_abbreviations)
 }
 END_TEST
 
+/* --per-vcpu is the per-vCPU level of --json and --listen, any VM. */
+START_TEST(test_per_vcpu_levels)
+{
+	struct options o;
+	struct errmsg err;
+
+	ck_assert_int_eq(parse(&o, &err, "--json", "-1", "--per-vcpu", NULL), 0);
+	ck_assert(o.per_vcpu && o.json);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "--listen", "9100", "--per-vcpu", NULL),
+			 0);
+	ck_assert(o.per_vcpu);
+	options_free(&o);
+	ck_assert_int_eq(parse(&o, &err, "--json", "-l", "-p", "7",
+			       "--per-vcpu", NULL),
+			 0);
+	ck_assert(o.per_vcpu && o.pid == 7);
+	options_free(&o);
+}
+END_TEST
+
 START_TEST(test_filter_anchored)
 {
 	struct options o;
@@ -171,7 +192,7 @@ START_TEST(test_filter_anchored)
 END_TEST
 
 static const struct {
-	const char *args[4];
+	const char *args[6];
 	const char *needle;
 } bad[] = {
 	{ { "--bogus" }, "unknown option --bogus" },
@@ -196,6 +217,10 @@ static const struct {
 	{ { "-p", "1", "-g", "x" }, "cannot be combined" },
 	{ { "extra" }, "unexpected argument \"extra\"" },
 	{ { "-p" }, "needs a value" },
+	{ { "-1", "--per-vcpu" }, "--per-vcpu works on one VM in this mode" },
+	{ { "--vcpu", "0", "--json", "-1" }, "--vcpu works on one VM" },
+	{ { "-p", "1", "--vcpu", "0", "--json", "-1" },
+	  "--json has no one-vCPU view" },
 };
 
 START_TEST(test_errors)
@@ -205,7 +230,7 @@ START_TEST(test_errors)
 	char *argv[8] = { "kvmstat" };
 	int argc = 1;
 
-	for (int i = 0; i < 4 && bad[_i].args[i]; i++)
+	for (int i = 0; i < 6 && bad[_i].args[i]; i++)
 		argv[argc++] = (char *)bad[_i].args[i];
 	argv[argc] = NULL;
 	errmsg_clear(&err);
@@ -237,6 +262,7 @@ Suite *options_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_filter_anchored);
+	tcase_add_test(tc, test_per_vcpu_levels);
 	tcase_add_test(tc, test_scripted);
 	tcase_add_test(tc, test_abbreviations);
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));

@@ -540,7 +540,7 @@ START_TEST(test_idle_vcpus)
 	struct snap_request req = { .vcpu = SAMPLE_ALL_VCPUS };
 	const struct snap_scope *vm;
 	struct snapshot snap;
-	struct vmscan_req r = { .stats = NULL, .vms = true };
+	struct vmscan_req r = { .stats = NULL, .vms = true, .vcpus = true };
 	struct vmdir g;
 	struct stats s;
 	FILE *f;
@@ -594,6 +594,30 @@ START_TEST(test_idle_vcpus)
 		ck_assert_uint_eq(vm->children[c].total, c == 1 ? 5 : 0);
 		ck_assert_uint_eq(vm->children[c].nrows, c == 1 ? 1 : 0);
 	}
+	snapshot_free(&snap);
+
+	/* the threads listed again only when their number changes: a comm
+	 * renamed alone is not read, a thread more is */
+	snprintf(path, sizeof(path), "%s/4242/task/4242/comm", root);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "CPU 7/KVM\n");
+	fclose(f);
+	vmscan_update(&g, &r);
+	ck_assert_uint_eq(vmdir_find(&g, 4242)->nvcpus, 3);
+	snprintf(path, sizeof(path), "%s/4242/task/4250", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	vmscan_update(&g, &r);
+	ck_assert_uint_eq(vmdir_find(&g, 4242)->nvcpus, 4);
+	ck_assert_int_eq(vmdir_find(&g, 4242)->vcpus[3].index, 7);
+
+	/* per VM only (no vCPU wanted): no vCPU scope unread */
+	vmdir_free(&g);
+	vmdir_init(&g);
+	r.vcpus = false;
+	vmscan_update(&g, &r);
+	snapshot_build(&s, &req, &snap);
+	ck_assert_uint_eq(snap.whole->children[0].nchildren, 1);
 	snapshot_free(&snap);
 	vmdir_free(&g);
 	stats_free(&s);

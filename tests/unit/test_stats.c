@@ -247,6 +247,42 @@ START_TEST(test_new_series_counts_whole_value)
 }
 END_TEST
 
+/* A breakdown reported again (SAMPLE_BASELINE): what the series counted
+ * while it was not reported goes to its total, never to its delta. */
+START_TEST(test_baseline)
+{
+	struct stats s;
+	const struct stat_cell *c;
+	int f;
+
+	stats_init(&s, false);
+	f = fid(&s, "halt_exits", -1, FIELD_CUMULATIVE);
+	push(&s, f, 77, -1, 0, 0);
+	stats_update(&s, 1);
+	/* the vCPU's first reading, after 30 counted unreported */
+	push(&s, f, 77, -1, 30, 0);
+	push(&s, f, 77, 0, 30, SAMPLE_BASELINE);
+	stats_update(&s, 2);
+	c = stats_cell(&s, f, 77, 0);
+	ck_assert_uint_eq(c->total, 30);
+	ck_assert_int_eq(c->delta, 0);
+	push(&s, f, 77, -1, 35, 0);
+	push(&s, f, 77, 0, 35, 0);
+	stats_update(&s, 3);
+	ck_assert_uint_eq(c->total, 35);
+	ck_assert_int_eq(c->delta, 5);
+	/* unreported again for a while (10 more), then reported */
+	push(&s, f, 77, -1, 45, 0);
+	stats_update(&s, 4);
+	push(&s, f, 77, -1, 47, 0);
+	push(&s, f, 77, 0, 47, SAMPLE_BASELINE);
+	stats_update(&s, 5);
+	ck_assert_uint_eq(c->total, 47);
+	ck_assert_int_eq(c->delta, 0);
+	stats_free(&s);
+}
+END_TEST
+
 START_TEST(test_stale_and_reset_key)
 {
 	struct stats s;
@@ -287,6 +323,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_rebase_on_lost_contributor);
 	tcase_add_test(tc, test_gauge);
 	tcase_add_test(tc, test_new_series_counts_whole_value);
+	tcase_add_test(tc, test_baseline);
 	tcase_add_test(tc, test_stale_and_reset_key);
 	tcase_add_test(tc, test_field_order_and_view);
 	suite_add_tcase(s, tc);

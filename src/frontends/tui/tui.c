@@ -19,6 +19,7 @@
 
 #include "errmsg.h"
 #include "options.h"
+#include "tui_breakdown.h"
 #include "tui_int.h"
 #include "tui_lat.h"
 #include "util.h"
@@ -68,6 +69,7 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 		return rc;
 	tp = xcalloc(1, sizeof(*tp));
 	tp->sort = 3; /* CurAvg/s, as kvm_stat */
+	tp->brk_cli = opts->breakdown;
 	tui_current = tp;
 	util_set_fatal_hook(tui_restore);
 	signal(SIGSEGV, tui_crash);
@@ -115,6 +117,23 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	tui_set_header(tp, snap);
 	tui_set_notes(tp, snap);
 	tui_load_picks(tp, snap);
+	if (tp->brk && !tp->help) {
+		char title[64];
+
+		if (tp->pid)
+			snprintf(title, sizeof(title), "pid %d", tp->pid);
+		else
+			snprintf(title, sizeof(title), "summary");
+		tui_brk_draw(snap, title, tp->brk_kind);
+		return 0;
+	}
+	if (tp->vt.on) {
+		tui_vt_model(&tp->vt, snap);
+		if (!tp->help) {
+			tui_draw(tp);
+			return 0;
+		}
+	}
 	if (tp->latency && !tp->help) {
 		char title[64];
 
@@ -172,6 +191,7 @@ static void tui_close(struct frontend *fe)
 	if (!tp)
 		return;
 	tui_free_rows(tp);
+	tui_vt_free(&tp->vt);
 	free(tp->hist);
 	free(tp->hist_summary);
 	free(tp->guest);

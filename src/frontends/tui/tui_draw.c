@@ -133,6 +133,10 @@ void tui_draw(struct tui_priv *tp)
 		tui_draw_help(cols);
 		return;
 	}
+	if (tp->vt.on) {
+		tui_vt_draw(&tp->vt, tp->providers, tp->delay);
+		return;
+	}
 	erase();
 	if (rows < 6 || cols < 50) {
 		mvaddnstr(0, 0, "terminal too small for kvmstat", cols);

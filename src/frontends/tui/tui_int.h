@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "snapshot.h"
+#include "tui_vcputime.h"
 
 #define KEY_ESC 27
 #define TUI_COLS_MAX 6
@@ -59,15 +60,19 @@ struct tui_priv {
 	bool active; /* curses is on */
 	bool color;
 	enum tui_view view;
-	pid_t vm;	    /* VIEW_VCPUS: whose vCPUs */
-	char *hist;	    /* VIEW_HIST: which histogram */
-	char *hist_summary; /* its percentiles over the interval */
-	int sort;	    /* column sorted by */
-	bool help;	    /* help screen shown */
-	bool latency;	    /* 'l': the latency view over the others */
-	bool children;	    /* 'x' */
-	bool picking;	    /* events view: arrows moved a selection */
-	bool ascii;	    /* the terminal's locale is not UTF-8 */
+	pid_t vm;	      /* VIEW_VCPUS: whose vCPUs */
+	char *hist;	      /* VIEW_HIST: which histogram */
+	char *hist_summary;   /* its percentiles over the interval */
+	int sort;	      /* column sorted by */
+	bool help;	      /* help screen shown */
+	bool latency;	      /* 'l': the latency view over the others */
+	bool brk;	      /* 'k' or Enter: the breakdown view over all */
+	const char *brk_kind; /* its kind ("ioport"), NULL: every one */
+	unsigned brk_cli;     /* kinds --breakdown asked for (kept on) */
+	struct tui_vt vt;     /* 't': where vCPU time goes, over the others */
+	bool children;	      /* 'x' */
+	bool picking;	      /* events view: arrows moved a selection */
+	bool ascii;	      /* the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
 	char input[256]; /* prompt text being edited */
 	char hint[256];	 /* the value it replaces, shown beside */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakdown_render.h"
 #include "errmsg.h"
 #include "filter.h"
 #include "options.h"
@@ -324,7 +325,20 @@ static enum ui_action tui_key_move(struct frontend *fe, const struct tui_key *k,
 	return UI_NONE;
 }
 
-/* Enter: a VM's vCPUs, or a histogram's buckets; else a refresh. */
+/* The breakdown view of kind (NULL: every kind), its kinds counted. */
+static enum ui_action tui_brk_open(struct frontend *fe, const char *kind,
+				   unsigned bit)
+{
+	struct tui_priv *tp = fe->priv;
+
+	tp->brk = true;
+	tp->brk_kind = kind;
+	fe->req.kinds = tp->brk_cli | bit;
+	return UI_SET_BREAKDOWN;
+}
+
+/* Enter: a VM's vCPUs, an event's breakdown by key, or a histogram's
+ * buckets; else a refresh. */
 static enum ui_action tui_key_enter(struct frontend *fe,
 				    const struct tui_key *k, int ch)
 {
@@ -339,6 +353,14 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		tp->sort = 0;
 		return UI_REFRESH;
 	}
+	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].field) {
+		unsigned bit;
+		const char *kind =
+			breakdown_render_kind_of(tp->rows[tp->sel].field, &bit);
+
+		if (kind)
+			return tui_brk_open(fe, kind, bit);
+	}
 	if (tp->view == VIEW_EVENTS && tp->nrows && tp->rows[tp->sel].hist) {
 		free(tp->hist);
 		tp->hist = xstrdup(tp->rows[tp->sel].field);
@@ -347,6 +369,22 @@ static enum ui_action tui_key_enter(struct frontend *fe,
 		return UI_REFRESH;
 	}
 	return UI_REFRESH;
+}
+
+/* 'k': the breakdown view of every kind, or back from it (the kinds
+ * --breakdown did not ask for stop counting). */
+static enum ui_action tui_key_breakdown(struct frontend *fe,
+					const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	if (!tp->brk)
+		return tui_brk_open(fe, NULL, BREAKDOWN_RENDER_ALL_KINDS);
+	tp->brk = false;
+	fe->req.kinds = tp->brk_cli;
+	return UI_SET_BREAKDOWN;
 }
 
 /* 'l': the latency view (exit latency turned on), or back from it. */
@@ -362,6 +400,23 @@ static enum ui_action tui_key_latency(struct frontend *fe,
 	return UI_SET_LATENCY;
 }
 
+/* 't': the view of where vCPU time goes (its collector on), or back. */
+static enum ui_action tui_key_vcputime(struct frontend *fe,
+				       const struct tui_key *k, int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	(void)ch;
+	tp->vt.on = !tp->vt.on;
+	tp->vt.vm = 0;
+	tp->vt.sel = tp->vt.top = 0;
+	tp->vt.sort = 6; /* waiting */
+	fe->req.on = tp->vt.on;
+	tui_draw(tp);
+	return UI_SET_VCPUTIME;
+}
+
 /* Escape: from a histogram to the summary, from vCPUs to the VMs. */
 static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 				   int ch)
@@ -370,6 +425,8 @@ static enum ui_action tui_key_back(struct frontend *fe, const struct tui_key *k,
 
 	(void)k;
 	(void)ch;
+	if (tp->brk)
+		return tui_key_breakdown(fe, k, ch);
 	if (tp->latency)
 		return tui_key_latency(fe, k, ch);
 	if (tp->view == VIEW_HIST) {
@@ -410,7 +467,7 @@ static enum ui_action tui_key_dismiss(struct frontend *fe,
 }
 
 /* --replay's time keys: Space pauses or plays on, [ and ] step back and
- * on, t asks for a time to jump to; without a replay, a refresh. */
+ * on, j asks for a time to jump to; without a replay, a refresh. */
 static enum ui_action tui_key_time(struct frontend *fe, const struct tui_key *k,
 				   int ch)
 {
@@ -419,7 +476,7 @@ static enum ui_action tui_key_time(struct frontend *fe, const struct tui_key *k,
 	(void)k;
 	if (!tp->replay)
 		return UI_REFRESH;
-	if (ch == 't') {
+	if (ch == 'j') {
 		tui_open_prompt(tp, PROMPT_TIME);
 		return UI_NONE;
 	}
@@ -451,10 +508,14 @@ static const struct tui_key tui_keys[] = {
 	  tui_key_prompt,
 	  PROMPT_GUEST },
 	{ { 'h', '?' }, "h", "this help", tui_key_help, 0 },
+	{ { 'k' },
+	  "k",
+	  "exits by key (port, address, MSR, hypercall); BPF, on while shown",
+	  tui_key_breakdown,
+	  0 },
 	{ { 'l' },
 	  "l",
-	  "exit latency per reason (count, time%, min/avg/max, p50/p90/p99),\n"
-	  "in the kernel and in the VMM; BPF, on while shown",
+	  "exit latency per reason, in the kernel and VMM; BPF, on while shown",
 	  tui_key_latency,
 	  0 },
 	{ { 'n' },
@@ -479,10 +540,14 @@ static const struct tui_key tui_keys[] = {
 	  "set the update interval (0.1 to 25.5 seconds)",
 	  tui_key_prompt,
 	  PROMPT_DELAY },
+	{ { 't' },
+	  "t",
+	  "where vCPU time goes: guest, kernel, vmm, halted, waiting (per VM)",
+	  tui_key_vcputime,
+	  0 },
 	{ { 'x' },
 	  "x",
-	  "toggle child events, e.g. kvm_exit(HLT) under kvm_exit\n"
-	  "(no count restarts)",
+	  "toggle child events, e.g. kvm_exit(HLT); no count restarts",
 	  tui_key_children,
 	  0 },
 	{ { '1', '2', '3', '4', '5', '6', '7', '8', '9', '<', '>' },
@@ -497,11 +562,11 @@ static const struct tui_key tui_keys[] = {
 	  0 },
 	{ { '\n', '\r', KEY_ENTER, 'v' },
 	  "Enter or v",
-	  "on a VM: its vCPUs; on a histogram: its buckets, p50/p90/p99",
+	  "on a VM: vCPUs; histogram: buckets; kvm_pio...: exits by key",
 	  tui_key_enter,
 	  0 },
-	{ { ' ', '[', ']', '{', '}', 't' },
-	  "Space [ ] { } t",
+	{ { ' ', '[', ']', '{', '}', 'j' },
+	  "Space [ ] { } j",
 	  "replay: pause/play; step back/on by 1 or 10; jump to a time",
 	  tui_key_time,
 	  0 },
@@ -592,6 +657,12 @@ enum ui_action tui_key(struct frontend *fe, int ch)
 		tp->help = false;
 		tui_draw(tp);
 		return UI_NONE;
+	}
+	if (tp->vt.on && ch != 't') {
+		enum ui_action act;
+
+		if (tui_vt_key(&tp->vt, fe, ch, &act))
+			return act;
 	}
 	k = tui_key_find(ch);
 	return k ? k->run(fe, k, ch) : UI_REFRESH;

@@ -13,27 +13,16 @@
 #include "strbuf.h"
 #include "tui_lat.h"
 
-void tui_lat_draw(const struct snapshot *snap, const char *title)
+void tui_lat_page(const char *hdr, const char *text, const char *footer)
 {
-	struct strbuf b;
 	int rows, cols, y = 0;
-	char hdr[256];
-	const char *p;
+	const char *p = text;
 
 	getmaxyx(stdscr, rows, cols);
 	erase();
-	snprintf(hdr, sizeof(hdr), "kvm statistics - exit latency, %s", title);
 	attron(A_BOLD);
 	mvaddnstr(y++, 0, hdr, cols);
 	attroff(A_BOLD);
-	strbuf_init(&b);
-	if (!snap->latency)
-		strbuf_add(&b, "starting...\n");
-	else if (snap->latency->error)
-		strbuf_addf(&b, "latency is off: %s\n", snap->latency->error);
-	else
-		lat_render_text(&b, snap);
-	p = b.s;
 	while (p && *p && y < rows - 1) {
 		const char *nl = strchr(p, '\n');
 		int len = nl ? (int)(nl - p) : (int)strlen(p);
@@ -42,9 +31,25 @@ void tui_lat_draw(const struct snapshot *snap, const char *title)
 		mvaddnstr(y, 0, p, len < cols ? len : cols);
 		p = nl ? nl + 1 : NULL;
 	}
-	strbuf_free(&b);
 	attron(A_REVERSE);
-	mvaddnstr(rows - 1, 0, " l or Esc back  r reset  h help  q quit ", cols);
+	mvaddnstr(rows - 1, 0, footer, cols);
 	attroff(A_REVERSE);
 	refresh();
+}
+
+void tui_lat_draw(const struct snapshot *snap, const char *title)
+{
+	struct strbuf b;
+	char hdr[256];
+
+	snprintf(hdr, sizeof(hdr), "kvm statistics - exit latency, %s", title);
+	strbuf_init(&b);
+	if (!snap->latency)
+		strbuf_add(&b, "starting...\n");
+	else if (snap->latency->error)
+		strbuf_addf(&b, "latency is off: %s\n", snap->latency->error);
+	else
+		lat_render_text(&b, snap);
+	tui_lat_page(hdr, b.s, " l or Esc back  r reset  h help  q quit ");
+	strbuf_free(&b);
 }

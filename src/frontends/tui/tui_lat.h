@@ -11,5 +11,8 @@
 /* Draws s (NULL: not read yet) for the selection title (e.g. "pid 123",
  * or "summary") over the whole screen. */
 void tui_lat_draw(const struct snapshot *snap, const char *title);
+/* A page of text under a bold header, a footer in reverse (the latency
+ * and breakdown views). */
+void tui_lat_page(const char *hdr, const char *text, const char *footer);
 
 #endif

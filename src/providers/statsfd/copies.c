@@ -177,12 +177,16 @@ static int sfd_file_open(struct provider *p, struct sfd_vm *vm,
 	};
 	f->sc = sfd_schema_get(p, s);
 	/*
-	 * A file found after the first refresh in a VM that was already
-	 * running when kvmstat started (its VMM opened the fd lazily, or
-	 * kvmstat could not copy it before) counts from now: its past did
-	 * not happen during the run. With -i it counts everything.
+	 * A file of a VM that was already running when kvmstat started
+	 * counts from when it was found: its past did not happen during the
+	 * run (found after the first refresh: its VMM opened the fd lazily,
+	 * or kvmstat could not copy it before). So does one found at the
+	 * start, from the first refresh (sfd_vm_read takes its base again
+	 * then), which the stats count from zero anyway: a vCPU breakdown
+	 * turned on later (the monitor's guests view) then reports what each
+	 * vCPU counted during the run. With -i it counts everything.
 	 */
-	if (d->reads && vm->old && !d->include_past && f->sc->s->data_len) {
+	if (vm->old && !d->include_past && f->sc->s->data_len) {
 		f->base = xmalloc(f->sc->s->data_len);
 		if (statsfd_data_read(fd, f->sc->s, f->base)) {
 			free(f->base);

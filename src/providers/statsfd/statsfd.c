@@ -128,12 +128,12 @@ static void sfd_push_all(struct sfd_priv *d, struct sample_set *out, pid_t pid,
 					agg[k].value, flags);
 }
 
-/* Whether samples per VM and vCPU are wanted. */
-static bool sfd_want_vms(const struct provider *p)
+/* Whether samples per vCPU are wanted (per VM there always are). */
+static bool sfd_want_vcpus(const struct provider *p)
 {
 	const struct sfd_priv *d = p->priv;
 
-	return p->want_vms || d->pid;
+	return (p->want_vms && p->want_vcpus) || d->pid;
 }
 
 /*
@@ -145,7 +145,7 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			struct sample_set *out)
 {
 	struct sfd_priv *d = p->priv;
-	bool breakdown = sfd_want_vms(p);
+	bool breakdown = sfd_want_vcpus(p);
 	/* without the per-vCPU breakdown, files add straight into their
 	 * VM's sums (folding a vCPU's sum in is the same addition) */
 	struct reading *agg = breakdown ? d->vcval : d->vmval;
@@ -169,6 +169,10 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 			if (f->fd >= 0 &&
 			    !statsfd_data_read(f->fd, f->sc->s, d->data))
 				data = d->data;
+			/* counted from the first refresh, as the stats count
+			 * every series read in it */
+			if (data == d->data && f->base && !d->reads)
+				memcpy(f->base, data, f->sc->s->data_len);
 			if (!data) {
 				sfd_file_bad(f, agg);
 				continue;
@@ -181,7 +185,8 @@ static void sfd_vm_read(struct provider *p, struct sfd_vm *vm,
 		if (!breakdown)
 			continue;
 		if (vcpu >= 0)
-			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval, 0);
+			sfd_push_all(d, out, vm->pid, vcpu, tid, d->vcval,
+				     d->vcpus_told ? 0 : SAMPLE_BASELINE);
 		sfd_fold(d, d->vmval, d->vcval);
 	}
 	/* always: which VMs this provider served is how the stats layer
@@ -240,6 +245,8 @@ static int sfd_read(struct provider *p, struct sample_set *out)
 		memcpy(d->val, d->retired, d->nlocals * sizeof(*d->val));
 	for (size_t i = 0; i < d->nvms; i++)
 		sfd_vm_read(p, &d->vms[i], out);
+	/* a breakdown turned on later starts from where its files stand */
+	d->vcpus_told = sfd_want_vcpus(p);
 	sfd_vms_bury(d);
 	/* fields known from the schema but no VM yet: 0 */
 	for (size_t k = 0; k < d->nlocals; k++)
@@ -388,6 +395,7 @@ static int sfd_open(struct provider *p, const struct provider_cfg *opts)
 	d->include_past = opts->include_past;
 	d->self = getpid();
 	d->dbgfd = d->epfd = d->inofd = d->tfd = d->dbgwd = -1;
+	d->vcpus_told = true;
 	d->rootfd = fs_open_dir(AT_FDCWD, root);
 	if (d->rootfd < 0) {
 		rc = d->rootfd;
@@ -430,4 +438,5 @@ const struct provider_ops statsfd_provider_ops = {
 	.close = sfd_close,
 	.wake_fd = sfd_wake_fd,
 	.wake = sfd_wake,
+	.vms_live = true,
 };

@@ -162,8 +162,11 @@ struct sfd_priv {
 	unsigned int scans;  /* scans so far */
 	uint64_t last_scan;  /* monotonic ns */
 	unsigned long reads; /* completed refreshes */
-	bool vanished;	     /* a VM went without its last reading */
-	bool fake_proc;	     /* proc_root is not /proc (tests) */
+	/* the last read reported the vCPUs' readings (or none was made):
+	 * else the next that does marks them SAMPLE_BASELINE */
+	bool vcpus_told;
+	bool vanished;	/* a VM went without its last reading */
+	bool fake_proc; /* proc_root is not /proc (tests) */
 	bool emfile_noted, denied_noted, gone_noted;
 	size_t ndenied;	    /* processes whose fds are hidden */
 	struct errmsg note; /* notices gathered in this call */

@@ -37,8 +37,6 @@
 #include "util.h"
 #include "vm.h"
 
-static int lat_vcpu(struct latency *l, pid_t pid, pid_t tid);
-
 /* One histogram while reading: a reason of one kind in one scope. */
 struct lat_row {
 	enum lat_kind kind;
@@ -57,10 +55,6 @@ struct lat_snap {
 	size_t n;
 };
 
-static const char *const lat_real_roots[] = {
-	"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"
-};
-
 struct latency {
 	struct lat_engine *eng;
 	struct latency_cfg cfg;
@@ -70,93 +64,20 @@ struct latency {
 	const char *uexit_strip;
 	const char *mark;
 	bool exits;
-	/* vCPU threads of the VMs seen, kept after they exit (their last
-	 * histograms are read after that) */
-	struct vm_info *vms;
-	size_t nvms;
-	unsigned long reads;	  /* latency_read calls */
-	unsigned long *loaded_at; /* per VM: the read of its last load */
+	struct tp_vcpumap vcpus; /* vCPU indices of the threads seen */
 };
-
-/* The events directory of the kernel's tracefs, or NULL. */
-static const char *lat_real_events(void)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(lat_real_roots); i++)
-		if (!access(lat_real_roots[i], R_OK))
-			return lat_real_roots[i];
-	return NULL;
-}
-
-/* The format of kvm event name under the run's tracefs, or NULL. */
-static struct tp_format *lat_format(const struct latency_cfg *cfg,
-				    const char *name)
-{
-	struct tp_format *f = NULL;
-	char path[PATH_MAX];
-	const char *ev = lat_real_events();
-
-	if (cfg->tracefs_root)
-		snprintf(path, sizeof(path), "%s/events/kvm/%s/format",
-			 cfg->tracefs_root, name);
-	else if (ev)
-		snprintf(path, sizeof(path), "%s/kvm/%s/format", ev, name);
-	else
-		return NULL;
-	if (tp_format_load(path, &f))
-		return NULL;
-	return f;
-}
-
-/* The name event name attaches by as a raw tracepoint (in a test tree,
- * the real one with its id; *native false unless it is kvm's own).
- * Caller frees; NULL when none. */
-static char *lat_raw_name(const struct latency_cfg *cfg,
-			  const struct tp_format *f, const char *name,
-			  bool *native)
-{
-	const char *ev = lat_real_events();
-	struct tp_format *real;
-	char *found;
-
-	*native = true;
-	if (!cfg->tracefs_root)
-		return xstrdup(name);
-	if (!ev || !f)
-		return NULL;
-	real = lat_format(&(struct latency_cfg){ 0 }, name);
-	if (real && real->id == f->id) {
-		tp_format_free(real);
-		return xstrdup(name);
-	}
-	tp_format_free(real);
-	*native = false;
-	found = tp_name_by_id(ev, f->id);
-	return found;
-}
-
-static bool lat_field_at(const struct tp_format *f, const char *name,
-			 struct lat_rec_field *out)
-{
-	const struct tp_field *x = f ? tp_format_field(f, name) : NULL;
-
-	if (!x || !x->size || x->size > 8 || (x->size & (x->size - 1)))
-		return false;
-	out->off = x->offset;
-	out->size = x->size;
-	return true;
-}
 
 /* kvm_exit: its reason field and the guard that picks a table. */
 static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 {
 	static const char *const fields[] = { "exit_reason", "esr_ec",
 					      "exit_code" };
-	struct tp_format *f = lat_format(&l->cfg, "kvm_exit");
+	struct tp_format *f = tp_kvm_format(l->cfg.tracefs_root, "kvm_exit");
 
 	if (!f)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-		if (lat_field_at(f, fields[i], &ec->exit_reason)) {
+		if (tp_rec_field(f, fields[i], &ec->exit_reason)) {
 			l->exit_field = fields[i];
 			break;
 		}
@@ -168,7 +89,7 @@ static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 		const struct tp_symtab *t = &f->tabs[i];
 
 		if (!strcmp(t->field, l->exit_field) && t->guard_field &&
-		    lat_field_at(f, t->guard_field, &ec->exit_isa)) {
+		    tp_rec_field(f, t->guard_field, &ec->exit_isa)) {
 			ec->exit_guard = t->guard_value;
 			l->guard = t->guard_value;
 			break;
@@ -219,13 +140,15 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 
 	*out = NULL;
 	l->cfg = *cfg;
+	l->vcpus.proc_root = cfg->proc_root;
+	l->vcpus.debugfs_root = cfg->debugfs_root;
 	lat_setup_exit(l, &ec);
-	l->uexit_fmt = lat_format(cfg, "kvm_userspace_exit");
+	l->uexit_fmt = tp_kvm_format(cfg->tracefs_root, "kvm_userspace_exit");
 	if (l->uexit_fmt) {
-		uexit = lat_raw_name(cfg, l->uexit_fmt, "kvm_userspace_exit",
-				     &native);
+		uexit = tp_kvm_raw_name(cfg->tracefs_root, l->uexit_fmt,
+					"kvm_userspace_exit", &native);
 		if (uexit && !native) {
-			if (lat_field_at(l->uexit_fmt, "reason",
+			if (tp_rec_field(l->uexit_fmt, "reason",
 					 &ec.uexit_reason))
 				ec.uexit_id = l->uexit_fmt->id;
 			free(uexit);
@@ -234,8 +157,10 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 		ec.uexit_raw = uexit;
 		l->uexit_strip = "KVM_EXIT_";
 	}
-	ef = lat_format(cfg, "kvm_entry");
-	entry = ef ? lat_raw_name(cfg, ef, "kvm_entry", &native) : NULL;
+	ef = tp_kvm_format(cfg->tracefs_root, "kvm_entry");
+	entry = ef ? tp_kvm_raw_name(cfg->tracefs_root, ef, "kvm_entry",
+				     &native) :
+		     NULL;
 	tp_format_free(ef);
 	ec.entry_raw = entry;
 	l->exits = ec.exit_id >= 0 && entry;
@@ -248,8 +173,9 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 		ec.mark = LAT_MARK_NONE; /* no userspace exits to end */
 		l->mark = "kvm_entry";
 	}
-	ff = lat_format(cfg, "kvm_fpu");
-	fpu = ff ? lat_raw_name(cfg, ff, "kvm_fpu", &native) : NULL;
+	ff = tp_kvm_format(cfg->tracefs_root, "kvm_fpu");
+	fpu = ff ? tp_kvm_raw_name(cfg->tracefs_root, ff, "kvm_fpu", &native) :
+		   NULL;
 	tp_format_free(ff);
 	ec.fpu_raw = fpu;
 	if (!l->exits && !ec.uexit_raw && ec.uexit_id < 0) {
@@ -282,7 +208,7 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	free(entry);
 	free(fpu);
 	if (cfg->pid) /* its threads now, should it end before a read */
-		lat_vcpu(l, cfg->pid, 0);
+		tp_vcpumap_index(&l->vcpus, cfg->pid, 0);
 	*out = l;
 	return 0;
 
@@ -365,47 +291,6 @@ struct lat_read {
 	size_t cap;
 };
 
-/* Loads the vCPU threads of VM i, keeping the old ones if it is gone. */
-static void lat_vm_load(struct latency *l, size_t i)
-{
-	struct vm_info v = { .pid = l->vms[i].pid };
-
-	l->loaded_at[i] = l->reads;
-	vm_load_vcpu_threads(l->cfg.proc_root, l->cfg.debugfs_root, &v);
-	if (!v.nvcpus)
-		return;
-	vm_info_clear(&l->vms[i]);
-	l->vms[i] = v;
-}
-
-/* The vCPU index of thread tid of process pid, or -1. */
-static int lat_vcpu(struct latency *l, pid_t pid, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < l->nvms && l->vms[i].pid != pid; i++)
-		;
-	if (i == l->nvms) {
-		l->vms = xrealloc(l->vms, (l->nvms + 1) * sizeof(*l->vms));
-		l->loaded_at = xrealloc(l->loaded_at,
-					(l->nvms + 1) * sizeof(*l->loaded_at));
-		memset(&l->vms[i], 0, sizeof(l->vms[i]));
-		l->vms[i].pid = pid;
-		l->nvms++;
-		lat_vm_load(l, i);
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t j = 0; j < l->vms[i].nvcpus; j++)
-			if (l->vms[i].vcpus[j].tid == tid)
-				return l->vms[i].vcpus[j].index;
-		/* a thread it did not have: once per read, load again */
-		if (pass || l->loaded_at[i] == l->reads)
-			break;
-		lat_vm_load(l, i);
-	}
-	return -1;
-}
-
 static void lat_merge(struct lat_read *rd, const struct lat_key *k,
 		      const struct lat_val *v, pid_t pid, pid_t tid)
 {
@@ -429,7 +314,7 @@ static void lat_merge(struct lat_read *rd, const struct lat_key *k,
 		r->key = key;
 		r->pid = pid;
 		r->tid = tid;
-		r->vcpu = tid ? lat_vcpu(rd->l, pid, tid) : -1;
+		r->vcpu = tid ? tp_vcpumap_index(&rd->l->vcpus, pid, tid) : -1;
 		r->min = UINT64_MAX;
 		lat_reason_name(rd->l, k, r->reason, sizeof(r->reason));
 	}
@@ -467,7 +352,7 @@ void latency_read(struct latency *l, struct field_table *t,
 		.exits_timed = l->exits,
 		.reentry = l->mark,
 	};
-	l->reads++;
+	tp_vcpumap_tick(&l->vcpus);
 	lat_engine_walk(l->eng, lat_add, &rd);
 	for (size_t i = 0; i < snap.n; i++) {
 		const struct lat_row *r = &snap.rows[i];
@@ -500,7 +385,6 @@ void latency_close(struct latency *l)
 	lat_engine_free(l->eng);
 	tp_format_free(l->exit_fmt);
 	tp_format_free(l->uexit_fmt);
-	vm_list_free(l->vms, l->nvms);
-	free(l->loaded_at);
+	tp_vcpumap_free(&l->vcpus);
 	free(l);
 }

@@ -211,4 +211,37 @@ void tp_bd_thread(struct tp_priv *tp, pid_t pid, pid_t tid, int field,
 		  uint64_t v);
 void tp_threads_free(struct tp_priv *tp);
 
+/* kvm_events.c: what latency.c and breakdown.c share */
+struct tp_format;
+struct lat_rec_field;
+/* The events directory of the kernel's tracefs, or NULL. */
+const char *tp_real_events(void);
+/* The format of kvm event name under tracefs_root (NULL: the kernel's),
+ * or NULL. */
+struct tp_format *tp_kvm_format(const char *tracefs_root, const char *name);
+/* The name event name attaches by as a raw tracepoint (in a test tree,
+ * the real one with its id; *native false unless it is kvm's own).
+ * Caller frees; NULL when none. */
+char *tp_kvm_raw_name(const char *tracefs_root, const struct tp_format *f,
+		      const char *name, bool *native);
+/* Where field name sits in f's records (1, 2, 4 or 8 bytes); false when
+ * it has none such. */
+bool tp_rec_field(const struct tp_format *f, const char *name,
+		  struct lat_rec_field *out);
+/* vCPU indices of the threads of the VMs seen, kept after they exit
+ * (their last counts are read after that); zeroed but for the roots. */
+struct tp_vcpumap {
+	const char *proc_root, *debugfs_root;
+	struct vm_info *vms;
+	size_t nvms;
+	unsigned long reads;	  /* tp_vcpumap_tick calls */
+	unsigned long *loaded_at; /* per VM: the read of its last load */
+};
+/* The vCPU index of thread tid of process pid, or -1 (its threads loaded
+ * again at most once per read for one it did not have). */
+int tp_vcpumap_index(struct tp_vcpumap *m, pid_t pid, pid_t tid);
+/* A new read begins. */
+void tp_vcpumap_tick(struct tp_vcpumap *m);
+void tp_vcpumap_free(struct tp_vcpumap *m);
+
 #endif

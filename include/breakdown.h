@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Exits broken down below the reason (--breakdown, the monitor's 'k'):
+ * which I/O port, MMIO address, MSR or hypercall, counted in the kernel
+ * from kvm_pio, kvm_mmio, kvm_msr and kvm_hypercall, per VM and vCPU,
+ * with a log2 histogram of the time to re-entry per key when timed
+ * (--latency). The collector finds those tracepoints under the run's
+ * tracefs, loads the breakdown engine (include/brk_engine.h) and turns
+ * its per-thread counts into the snapshot's keyed tables: the whole
+ * selection, each VM and (per_vcpu) each vCPU, each table its top keys
+ * by count and the rest summed as "other", keys named where they can be
+ * (the architecture's tables of ports and MSRs).
+ */
+#ifndef KVMSTAT_BREAKDOWN_H
+#define KVMSTAT_BREAKDOWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "errmsg.h"
+#include "snapshot.h"
+
+/* Rows of a table at most, "other" aside. */
+#define BREAKDOWN_TOP 16
+
+/* The kinds, as --breakdown names them. */
+#define BREAKDOWN_KINDS "ioport, mmio, msr, hypercall"
+
+struct breakdown_cfg {
+	const char *tracefs_root; /* NULL: the kernel's */
+	const char *proc_root;	  /* vCPU indices of threads: their names, */
+	const char *debugfs_root; /* else KVM's vcpuN/pid files */
+	pid_t pid;		  /* only this VM; 0: all */
+	unsigned kinds;		  /* 1 << kind, for each kind */
+	bool timed;		  /* latency histograms per key */
+	bool per_vcpu;		  /* vCPUs' series in the exporter too */
+	size_t top;		  /* rows per table; 0: BREAKDOWN_TOP */
+};
+
+struct breakdown;
+
+/* The kinds of a --breakdown list ("ioport,msr", "all") into *kinds: 0,
+ * or -EINVAL with the word it does not know in msg. */
+int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg);
+
+/* Finds the tracepoints and loads the engine. 0, or -errno with one line
+ * in msg (what failed and what to do). */
+int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
+		   struct errmsg *msg);
+/* The tables now; the breakdown's, valid until the next read or close. */
+const struct snap_breakdown *breakdown_read(struct breakdown *b);
+/* Empties the counts (the monitor's reset). */
+void breakdown_reset(struct breakdown *b);
+void breakdown_close(struct breakdown *b);
+
+#endif

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The breakdown collector (include/breakdown.h): finds kvm_pio, kvm_mmio,
+ * kvm_msr and kvm_hypercall under the run's tracefs (in a test tree, the
+ * real tracepoints their ids name, read from their records at the places
+ * the tree's format files say), and with latency kvm_entry and kvm_fpu,
+ * the re-entry marks; loads the breakdown engine, and each read turns its
+ * per-thread counts into keyed tables of the whole selection, each VM and
+ * (asked for) each vCPU: the top keys of a table by count, the rest summed
+ * as "other", with deltas and rates since the read before and names from
+ * the architecture's tables, looked up once per key.
+ *
+ * Bounds: the kernel counts at most BRK_NKEYS distinct keys (all threads
+ * and kinds together; later ones count as their kind's other) in a map of
+ * fixed size, and every table here has at most top rows and other, so
+ * neither a guest sweeping its address space nor many vCPUs grow what is
+ * read, kept or written past those.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "bpf_engine.h"
+#include "breakdown.h"
+#include "brk_engine.h"
+#include "hashtab.h"
+#include "tpformat.h"
+#include "tracepoint_int.h"
+#include "util.h"
+
+/* Each kind: its name, tracepoint, key and direction fields (raw
+ * tracepoints read their arguments instead: see breakdown.bpf.c), and
+ * its directions' names. */
+static const struct {
+	const char *name, *event, *key, *dir;
+	const char *dirs[2];
+	int names; /* arch_key_kind of its names, or -1 */
+} bd_kinds[BRK_NKINDS] = {
+	[BRK_IOPORT] = { "ioport",
+			 "kvm_pio",
+			 "port",
+			 "rw",
+			 { "in", "out" },
+			 ARCH_KEY_IOPORT },
+	[BRK_MMIO] = { "mmio",
+		       "kvm_mmio",
+		       "gpa",
+		       "type",
+		       { "read", "write" },
+		       -1 },
+	[BRK_MSR] = { "msr",
+		      "kvm_msr",
+		      "ecx",
+		      "write",
+		      { "read", "write" },
+		      ARCH_KEY_MSR },
+	[BRK_HYPERCALL] = { "hypercall",
+			    "kvm_hypercall",
+			    "nr",
+			    NULL,
+			    { NULL, NULL },
+			    -1 },
+};
+
+/* A key in one scope, this read. */
+struct bd_ent {
+	pid_t pid;
+	int vcpu; /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
+	pid_t tid;
+	int kind, dir;
+	uint64_t key; /* BRK_OTHER: the keys past the kernel's bound */
+	uint64_t count;
+	int64_t delta;
+	uint64_t tcount, sum, min, max;
+	size_t h; /* its buckets in hpool, when timed */
+};
+
+/* A key's count at the read before. */
+struct bd_prev {
+	pid_t pid;
+	int vcpu, kind, dir;
+	uint64_t key, count;
+};
+
+/* A key's name, looked up once. */
+struct bd_name {
+	int kind;
+	uint64_t key;
+	char *name; /* NULL: none */
+};
+
+struct breakdown {
+	struct breakdown_cfg cfg;
+	struct brk_engine *eng;
+	struct tp_vcpumap vcpus;
+	struct bd_ent *ent;
+	size_t nent, capent;
+	struct hashtab ent_index;
+	uint64_t (*hpool)[LAT_NBUCKETS]; /* buckets of ents, then others */
+	size_t nh, caph;
+	struct bd_prev *prev;
+	size_t nprev, capprev;
+	struct hashtab prev_index;
+	struct bd_name *names;
+	size_t nnames, capnames;
+	struct hashtab name_index;
+	uint64_t last_ns; /* the read before, or 0 */
+	/* what the last read gives */
+	struct snap_brk_table *tables;
+	size_t ntables, captables;
+	struct snap_brk_row *rows;
+	size_t nrows, caprows;
+	struct snap_breakdown out;
+};
+
+int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	int rc = 0;
+
+	*kinds = 0;
+	for (char *w = strtok_r(copy, ", ", &save); w && !rc;
+	     w = strtok_r(NULL, ", ", &save)) {
+		int k;
+
+		if (!strcmp(w, "all")) {
+			*kinds |= (1u << BRK_NKINDS) - 1;
+			continue;
+		}
+		for (k = 0; k < BRK_NKINDS && strcmp(w, bd_kinds[k].name); k++)
+			;
+		if (k == BRK_NKINDS)
+			rc = errmsg_set(msg, -EINVAL,
+					"--breakdown: no kind '%s' (one or more "
+					"of " BREAKDOWN_KINDS ", or all)",
+					w);
+		else
+			*kinds |= 1u << k;
+	}
+	if (!rc && !*kinds)
+		rc = errmsg_set(msg, -EINVAL,
+				"--breakdown: an empty list (one or more of " BREAKDOWN_KINDS
+				", or all)");
+	free(copy);
+	return rc;
+}
+
+/* Kind k's source: its raw tracepoint, or (a test tree standing another
+ * tracepoint in for it) its record; false when it has none. */
+static bool bd_source(const struct breakdown_cfg *cfg, int k,
+		      struct brk_source *src)
+{
+	struct tp_format *f = tp_kvm_format(cfg->tracefs_root,
+					    bd_kinds[k].event);
+	char *raw;
+	bool native, ok = false;
+
+	src->raw = NULL;
+	src->id = -1;
+	if (!f)
+		return false;
+	raw = tp_kvm_raw_name(cfg->tracefs_root, f, bd_kinds[k].event, &native);
+	if (raw && native) {
+		src->raw = raw;
+		ok = true;
+	} else if (raw && tp_rec_field(f, bd_kinds[k].key, &src->key)) {
+		if (!bd_kinds[k].dir ||
+		    !tp_rec_field(f, bd_kinds[k].dir, &src->dir))
+			src->dir = (struct lat_rec_field){ 0, 0 };
+		src->id = f->id;
+		ok = true;
+	}
+	if (!src->raw)
+		free(raw);
+	tp_format_free(f);
+	return ok;
+}
+
+/* A re-entry mark's raw tracepoint, or NULL; caller frees. */
+static char *bd_mark(const struct breakdown_cfg *cfg, const char *event)
+{
+	struct tp_format *f = tp_kvm_format(cfg->tracefs_root, event);
+	bool native;
+	char *raw = f ? tp_kvm_raw_name(cfg->tracefs_root, f, event, &native) :
+			NULL;
+
+	tp_format_free(f);
+	return raw;
+}
+
+int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
+		   struct errmsg *msg)
+{
+	struct breakdown *b = xcalloc(1, sizeof(*b));
+	struct brk_engine_cfg ec = { .tgid = (uint32_t)cfg->pid,
+				     .timed = cfg->timed };
+	const char *what = NULL;
+	unsigned found = 0;
+	int err = 0;
+
+	*out = NULL;
+	b->cfg = *cfg;
+	b->last_ns = util_now_ns();
+	if (!b->cfg.top)
+		b->cfg.top = BREAKDOWN_TOP;
+	b->vcpus.proc_root = cfg->proc_root;
+	b->vcpus.debugfs_root = cfg->debugfs_root;
+	hashtab_init(&b->ent_index);
+	hashtab_init(&b->prev_index);
+	hashtab_init(&b->name_index);
+	for (int k = 0; k < BRK_NKINDS; k++) {
+		ec.src[k] = (struct brk_source){ .id = -1 };
+		if ((cfg->kinds & 1u << k) && bd_source(cfg, k, &ec.src[k]))
+			found |= 1u << k;
+	}
+	if (!found) {
+		err = errmsg_set(msg, -ENOENT,
+				 "--breakdown: no kvm_pio, kvm_mmio, kvm_msr or "
+				 "kvm_hypercall tracepoint under %s; load the "
+				 "kvm module and mount tracefs",
+				 cfg->tracefs_root ? cfg->tracefs_root :
+						     "/sys/kernel/tracing");
+		goto out;
+	}
+	if (cfg->timed) {
+		ec.entry_raw = bd_mark(cfg, "kvm_entry");
+		ec.fpu_raw = bd_mark(cfg, "kvm_fpu");
+	}
+	b->eng = brk_engine_open(&ec, &err, &what);
+	if (!b->eng) {
+		const char *log = bpf_engine_last_log();
+
+		errmsg_set(msg, err,
+			   "--breakdown needs BPF, which could not load here "
+			   "(%s: %s%s%s); run as root (CAP_BPF and CAP_PERFMON)",
+			   what ? what : "load", strerror(-err),
+			   *log ? "; " : "", log);
+	}
+out:
+	for (int k = 0; k < BRK_NKINDS; k++)
+		free((char *)ec.src[k].raw);
+	free((char *)ec.entry_raw);
+	free((char *)ec.fpu_raw);
+	if (err) {
+		breakdown_close(b);
+		return err;
+	}
+	b->out.kinds = cfg->kinds;
+	b->out.timed = cfg->timed;
+	b->out.top = b->cfg.top;
+	b->out.vcpu_series = cfg->per_vcpu;
+	*out = b;
+	return 0;
+}
+
+static uint32_t bd_hash(pid_t pid, int vcpu, int kind, int dir, uint64_t key)
+{
+	return hashtab_hash3((uint32_t)pid ^ (uint32_t)kind << 24,
+			     (uint32_t)vcpu ^ (uint32_t)dir << 30,
+			     (uint32_t)key ^ (uint32_t)(key >> 32));
+}
+
+/* A new bucket array in the pool, zeroed: its index. */
+static size_t bd_hnew(struct breakdown *b)
+{
+	if (b->nh == b->caph) {
+		b->caph = b->caph ? 2 * b->caph : 64;
+		b->hpool = xrealloc(b->hpool, b->caph * sizeof(*b->hpool));
+	}
+	memset(b->hpool[b->nh], 0, sizeof(b->hpool[0]));
+	return b->nh++;
+}
+
+/* Adds a count (and its histogram) into its entry in scope (pid, vcpu). */
+static void bd_add(struct breakdown *b, const struct brk_key *k, uint64_t c,
+		   const struct lat_val *h, pid_t pid, int vcpu, pid_t tid)
+{
+	uint32_t hash = bd_hash(pid, vcpu, k->kind, k->dir, k->key);
+	struct hashtab_iter it = hashtab_iter(&b->ent_index, hash);
+	struct bd_ent *e = NULL;
+	long i;
+
+	while ((i = hashtab_next(&b->ent_index, &it)) >= 0) {
+		struct bd_ent *x = &b->ent[i];
+
+		if (x->pid == pid && x->vcpu == vcpu && x->kind == k->kind &&
+		    x->dir == k->dir && x->key == k->key) {
+			e = x;
+			break;
+		}
+	}
+	if (!e) {
+		if (b->nent == b->capent) {
+			b->capent = b->capent ? 2 * b->capent : 256;
+			b->ent = xrealloc(b->ent, b->capent * sizeof(*b->ent));
+		}
+		hashtab_add(&b->ent_index, hash, b->nent);
+		e = &b->ent[b->nent++];
+		*e = (struct bd_ent){ .pid = pid,
+				      .vcpu = vcpu,
+				      .tid = tid,
+				      .kind = k->kind,
+				      .dir = k->dir,
+				      .key = k->key,
+				      .min = UINT64_MAX,
+				      .h = b->cfg.timed ? bd_hnew(b) : 0 };
+	}
+	e->count += c;
+	if (!h || !h->count)
+		return;
+	e->tcount += h->count;
+	e->sum += h->total;
+	if (h->min < e->min)
+		e->min = h->min;
+	if (h->max > e->max)
+		e->max = h->max;
+	for (size_t j = 0; j < LAT_NBUCKETS; j++)
+		b->hpool[e->h][j] += h->b[j];
+}
+
+static void bd_walk(void *ctx, const struct brk_key *k, uint64_t count,
+		    const struct lat_val *h)
+{
+	struct breakdown *b = ctx;
+	int vcpu;
+
+	if (k->kind >= BRK_NKINDS)
+		return;
+	bd_add(b, k, count, h, 0, SAMPLE_ALL_VCPUS, 0);
+	bd_add(b, k, count, h, (pid_t)k->tgid, SAMPLE_ALL_VCPUS, 0);
+	/* threads without a vCPU index stay in their VM's */
+	vcpu = tp_vcpumap_index(&b->vcpus, (pid_t)k->tgid, (pid_t)k->tid);
+	if (vcpu >= 0)
+		bd_add(b, k, count, h, (pid_t)k->tgid, vcpu, (pid_t)k->tid);
+}
+
+/* The count of e at the read before (0: none). */
+static uint64_t bd_prev_count(const struct breakdown *b, const struct bd_ent *e)
+{
+	uint32_t hash = bd_hash(e->pid, e->vcpu, e->kind, e->dir, e->key);
+	struct hashtab_iter it = hashtab_iter(&b->prev_index, hash);
+	long i;
+
+	while ((i = hashtab_next(&b->prev_index, &it)) >= 0) {
+		const struct bd_prev *p = &b->prev[i];
+
+		if (p->pid == e->pid && p->vcpu == e->vcpu &&
+		    p->kind == e->kind && p->dir == e->dir && p->key == e->key)
+			return p->count;
+	}
+	return 0;
+}
+
+/* This read's counts become the ones before. */
+static void bd_keep(struct breakdown *b)
+{
+	hashtab_clear(&b->prev_index);
+	if (b->nent > b->capprev) {
+		b->capprev = b->nent;
+		b->prev = xrealloc(b->prev, b->capprev * sizeof(*b->prev));
+	}
+	b->nprev = b->nent;
+	for (size_t i = 0; i < b->nent; i++) {
+		const struct bd_ent *e = &b->ent[i];
+
+		b->prev[i] = (struct bd_prev){ e->pid, e->vcpu, e->kind,
+					       e->dir, e->key,	e->count };
+		hashtab_add(&b->prev_index,
+			    bd_hash(e->pid, e->vcpu, e->kind, e->dir, e->key),
+			    i);
+	}
+}
+
+/* Scopes in order (whole, then VMs by pid, each then its vCPUs), kinds in
+ * order; within a table, by count, most first, other last. */
+static int bd_cmp(const void *pa, const void *pb)
+{
+	const struct bd_ent *a = pa, *b = pb;
+	bool ao = a->key == BRK_OTHER, bo = b->key == BRK_OTHER;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind - b->kind;
+	if (ao != bo)
+		return ao ? 1 : -1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->dir - b->dir;
+}
+
+/* The name of key of kind, looked up once; NULL when none. */
+static const char *bd_name(struct breakdown *b, int kind, uint64_t key)
+{
+	uint32_t hash = hashtab_hash3((uint32_t)kind, (uint32_t)key,
+				      (uint32_t)(key >> 32));
+	struct hashtab_iter it = hashtab_iter(&b->name_index, hash);
+	const char *name = NULL;
+	char buf[64];
+	long i;
+
+	if (bd_kinds[kind].names < 0)
+		return NULL;
+	while ((i = hashtab_next(&b->name_index, &it)) >= 0)
+		if (b->names[i].kind == kind && b->names[i].key == key)
+			return b->names[i].name;
+	name = arch_key_name(arch_host,
+			     (enum arch_key_kind)bd_kinds[kind].names, key, buf,
+			     sizeof(buf));
+	if (b->nnames == b->capnames) {
+		b->capnames = b->capnames ? 2 * b->capnames : 64;
+		b->names = xrealloc(b->names, b->capnames * sizeof(*b->names));
+	}
+	hashtab_add(&b->name_index, hash, b->nnames);
+	b->names[b->nnames] = (struct bd_name){ kind, key,
+						name ? xstrdup(name) : NULL };
+	return b->names[b->nnames++].name;
+}
+
+static struct snap_brk_row *bd_row(struct breakdown *b)
+{
+	if (b->nrows == b->caprows) {
+		b->caprows = b->caprows ? 2 * b->caprows : 64;
+		b->rows = xrealloc(b->rows, b->caprows * sizeof(*b->rows));
+	}
+	memset(&b->rows[b->nrows], 0, sizeof(b->rows[0]));
+	return &b->rows[b->nrows++];
+}
+
+/* Adds e's count and times to row r (its buckets at hpool[*h]). */
+static void bd_fold(struct breakdown *b, struct snap_brk_row *r, size_t h,
+		    const struct bd_ent *e)
+{
+	r->count += e->count;
+	r->delta += e->delta;
+	if (!b->cfg.timed || !e->tcount)
+		return;
+	if (!r->tcount || e->min < r->min)
+		r->min = e->min;
+	if (e->max > r->max)
+		r->max = e->max;
+	r->tcount += e->tcount;
+	r->sum += e->sum;
+	for (size_t j = 0; j < LAT_NBUCKETS; j++)
+		b->hpool[h][j] += b->hpool[e->h][j];
+}
+
+/* The table of ents [i, j) (one scope and kind). */
+static void bd_table(struct breakdown *b, size_t i, size_t j)
+{
+	const struct bd_ent *e0 = &b->ent[i];
+	struct snap_brk_table *t;
+	struct snap_brk_row *other = NULL;
+	size_t oh = 0, shown = 0;
+
+	if (b->ntables == b->captables) {
+		b->captables = b->captables ? 2 * b->captables : 16;
+		b->tables = xrealloc(b->tables,
+				     b->captables * sizeof(*b->tables));
+	}
+	t = &b->tables[b->ntables++];
+	*t = (struct snap_brk_table){ .kind = bd_kinds[e0->kind].name,
+				      .event = bd_kinds[e0->kind].event,
+				      .pid = e0->pid,
+				      .vcpu = e0->vcpu,
+				      .tid = e0->tid };
+	/* rows go to b->rows; t->rows is set once they are all there */
+	t->nrows = b->nrows;
+	for (size_t x = i; x < j; x++) {
+		const struct bd_ent *e = &b->ent[x];
+		struct snap_brk_row *r;
+
+		t->total += e->count;
+		t->delta += e->delta;
+		if (e->key != BRK_OTHER && shown < b->cfg.top) {
+			r = bd_row(b);
+			shown++;
+			r->key = e->key;
+			r->dir = bd_kinds[e->kind].dirs[e->dir & 1];
+			r->name = bd_name(b, e->kind, e->key);
+			r->count = e->count;
+			r->delta = e->delta;
+			r->tcount = e->tcount;
+			r->sum = e->sum;
+			r->min = e->min;
+			r->max = e->max;
+			if (b->cfg.timed)
+				r->b = b->hpool[e->h];
+			continue;
+		}
+		if (!other) {
+			other = bd_row(b);
+			other->other = true;
+			other->key = BRK_OTHER;
+			if (b->cfg.timed) {
+				oh = bd_hnew(b);
+				other->b = b->hpool[oh];
+			}
+		}
+		bd_fold(b, other, oh, e);
+	}
+	t->rows = NULL; /* set once b->rows stops moving */
+	t->nrows = b->nrows - t->nrows;
+}
+
+const struct snap_breakdown *breakdown_read(struct breakdown *b)
+{
+	uint64_t now = util_now_ns();
+	double secs = b->last_ns ? (now - b->last_ns) / 1e9 : 0;
+	size_t first;
+
+	b->nent = 0;
+	b->nh = 0;
+	b->nrows = 0;
+	b->ntables = 0;
+	hashtab_clear(&b->ent_index);
+	tp_vcpumap_tick(&b->vcpus);
+	brk_engine_walk(b->eng, bd_walk, b);
+	for (size_t i = 0; i < b->nent; i++) {
+		uint64_t p = bd_prev_count(b, &b->ent[i]);
+
+		b->ent[i].delta = b->ent[i].count >= p ?
+					  (int64_t)(b->ent[i].count - p) :
+					  (int64_t)b->ent[i].count;
+	}
+	bd_keep(b);
+	qsort(b->ent, b->nent, sizeof(*b->ent), bd_cmp);
+	/* room for an other per table: the rows' buckets stay put */
+	if (b->cfg.timed && b->nh + b->nent > b->caph) {
+		b->caph = b->nh + b->nent;
+		b->hpool = xrealloc(b->hpool, b->caph * sizeof(*b->hpool));
+	}
+	for (size_t i = 0, j; i < b->nent; i = j) {
+		for (j = i + 1; j < b->nent && b->ent[j].pid == b->ent[i].pid &&
+				b->ent[j].vcpu == b->ent[i].vcpu &&
+				b->ent[j].kind == b->ent[i].kind;
+		     j++)
+			;
+		bd_table(b, i, j);
+	}
+	/* the rows and buckets have stopped moving: point at them */
+	first = 0;
+	for (size_t i = 0; i < b->ntables; i++) {
+		struct snap_brk_table *t = &b->tables[i];
+
+		t->rows = &b->rows[first];
+		first += t->nrows;
+	}
+	for (size_t i = 0; i < b->nrows; i++) {
+		struct snap_brk_row *r = &b->rows[i];
+
+		r->rate = secs > 0 ? r->delta / secs : 0;
+		if (b->cfg.timed)
+			r->nbuckets = LAT_NBUCKETS;
+	}
+	b->last_ns = now;
+	b->out.tables = b->tables;
+	b->out.ntables = b->ntables;
+	return &b->out;
+}
+
+void breakdown_reset(struct breakdown *b)
+{
+	brk_engine_clear(b->eng);
+	b->nprev = 0;
+	hashtab_clear(&b->prev_index);
+}
+
+void breakdown_close(struct breakdown *b)
+{
+	if (!b)
+		return;
+	brk_engine_free(b->eng);
+	tp_vcpumap_free(&b->vcpus);
+	hashtab_free(&b->ent_index);
+	hashtab_free(&b->prev_index);
+	hashtab_free(&b->name_index);
+	for (size_t i = 0; i < b->nnames; i++)
+		free(b->names[i].name);
+	free(b->names);
+	free(b->ent);
+	free(b->hpool);
+	free(b->prev);
+	free(b->tables);
+	free(b->rows);
+	free(b);
+}
