@@ -18,7 +18,7 @@
 /* 'KVMR': the application id of a kvmstat recording. */
 #define RECDB_APP_ID 0x4b564d52
 /* The layout this kvmstat writes and reads (PRAGMA user_version). */
-#define RECDB_VERSION 1
+#define RECDB_VERSION 2
 
 struct recdb {
 	sqlite3 *db;

@@ -46,6 +46,8 @@ int loop_record_open(struct loop *l);
 /* Records the refresh just sampled; a failure stops the recording with
  * one line, the run goes on. */
 void loop_record(struct loop *l);
+/* Records the breakdowns a render read (NULL: off) with that refresh. */
+void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk);
 /* Opens --replay's file in place of the providers. */
 int loop_replay_open(struct loop *l);
 /* Makes the stats hold refresh i of the replay (clamped to the window),

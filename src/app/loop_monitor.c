@@ -77,13 +77,16 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 			breakdown_reset(l->brk);
 		break;
 	case UI_SET_LATENCY:
-		loop_latency(l, req->on);
+		if (!l->replay) /* a replay shows what was recorded */
+			loop_latency(l, req->on);
 		break;
 	case UI_SET_BREAKDOWN:
-		if (req->kinds != l->brk_kinds)
+		if (req->kinds != l->brk_kinds && !l->replay)
 			loop_breakdown(l, req->kinds);
 		break;
 	case UI_SET_VCPUTIME:
+		if (l->replay)
+			break;
 		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
 		/* the halt statistics of each vCPU, from now on */
 		if (!req->on || l->want_vms)

@@ -36,10 +36,11 @@ int loop_record_open(struct loop *l)
 	return 0;
 }
 
+static void loop_record_stop(struct loop *l, const struct errmsg *err);
+
 void loop_record(struct loop *l)
 {
 	struct errmsg err;
-	char line[ERRMSG_MAX + 32];
 
 	if (!l->rec)
 		return;
@@ -62,9 +63,25 @@ void loop_record(struct loop *l)
 		vmdir_set_name(vm, name);
 		free(name);
 	}
-	if (!recorder_write(l->rec, &l->stats, &l->vms, l->providers, &err))
-		return;
-	snprintf(line, sizeof(line), "recording stopped: %s", err.text);
+	if (recorder_write(l->rec, &l->stats, &l->vms, l->providers, &err))
+		loop_record_stop(l, &err);
+}
+
+void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk)
+{
+	struct errmsg err;
+
+	if (l->rec && recorder_breakdown(l->rec, brk, &err))
+		loop_record_stop(l, &err);
+}
+
+/* A write failed (a full disk): the recording stops, said once; what it
+ * holds stays whole. */
+static void loop_record_stop(struct loop *l, const struct errmsg *err)
+{
+	char line[ERRMSG_MAX + 32];
+
+	snprintf(line, sizeof(line), "recording stopped: %s", err->text);
 	recorder_close(l->rec);
 	l->rec = NULL;
 	/* said on stderr, or in the monitor under its header */

@@ -404,7 +404,8 @@ static int options_check_recording(const struct options *o, bool once, bool log,
 			msg, -EINVAL,
 			"--record and --replay cannot be combined: copy the file instead");
 	if (o->use_debugfs || o->use_tracepoints || o->use_statsfd || o->nqmp ||
-	    o->latency || o->listen || o->fields_help || o->include_past)
+	    o->latency || o->breakdown || o->vcpu_time || o->listen ||
+	    o->fields_help || o->include_past)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--replay shows a recording, not the host: drop %s",
@@ -418,6 +419,10 @@ static int options_check_recording(const struct options *o, bool once, bool log,
 				"--qmp" :
 			o->latency ?
 				"--latency" :
+			o->breakdown ?
+				"--breakdown (its tables show as recorded)" :
+			o->vcpu_time ?
+				"--vcpu-time (not recorded)" :
 			o->listen ?
 				"--listen (--export openmetrics writes the metrics)" :
 			o->include_past ? "-i" :

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hashtab.h"
+#include "rec_brk.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "util.h"
@@ -61,7 +62,9 @@ struct recorder {
 	struct rec_vm *vms;
 	size_t nvms;
 	unsigned long writes;
-	bool restart; /* the stats started afresh: a new session */
+	bool restart;	     /* the stats started afresh: a new session */
+	long long refresh;   /* the last refresh written, or 0 */
+	struct rec_brk *brk; /* the breakdowns written last */
 	sqlite3_stmt *ins_refresh, *ins_field, *get_field, *ins_scope,
 		*ins_value, *ins_vm;
 };
@@ -369,8 +372,11 @@ static int rec_vms(struct recorder *r, const struct vmdir *d, long long refresh,
 static int rec_drop_before(struct recorder *r, long long keep,
 			   struct errmsg *msg)
 {
+	char *sess = xasprintf("SELECT min(id) FROM refresh WHERE session = %lld",
+			       r->session);
+	char *brk = rec_brk_drop_sql(keep, recdb_int(&r->db, sess, keep));
 	char *sql = xasprintf(
-		"BEGIN;"
+		"BEGIN;%s"
 		"INSERT OR IGNORE INTO value SELECT %lld, scope, field, total,"
 		" delta, fresh, tid FROM (SELECT scope, field, total, delta,"
 		" fresh, tid, max(refresh) FROM value WHERE refresh < %lld"
@@ -386,11 +392,13 @@ static int rec_drop_before(struct recorder *r, long long keep,
 		"DELETE FROM session WHERE id <> %lld AND id NOT IN"
 		" (SELECT session FROM refresh);"
 		"COMMIT",
-		keep, keep, r->session, keep, keep, r->session, keep, keep,
+		brk, keep, keep, r->session, keep, keep, r->session, keep, keep,
 		keep, r->session);
 	int rc = recdb_exec(&r->db, sql, msg);
 
 	free(sql);
+	free(brk);
+	free(sess);
 	if (rc)
 		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -486,6 +494,7 @@ int recorder_write(struct recorder *r, const struct stats *s,
 	sqlite3_bind_int(r->ins_refresh, 5, vms && vms->listed);
 	rc = rec_step(r, r->ins_refresh, msg);
 	refresh = sqlite3_last_insert_rowid(r->db.db);
+	r->refresh = refresh;
 	if (!rc)
 		rc = rec_fields(r, &s->fields, msg);
 	if (!rc)
@@ -548,6 +557,8 @@ static int rec_session(struct recorder *r, struct errmsg *msg)
 	sqlite3_stmt *st;
 
 	r->nfields = 0;
+	r->refresh = 0;
+	rec_brk_restart(r->brk);
 	r->nsum = 0;
 	r->ncells = 0;
 	for (size_t i = 0; i < r->nvms; i++) {
@@ -592,6 +603,7 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 	r->cfg.path = xstrdup(cfg->path);
 	r->cfg.sources = cfg->sources ? xstrdup(cfg->sources) : NULL;
 	hashtab_init(&r->scope_index);
+	r->brk = rec_brk_new();
 	rc = recdb_open(&r->db, cfg->path, true, msg);
 	if (!rc)
 		rc = rec_prepare(r, msg);
@@ -601,6 +613,23 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 	}
 	*out = r;
 	return 0;
+}
+
+int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
+		       struct errmsg *msg)
+{
+	int rc;
+
+	if (!r->refresh)
+		return 0;
+	rc = recdb_exec(&r->db, "BEGIN", msg);
+	if (!rc)
+		rc = rec_brk_write(r->brk, &r->db, r->refresh, brk, msg);
+	if (!rc)
+		rc = recdb_exec(&r->db, "COMMIT", msg);
+	if (rc)
+		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }
 
 void recorder_restart(struct recorder *r)
@@ -619,6 +648,7 @@ void recorder_close(struct recorder *r)
 	sqlite3_finalize(r->ins_scope);
 	sqlite3_finalize(r->ins_value);
 	sqlite3_finalize(r->ins_vm);
+	rec_brk_free(r->brk);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nvms; i++) {
 		free(r->vms[i].name);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "errmsg.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "vmdir.h"
 
@@ -54,6 +55,11 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 int recorder_write(struct recorder *r, const struct stats *s,
 		   const struct vmdir *vms, const char *sources,
 		   struct errmsg *msg);
+/* The breakdowns a render read (NULL: off), into the refresh written
+ * last (nothing before the first): the rows that changed since the read
+ * recorded before. 0, or -errno with a line, as recorder_write. */
+int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
+		       struct errmsg *msg);
 /* The run's stats started afresh (the monitor reopened its sources): the
  * next write begins a new session. */
 void recorder_restart(struct recorder *r);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "hashtab.h"
+#include "rec_brk.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "replay.h"
@@ -73,6 +74,7 @@ struct replay {
 	size_t nvms;
 	size_t cur; /* index in refs the stats hold, or SIZE_MAX */
 	sqlite3_stmt *rows, *state, *vm_rows, *vm_state;
+	struct rp_brk *brk; /* the breakdowns' tables */
 };
 
 static char *rp_text(sqlite3_stmt *st, int col)
@@ -198,6 +200,11 @@ static int rp_load(struct replay *r, struct errmsg *msg)
 	return 0;
 }
 
+const struct snap_breakdown *replay_breakdown(const struct replay *r)
+{
+	return r->cur == SIZE_MAX ? NULL : rp_brk_tables(r->brk);
+}
+
 void replay_fields(const struct replay *r, struct field_table *t)
 {
 	for (size_t i = 1; i < r->nfields; i++) {
@@ -304,7 +311,8 @@ int replay_open(struct replay **out, const char *path, const char *from,
 			      "SELECT pid, name, flags, vcpus, max(refresh) FROM vm WHERE"
 			      " refresh <= ?1 AND refresh >= ?2 GROUP BY pid",
 			      msg);
-	if (!r->rows || !r->state || !r->vm_rows || !r->vm_state) {
+	r->brk = rp_brk_open(&r->db, msg);
+	if (!r->rows || !r->state || !r->vm_rows || !r->vm_state || !r->brk) {
 		rc = -EINVAL;
 		goto out_close;
 	}
@@ -353,6 +361,7 @@ void replay_close(struct replay *r)
 	sqlite3_finalize(r->state);
 	sqlite3_finalize(r->vm_rows);
 	sqlite3_finalize(r->vm_state);
+	rp_brk_close(r->brk);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nsessions; i++)
 		free(r->sessions[i].sources);
@@ -512,6 +521,15 @@ static size_t rp_session_start(const struct replay *r, size_t k)
 	return k;
 }
 
+/* The refresh a fold over to k counts the breakdowns' rates from: the
+ * one held (from), or with no tables there the session's first. */
+static size_t rp_brk_since(const struct replay *r, long long from, size_t k)
+{
+	if (from && rp_brk_tables(r->brk))
+		return r->cur;
+	return rp_session_start(r, k);
+}
+
 /* The whole state at refresh k, from nothing. */
 static int rp_state_at(struct replay *r, size_t k, struct errmsg *msg)
 {
@@ -591,6 +609,7 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
 		struct stats *s, struct vmdir *d, struct errmsg *msg)
 {
 	size_t k = r->lo + i;
+	long long from = 0; /* the refresh the breakdowns fold on from */
 	int rc = 0;
 
 	if (k >= r->hi)
@@ -598,6 +617,7 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
 	if (how != REPLAY_START && r->cur != SIZE_MAX && k > r->cur &&
 	    (k == r->cur + 1 || how == REPLAY_OVER) &&
 	    r->refs[k].session == r->refs[r->cur].session) {
+		from = r->refs[r->cur].id;
 		for (size_t j = r->cur + 1; j <= k && !rc; j++)
 			rc = rp_apply(r, j, msg);
 		if (rc)
@@ -623,6 +643,14 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
 		if (rc)
 			return rc;
 	}
+	rc = rp_brk_feed(r->brk, r->refs[rp_session_start(r, k)].id, from,
+			 r->refs[k].id, how == REPLAY_OVER && from,
+			 (r->refs[k].wall_ns -
+			  r->refs[rp_brk_since(r, from, k)].wall_ns) /
+				 1e9,
+			 msg);
+	if (rc)
+		return rc;
 	rp_fold(r, s, false, r->refs[k].mono_ns);
 	s->wall = replay_wall(r, i);
 	rp_vmdir(r, d, r->refs[k].listed);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "errmsg.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "vmdir.h"
 
@@ -62,6 +63,10 @@ enum replay_how {
  * -errno with a line. */
 int replay_feed(struct replay *r, size_t i, enum replay_how how,
 		struct stats *s, struct vmdir *d, struct errmsg *msg);
+/* The breakdowns' tables of the refresh the stats hold (as the live
+ * run's renders read them), or NULL when they were off; the replay's,
+ * valid until the next feed. */
+const struct snap_breakdown *replay_breakdown(const struct replay *r);
 /* The recording's fields into t (a fresh table), in their ids' order. */
 void replay_fields(const struct replay *r, struct field_table *t);
 

@@ -45,7 +45,19 @@ static const char recdb_schema[] =
 	"CREATE VIEW sample(refresh, time, pid, vcpu, field, unit, total,"
 	" delta) AS SELECT v.refresh, r.time, s.pid, s.vcpu, f.name, f.unit,"
 	" v.total, v.delta FROM value v JOIN refresh r ON r.id = v.refresh"
-	" JOIN scope s ON s.id = v.scope JOIN field f ON f.id = v.field;";
+	" JOIN scope s ON s.id = v.scope JOIN field f ON f.id = v.field;"
+	"CREATE TABLE brk_key(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
+	" vcpu INTEGER NOT NULL, kind TEXT NOT NULL, event TEXT NOT NULL,"
+	" key INTEGER NOT NULL, dir TEXT NOT NULL, other INTEGER NOT NULL,"
+	" name TEXT, UNIQUE(pid, vcpu, kind, key, dir, other));"
+	"CREATE TABLE brk_read(refresh INTEGER PRIMARY KEY,"
+	" kinds INTEGER NOT NULL, timed INTEGER NOT NULL,"
+	" top INTEGER NOT NULL, vcpu_series INTEGER NOT NULL, error TEXT);"
+	"CREATE TABLE brk_value(refresh INTEGER NOT NULL, key INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, count INTEGER, delta INTEGER NOT NULL,"
+	" rate REAL NOT NULL, tcount INTEGER NOT NULL, sum INTEGER NOT NULL,"
+	" min INTEGER NOT NULL, max INTEGER NOT NULL, buckets BLOB,"
+	" PRIMARY KEY(refresh, key)) WITHOUT ROWID;";
 
 int recdb_fail(struct recdb *r, int rc, const char *what, struct errmsg *msg)
 {
