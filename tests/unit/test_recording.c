@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/rec_brk.h"
 #include "app/recorder.h"
 #include "app/replay.h"
 #include "errmsg.h"
@@ -229,6 +230,173 @@ START_TEST(test_om_history)
 }
 END_TEST
 
+/* Breakdown reads: the whole selection's ioport table (0x71 leaves it at
+ * the second), VM 42's, an msr table of other alone, a hypercall table
+ * from the second; the third read is the second again; the fourth off. */
+static const struct snap_brk_row brk_r1[] = {
+	{ .key = 0x70,
+	  .dir = "out",
+	  .name = "CMOS_INDEX",
+	  .count = 10,
+	  .delta = 10,
+	  .rate = 5 },
+	{ .key = 0x71, .dir = "in", .count = 5, .delta = 5, .rate = 2.5 },
+};
+static const struct snap_brk_row brk_r2[] = {
+	{ .key = 0x70,
+	  .dir = "out",
+	  .name = "CMOS_INDEX",
+	  .count = 20,
+	  .delta = 10,
+	  .rate = 4 },
+};
+static const struct snap_brk_row brk_vm[] = {
+	{ .key = 0x70,
+	  .dir = "out",
+	  .name = "CMOS_INDEX",
+	  .count = 10,
+	  .delta = 0 },
+};
+static const struct snap_brk_row brk_other[] = {
+	{ .key = ~0ull, .other = true, .count = 3, .delta = 1, .rate = 0.5 },
+};
+static const struct snap_brk_row brk_hc[] = {
+	{ .key = 0x12345, .count = 7, .delta = 7, .rate = 2.8 },
+};
+
+static const struct snap_brk_table brk_t1[] = {
+	{ "ioport", "kvm_pio", 0, SAMPLE_ALL_VCPUS, 0, 15, 15, brk_r1, 2 },
+	{ "msr", "kvm_msr", 0, SAMPLE_ALL_VCPUS, 0, 3, 1, brk_other, 1 },
+	{ "ioport", "kvm_pio", 42, SAMPLE_ALL_VCPUS, 0, 10, 0, brk_vm, 1 },
+};
+static const struct snap_brk_table brk_t2[] = {
+	{ "ioport", "kvm_pio", 0, SAMPLE_ALL_VCPUS, 0, 20, 10, brk_r2, 1 },
+	{ "msr", "kvm_msr", 0, SAMPLE_ALL_VCPUS, 0, 3, 1, brk_other, 1 },
+	{ "hypercall", "kvm_hypercall", 0, SAMPLE_ALL_VCPUS, 0, 7, 7, brk_hc,
+	  1 },
+	{ "ioport", "kvm_pio", 42, 0, 4201, 10, 0, brk_vm, 1 },
+};
+
+static const struct snap_breakdown brk_reads[] = {
+	{ .kinds = 13, .top = 16, .tables = brk_t1, .ntables = 3 },
+	{ .kinds = 13, .top = 16, .tables = brk_t2, .ntables = 4 },
+	{ .kinds = 13, .top = 16, .tables = brk_t2, .ntables = 4 },
+};
+
+/* Whether the tables b are those of a, row by row. */
+static void brk_same(const struct snap_breakdown *a,
+		     const struct snap_breakdown *b)
+{
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(a->kinds, b->kinds);
+	ck_assert_uint_eq(a->top, b->top);
+	ck_assert_uint_eq(a->ntables, b->ntables);
+	for (size_t i = 0; i < a->ntables; i++) {
+		const struct snap_brk_table *x = &a->tables[i],
+					    *y = &b->tables[i];
+
+		ck_assert_str_eq(x->kind, y->kind);
+		ck_assert_str_eq(x->event, y->event);
+		ck_assert_int_eq(x->pid, y->pid);
+		ck_assert_int_eq(x->vcpu, y->vcpu);
+		ck_assert_int_eq(x->tid, y->tid);
+		ck_assert_uint_eq(x->total, y->total);
+		ck_assert_int_eq(x->delta, y->delta);
+		ck_assert_uint_eq(x->nrows, y->nrows);
+		for (size_t j = 0; j < x->nrows; j++) {
+			const struct snap_brk_row *u = &x->rows[j],
+						  *w = &y->rows[j];
+
+			ck_assert_uint_eq(u->key, w->key);
+			ck_assert_int_eq(u->other, w->other);
+			ck_assert_int_eq(!u->dir, !w->dir);
+			if (u->dir)
+				ck_assert_str_eq(u->dir, w->dir);
+			ck_assert_int_eq(!u->name, !w->name);
+			if (u->name)
+				ck_assert_str_eq(u->name, w->name);
+			ck_assert_uint_eq(u->count, w->count);
+			ck_assert_int_eq(u->delta, w->delta);
+			ck_assert(u->rate == w->rate);
+		}
+	}
+}
+
+/* Breakdowns recorded read by read (changed rows only, a row that left
+ * marked so, off) come back the same by a jump and in order; folded over
+ * a window the deltas are the window's; --record-keep's carry keeps the
+ * state of the first refresh kept. */
+START_TEST(test_breakdown_roundtrip)
+{
+	char path[] = "/tmp/kvmstat-rec-XXXXXX";
+	struct rec_brk *w = rec_brk_new();
+	struct rp_brk *rp;
+	struct recdb db;
+	struct errmsg err;
+	const struct snap_breakdown *got;
+	char *sql;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
+	for (int r = 0; r < 3; r++)
+		ck_assert_int_eq(rec_brk_write(w, &db, r + 1, &brk_reads[r],
+					       &err),
+				 0);
+	ck_assert_int_eq(rec_brk_write(w, &db, 4, NULL, &err), 0);
+	/* the third read changed nothing; 0x71 left at the second */
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM brk_value WHERE refresh = 3",
+				   -1),
+			 0);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM brk_value v JOIN brk_key k"
+				   " ON k.id = v.key WHERE k.key = 113 AND"
+				   " v.refresh = 2 AND v.count IS NULL",
+				   -1),
+			 1);
+	rp = rp_brk_open(&db, &err);
+	ck_assert_ptr_nonnull(rp);
+	for (int r = 0; r < 3; r++) {
+		ck_assert_int_eq(rp_brk_feed(rp, 1, 0, r + 1, false, 0, &err),
+				 0);
+		brk_same(&brk_reads[r], rp_brk_tables(rp));
+	}
+	ck_assert_int_eq(rp_brk_feed(rp, 1, 0, 4, false, 0, &err), 0);
+	ck_assert_ptr_null(rp_brk_tables(rp));
+	/* in order: 1, then 2 from 1's */
+	ck_assert_int_eq(rp_brk_feed(rp, 1, 0, 1, false, 0, &err), 0);
+	ck_assert_int_eq(rp_brk_feed(rp, 1, 1, 2, false, 0, &err), 0);
+	brk_same(&brk_reads[1], rp_brk_tables(rp));
+	/* over 1 to 3 in 4 s: 0x70 counted 10, 2.5/s */
+	ck_assert_int_eq(rp_brk_feed(rp, 1, 0, 1, false, 0, &err), 0);
+	ck_assert_int_eq(rp_brk_feed(rp, 1, 1, 3, true, 4, &err), 0);
+	got = rp_brk_tables(rp);
+	ck_assert_uint_eq(got->tables[0].rows[0].count, 20);
+	ck_assert_int_eq(got->tables[0].rows[0].delta, 10);
+	ck_assert(got->tables[0].rows[0].rate == 2.5);
+	ck_assert_int_eq(got->tables[1].rows[0].delta, 0); /* other: 3 then 3 */
+	rp_brk_close(rp);
+	/* drop what is before 3: 3 still holds read 2's tables */
+	sql = rec_brk_drop_sql(3, 1);
+	ck_assert_int_eq(recdb_exec(&db, sql, &err), 0);
+	free(sql);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM brk_value WHERE refresh < 3",
+				   -1),
+			 0);
+	rp = rp_brk_open(&db, &err);
+	ck_assert_int_eq(rp_brk_feed(rp, 3, 0, 3, false, 0, &err), 0);
+	brk_same(&brk_reads[2], rp_brk_tables(rp));
+	rp_brk_close(rp);
+	rec_brk_free(w);
+	recdb_close(&db);
+	unlink(path);
+}
+END_TEST
+
 Suite *recording_suite(void)
 {
 	Suite *s = suite_create("recording");
@@ -236,6 +404,7 @@ Suite *recording_suite(void)
 
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_changed_only);
+	tcase_add_test(tc, test_breakdown_roundtrip);
 	tcase_add_test(tc, test_foreign_refused);
 	tcase_add_test(tc, test_om_history);
 	suite_add_tcase(s, tc);
