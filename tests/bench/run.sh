@@ -27,6 +27,30 @@ PIDS=()
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# main_cpu SECONDS LOG CMD...: runs CMD (a kvmstat -l ...) into LOG; from
+# its 5th line on, the CPU of its main thread per line printed over
+# SECONDS (its schedstat), in us ("nan" when it printed none), and the fds
+# it held then: "US FDS"; then ends it
+main_cpu() {
+	local s=$1 out=$2 k a b l1 l2 fds
+	shift 2
+	"$@" >"$out" 2>"$out.err" &
+	k=$!
+	for _ in $(seq 1 600); do
+		[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
+		kill -0 "$k" 2>/dev/null || break
+		sleep 0.05
+	done
+	a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+	l1=$(grep -c '^[0-9]' "$out")
+	sleep "$s"
+	b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+	l2=$(grep -c '^[0-9]' "$out")
+	fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
+	kill -TERM "$k"; wait "$k" 2>/dev/null
+	awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
+		if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+}
 spread() {	# quartiles and range of a list, as percentages
 	sort -g | awk '{ v[NR] = 100 * $1 } END { if (NR) printf "IQR %.1f-%.1f%%, range %.1f-%.1f%%",
 		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
@@ -162,21 +186,8 @@ if want scale; then
 		hwm() { awk '$1 == "VmHWM:" { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
 		# refresh_cpu BIN: "US_PER_REFRESH" of BIN -l -S -s 0.1's main thread
 		refresh_cpu() {
-			local out="$TMP/scale.log" k a b l1 l2
-			"$1" -l -S -s 0.1 -f '^halt_exits$' >"$out" 2>"$TMP/scale.err" &
-			k=$!
-			for _ in $(seq 1 300); do
-				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
-				sleep 0.05
-			done
-			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l1=$(grep -c '^[0-9]' "$out")
-			sleep "${BENCH_SCALE_SECONDS:-3}"
-			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l2=$(grep -c '^[0-9]' "$out")
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
-				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
+			main_cpu "${BENCH_SCALE_SECONDS:-3}" "$TMP/scale.log" \
+				"$1" -l -S -s 0.1 -f '^halt_exits$' | awk '{ print $1 }'
 		}
 		# exporter_cpu BIN: "US_PER_REFRESH SERIES BYTES HWM_MB" of BIN
 		# --listen -S -s 1 scraped every second (CPU of every thread)
@@ -647,23 +658,9 @@ if want vcputime; then
 		echo stop >&"$vtfd" # VM 0's stats stop moving too
 		# vt_cpu ARGS...: "US_PER_REFRESH FDS" of kvmstat -l -S -s 0.1 ARGS
 		vt_cpu() {
-			local out="$TMP/vt.log" k a b l1 l2 fds
-			KVMSTAT_PROC_ROOT=$VROOT KVMSTAT_DEBUGFS_ROOT=$TMP/vtdbg \
-				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@" >"$out" 2>"$TMP/vt.kerr" &
-			k=$!
-			for _ in $(seq 1 300); do
-				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
-				sleep 0.05
-			done
-			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l1=$(grep -c '^[0-9]' "$out")
-			sleep 3
-			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l2=$(grep -c '^[0-9]' "$out")
-			fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
-				if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+			main_cpu 3 "$TMP/vt.log" env KVMSTAT_PROC_ROOT="$VROOT" \
+				KVMSTAT_DEBUGFS_ROOT="$TMP/vtdbg" \
+				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@"
 		}
 		: >"$TMP/vt.off"; : >"$TMP/vt.on"
 		for _ in $(seq "${BENCH_VT_ROUNDS:-3}"); do
@@ -729,24 +726,12 @@ if want record; then
 			export KVMSTAT_PROC_ROOT=$RROOT KVMSTAT_DEBUGFS_ROOT=$TMP/rdbg
 		fi
 		# rec_run SECONDS ARGS...: kvmstat -l -S -s 0.1 ARGS for SECONDS
-		# after its 5th line; prints "US_PER_REFRESH REFRESHES"
+		# after its 5th line; prints "US_PER_REFRESH"
 		rec_run() {
-			local s=$1 out="$TMP/rec.log" k a b l1 l2
+			local s=$1
 			shift
-			./kvmstat -l -S -s 0.1 "$@" >"$out" 2>"$TMP/rec.err" &
-			k=$!
-			for _ in $(seq 1 600); do
-				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
-				sleep 0.05
-			done
-			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l1=$(grep -c '^[0-9]' "$out")
-			sleep "$s"
-			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l2=$(grep -c '^[0-9]' "$out")
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
-				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
+			main_cpu "$s" "$TMP/rec.log" ./kvmstat -l -S -s 0.1 "$@" |
+				awk '{ print $1 }'
 		}
 		# rec_size DB: the bytes its pages use (dbstat: page bytes less
 		# those unused), its refreshes and its value rows
