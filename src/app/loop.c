@@ -146,20 +146,26 @@ int loop_latency(struct loop *l, bool on)
 }
 
 /* Exit latency this render: its histograms into hs and its header facts
- * into info; NULL when off. */
+ * into info (and into the recording); NULL when off. */
 static const struct snap_latency *
 loop_lat_read(struct loop *l, struct hist_set *hs, struct snap_latency *info)
 {
-	if (!l->lat_on)
-		return NULL;
+	const struct snap_latency *lat = NULL;
+
+	/* a replay's is the one recorded, at the refresh it holds */
+	if (l->replay)
+		return replay_latency(l->replay, hs, info);
 	if (l->lat) {
 		latency_read(l->lat, &l->stats.fields, hs, info);
-		return info;
+		lat = info;
+	} else if (l->lat_on) {
+		*info = (struct snap_latency){ .exit_field = -1,
+					       .vmm_field = -1,
+					       .error = l->lat_msg.text };
+		lat = info;
 	}
-	*info = (struct snap_latency){ .exit_field = -1,
-				       .vmm_field = -1,
-				       .error = l->lat_msg.text };
-	return info;
+	loop_record_latency(l, hs, lat);
+	return lat;
 }
 
 /* Renders from the last sample one front-end (only), or those of a

@@ -48,6 +48,9 @@ int loop_record_open(struct loop *l);
 void loop_record(struct loop *l);
 /* Records the breakdowns a render read (NULL: off) with that refresh. */
 void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk);
+/* Records exit latency a render read (lat NULL: off) with that refresh. */
+void loop_record_latency(struct loop *l, const struct hist_set *hs,
+			 const struct snap_latency *lat);
 /* Opens --replay's file in place of the providers. */
 int loop_replay_open(struct loop *l);
 /* Makes the stats hold refresh i of the replay (clamped to the window),

@@ -75,6 +75,15 @@ void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk)
 		loop_record_stop(l, &err);
 }
 
+void loop_record_latency(struct loop *l, const struct hist_set *hs,
+			 const struct snap_latency *lat)
+{
+	struct errmsg err;
+
+	if (l->rec && recorder_latency(l->rec, &l->stats.fields, hs, lat, &err))
+		loop_record_stop(l, &err);
+}
+
 /* A write failed (a full disk): the recording stops, said once; what it
  * holds stays whole. */
 static void loop_record_stop(struct loop *l, const struct errmsg *err)

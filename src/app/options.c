@@ -141,8 +141,8 @@ void options_usage(FILE *out)
 	      "Recording (a flight recorder; see README, Recordings):\n"
 	      "      --record FILE          also keep every refresh in FILE, an SQLite\n"
 	      "                             database (WAL, one transaction per refresh,\n"
-	      "                             only the values that changed; --breakdown's\n"
-	      "                             tables too, not --vcpu-time), beside any mode;\n"
+	      "                             only the values that changed; --breakdown and\n"
+	      "                             --latency too, not --vcpu-time), beside any mode;\n"
 	      "                             an existing recording is continued\n"
 	      "      --record-keep LIMIT    with --record: drop the oldest refreshes beyond\n"
 	      "                             a duration (30s, 90m, 12h, 7d) or a size (500M,\n"
@@ -419,7 +419,7 @@ static int options_check_recording(const struct options *o, bool once, bool log,
 			o->nqmp ?
 				"--qmp" :
 			o->latency ?
-				"--latency" :
+				"--latency (it shows as recorded)" :
 			o->breakdown ?
 				"--breakdown (its tables show as recorded)" :
 			o->vcpu_time ?

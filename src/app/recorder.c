@@ -18,6 +18,7 @@
 
 #include "hashtab.h"
 #include "rec_brk.h"
+#include "rec_lat.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "util.h"
@@ -65,6 +66,7 @@ struct recorder {
 	bool restart;	     /* the stats started afresh: a new session */
 	long long refresh;   /* the last refresh written, or 0 */
 	struct rec_brk *brk; /* the breakdowns written last */
+	struct rec_lat *lat; /* exit latency written last */
 	sqlite3_stmt *ins_refresh, *ins_field, *get_field, *ins_scope,
 		*ins_value, *ins_vm;
 };
@@ -374,9 +376,11 @@ static int rec_drop_before(struct recorder *r, long long keep,
 {
 	char *sess = xasprintf("SELECT min(id) FROM refresh WHERE session = %lld",
 			       r->session);
-	char *brk = rec_brk_drop_sql(keep, recdb_int(&r->db, sess, keep));
+	long long first = recdb_int(&r->db, sess, keep);
+	char *brk = rec_brk_drop_sql(keep, first);
+	char *lat = rec_lat_drop_sql(keep, first);
 	char *sql = xasprintf(
-		"BEGIN;%s"
+		"BEGIN;%s%s"
 		"INSERT OR IGNORE INTO value SELECT %lld, scope, field, total,"
 		" delta, fresh, tid FROM (SELECT scope, field, total, delta,"
 		" fresh, tid, max(refresh) FROM value WHERE refresh < %lld"
@@ -392,12 +396,13 @@ static int rec_drop_before(struct recorder *r, long long keep,
 		"DELETE FROM session WHERE id <> %lld AND id NOT IN"
 		" (SELECT session FROM refresh);"
 		"COMMIT",
-		brk, keep, keep, r->session, keep, keep, r->session, keep, keep,
-		keep, r->session);
+		brk, lat, keep, keep, r->session, keep, keep, r->session, keep,
+		keep, keep, r->session);
 	int rc = recdb_exec(&r->db, sql, msg);
 
 	free(sql);
 	free(brk);
+	free(lat);
 	free(sess);
 	if (rc)
 		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
@@ -559,6 +564,7 @@ static int rec_session(struct recorder *r, struct errmsg *msg)
 	r->nfields = 0;
 	r->refresh = 0;
 	rec_brk_restart(r->brk);
+	rec_lat_restart(r->lat);
 	r->nsum = 0;
 	r->ncells = 0;
 	for (size_t i = 0; i < r->nvms; i++) {
@@ -604,6 +610,7 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 	r->cfg.sources = cfg->sources ? xstrdup(cfg->sources) : NULL;
 	hashtab_init(&r->scope_index);
 	r->brk = rec_brk_new();
+	r->lat = rec_lat_new();
 	rc = recdb_open(&r->db, cfg->path, true, msg);
 	if (!rc)
 		rc = rec_prepare(r, msg);
@@ -632,6 +639,27 @@ int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
 	return rc;
 }
 
+int recorder_latency(struct recorder *r, const struct field_table *fields,
+		     const struct hist_set *hs, const struct snap_latency *info,
+		     struct errmsg *msg)
+{
+	int rc;
+
+	if (!r->refresh)
+		return 0;
+	rc = recdb_exec(&r->db, "BEGIN", msg);
+	if (!rc)
+		rc = rec_fields(r, fields, msg);
+	if (!rc)
+		rc = rec_lat_write(r->lat, &r->db, r->refresh, r->field_id, hs,
+				   info, msg);
+	if (!rc)
+		rc = recdb_exec(&r->db, "COMMIT", msg);
+	if (rc)
+		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 void recorder_restart(struct recorder *r)
 {
 	if (r)
@@ -649,6 +677,7 @@ void recorder_close(struct recorder *r)
 	sqlite3_finalize(r->ins_value);
 	sqlite3_finalize(r->ins_vm);
 	rec_brk_free(r->brk);
+	rec_lat_free(r->lat);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nvms; i++) {
 		free(r->vms[i].name);

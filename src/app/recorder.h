@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "errmsg.h"
+#include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "vmdir.h"
@@ -60,6 +61,12 @@ int recorder_write(struct recorder *r, const struct stats *s,
  * recorded before. 0, or -errno with a line, as recorder_write. */
 int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
 		       struct errmsg *msg);
+/* Exit latency a render read (info NULL: off), into the refresh written
+ * last, with the fields it interned: the histograms that changed. 0, or
+ * -errno with a line, as recorder_write. */
+int recorder_latency(struct recorder *r, const struct field_table *fields,
+		     const struct hist_set *hs, const struct snap_latency *info,
+		     struct errmsg *msg);
 /* The run's stats started afresh (the monitor reopened its sources): the
  * next write begins a new session. */
 void recorder_restart(struct recorder *r);

@@ -16,6 +16,7 @@
 
 #include "hashtab.h"
 #include "rec_brk.h"
+#include "rec_lat.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "replay.h"
@@ -75,6 +76,8 @@ struct replay {
 	size_t cur; /* index in refs the stats hold, or SIZE_MAX */
 	sqlite3_stmt *rows, *state, *vm_rows, *vm_state;
 	struct rp_brk *brk; /* the breakdowns' tables */
+	struct rp_lat *lat; /* exit latency's histograms */
+	int *sids;	    /* stats field id by db id */
 };
 
 static char *rp_text(sqlite3_stmt *st, int col)
@@ -205,8 +208,24 @@ const struct snap_breakdown *replay_breakdown(const struct replay *r)
 	return r->cur == SIZE_MAX ? NULL : rp_brk_tables(r->brk);
 }
 
+const struct snap_latency *replay_latency(const struct replay *r,
+					  struct hist_set *hs,
+					  struct snap_latency *info)
+{
+	if (r->cur == SIZE_MAX || !r->sids)
+		return NULL;
+	return rp_lat_read(r->lat, r->sids, r->nfields, hs, info);
+}
+
 void replay_fields(const struct replay *r, struct field_table *t)
 {
+	struct replay *w = (struct replay *)r;
+
+	if (!w->sids) {
+		w->sids = xcalloc(r->nfields + 1, sizeof(*w->sids));
+		for (size_t i = 0; i <= r->nfields; i++)
+			w->sids[i] = -1;
+	}
 	for (size_t i = 1; i < r->nfields; i++) {
 		struct rp_field *f = &((struct replay *)r)->fields[i];
 		int parent = -1, id;
@@ -229,6 +248,7 @@ void replay_fields(const struct replay *r, struct field_table *t)
 		info->flags = f->info.flags;
 		info->help = f->help;
 		f->sid = id;
+		w->sids[i] = id;
 	}
 }
 
@@ -312,7 +332,9 @@ int replay_open(struct replay **out, const char *path, const char *from,
 			      " refresh <= ?1 AND refresh >= ?2 GROUP BY pid",
 			      msg);
 	r->brk = rp_brk_open(&r->db, msg);
-	if (!r->rows || !r->state || !r->vm_rows || !r->vm_state || !r->brk) {
+	r->lat = rp_lat_open(&r->db, msg);
+	if (!r->rows || !r->state || !r->vm_rows || !r->vm_state || !r->brk ||
+	    !r->lat) {
 		rc = -EINVAL;
 		goto out_close;
 	}
@@ -362,6 +384,8 @@ void replay_close(struct replay *r)
 	sqlite3_finalize(r->vm_rows);
 	sqlite3_finalize(r->vm_state);
 	rp_brk_close(r->brk);
+	rp_lat_close(r->lat);
+	free(r->sids);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nsessions; i++)
 		free(r->sessions[i].sources);
@@ -649,6 +673,9 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
 			  r->refs[rp_brk_since(r, from, k)].wall_ns) /
 				 1e9,
 			 msg);
+	if (!rc)
+		rc = rp_lat_feed(r->lat, r->refs[rp_session_start(r, k)].id,
+				 from, r->refs[k].id, msg);
 	if (rc)
 		return rc;
 	rp_fold(r, s, false, r->refs[k].mono_ns);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "errmsg.h"
+#include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
 #include "vmdir.h"
@@ -67,6 +68,11 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
  * run's renders read them), or NULL when they were off; the replay's,
  * valid until the next feed. */
 const struct snap_breakdown *replay_breakdown(const struct replay *r);
+/* Exit latency's histograms of the refresh the stats hold into hs and
+ * its header facts into info: info, or NULL when it was off. */
+const struct snap_latency *replay_latency(const struct replay *r,
+					  struct hist_set *hs,
+					  struct snap_latency *info);
 /* The recording's fields into t (a fresh table), in their ids' order. */
 void replay_fields(const struct replay *r, struct field_table *t);
 

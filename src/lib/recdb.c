@@ -57,7 +57,16 @@ static const char recdb_schema[] =
 	" tid INTEGER NOT NULL, count INTEGER, delta INTEGER NOT NULL,"
 	" rate REAL NOT NULL, tcount INTEGER NOT NULL, sum INTEGER NOT NULL,"
 	" min INTEGER NOT NULL, max INTEGER NOT NULL, buckets BLOB,"
-	" PRIMARY KEY(refresh, key)) WITHOUT ROWID;";
+	" PRIMARY KEY(refresh, key)) WITHOUT ROWID;"
+	"CREATE TABLE lat_read(refresh INTEGER PRIMARY KEY,"
+	" enabled INTEGER NOT NULL, exit_field INTEGER, vmm_field INTEGER,"
+	" exits_timed INTEGER NOT NULL, reentry TEXT, error TEXT);"
+	"CREATE TABLE lat_value(refresh INTEGER NOT NULL,"
+	" field INTEGER NOT NULL, pid INTEGER NOT NULL, vcpu INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, count INTEGER, sum INTEGER NOT NULL,"
+	" min INTEGER NOT NULL, max INTEGER NOT NULL,"
+	" bucket_size INTEGER NOT NULL, buckets BLOB,"
+	" PRIMARY KEY(refresh, field, pid, vcpu)) WITHOUT ROWID;";
 
 int recdb_fail(struct recdb *r, int rc, const char *what, struct errmsg *msg)
 {
