@@ -77,6 +77,16 @@ void rec_brk_restart(struct rec_brk *b)
 	b->hdr_known = false;
 }
 
+bool rec_brk_idle(const struct rec_brk *b, const struct snap_breakdown *brk)
+{
+	if (brk || !b->hdr_known || b->kinds)
+		return false;
+	for (size_t i = 0; i < b->nrows; i++)
+		if (b->rows[i].present)
+			return false;
+	return true;
+}
+
 static bool rb_same(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));

@@ -28,6 +28,8 @@ void rec_brk_restart(struct rec_brk *b);
  * changed only. 0, or -errno with a line. */
 int rec_brk_write(struct rec_brk *b, struct recdb *db, long long refresh,
 		  const struct snap_breakdown *brk, struct errmsg *msg);
+/* Whether writing brk (NULL: off) would write nothing: off, and said. */
+bool rec_brk_idle(const struct rec_brk *b, const struct snap_breakdown *brk);
 /* The SQL that carries the breakdowns' state before refresh keep (of the
  * session starting at refresh first) into keep, then drops the rows
  * before it; the caller frees it. */

@@ -66,6 +66,16 @@ void rec_lat_restart(struct rec_lat *l)
 	l->known = false;
 }
 
+bool rec_lat_idle(const struct rec_lat *l, const struct snap_latency *info)
+{
+	if (info || !l->known || l->on)
+		return false;
+	for (size_t i = 0; i < l->nh; i++)
+		if (l->h[i].present)
+			return false;
+	return true;
+}
+
 static bool rl_same(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));

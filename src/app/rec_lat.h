@@ -30,6 +30,8 @@ void rec_lat_restart(struct rec_lat *l);
 int rec_lat_write(struct rec_lat *l, struct recdb *db, long long refresh,
 		  const long long *field_id, const struct hist_set *hs,
 		  const struct snap_latency *info, struct errmsg *msg);
+/* Whether writing info (NULL: off) would write nothing: off, and said. */
+bool rec_lat_idle(const struct rec_lat *l, const struct snap_latency *info);
 /* The SQL that carries the state before refresh keep (of the session
  * starting at first) into keep and drops the rows before it; caller
  * frees. */

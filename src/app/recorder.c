@@ -627,7 +627,7 @@ int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
 {
 	int rc;
 
-	if (!r->refresh)
+	if (!r->refresh || rec_brk_idle(r->brk, brk))
 		return 0;
 	rc = recdb_exec(&r->db, "BEGIN", msg);
 	if (!rc)
@@ -645,7 +645,7 @@ int recorder_latency(struct recorder *r, const struct field_table *fields,
 {
 	int rc;
 
-	if (!r->refresh)
+	if (!r->refresh || rec_lat_idle(r->lat, info))
 		return 0;
 	rc = recdb_exec(&r->db, "BEGIN", msg);
 	if (!rc)
