@@ -16,11 +16,16 @@
 #include "rec_lat.h"
 #include "util.h"
 
-/* A histogram when last written. */
-struct rl_hist {
-	long long field; /* db id */
+/* A histogram's place: its field (db id) in a scope. */
+struct rl_key {
+	long long field;
 	pid_t pid;
 	int vcpu;
+};
+
+/* A histogram when last written. */
+struct rl_hist {
+	struct rl_key k; /* first: rl_slot's */
 	bool present;
 	unsigned long gen;
 	pid_t tid;
@@ -135,28 +140,34 @@ static int rl_header(struct rec_lat *l, struct recdb *db, long long refresh,
 	return rl_step(db, st, msg);
 }
 
-/* The histogram (field, pid, vcpu), made when new. */
-static struct rl_hist *rl_find(struct rec_lat *l, long long field, pid_t pid,
-			       int vcpu)
+/*
+ * The index of k among the *n entries of size bytes at *arr (each opening
+ * with its struct rl_key) that idx indexes; a zeroed entry with k added
+ * (the array grown) when none has it.
+ */
+static size_t rl_slot(void **arr, size_t *n, size_t *cap, size_t size,
+		      struct hashtab *idx, struct rl_key k)
 {
-	uint32_t hash = hashtab_hash3((uint32_t)field, (uint32_t)pid,
-				      (uint32_t)vcpu);
-	struct hashtab_iter it = hashtab_iter(&l->index, hash);
+	uint32_t hash = hashtab_hash3((uint32_t)k.field, (uint32_t)k.pid,
+				      (uint32_t)k.vcpu);
+	struct hashtab_iter it = hashtab_iter(idx, hash);
+	struct rl_key *e;
 	long i;
 
-	while ((i = hashtab_next(&l->index, &it)) >= 0)
-		if (l->h[i].field == field && l->h[i].pid == pid &&
-		    l->h[i].vcpu == vcpu)
-			return &l->h[i];
-	if (l->nh == l->caph) {
-		l->caph = l->caph ? 2 * l->caph : 64;
-		l->h = xrealloc(l->h, l->caph * sizeof(*l->h));
+	while ((i = hashtab_next(idx, &it)) >= 0) {
+		e = (struct rl_key *)((char *)*arr + (size_t)i * size);
+		if (e->field == k.field && e->pid == k.pid && e->vcpu == k.vcpu)
+			return (size_t)i;
 	}
-	hashtab_add(&l->index, hash, l->nh);
-	l->h[l->nh] = (struct rl_hist){ .field = field,
-					.pid = pid,
-					.vcpu = vcpu };
-	return &l->h[l->nh++];
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*arr = xrealloc(*arr, *cap * size);
+	}
+	e = (struct rl_key *)((char *)*arr + *n * size);
+	memset(e, 0, size);
+	*e = k;
+	hashtab_add(idx, hash, *n);
+	return (*n)++;
 }
 
 /* A lat_value of h at refresh: x's, or none (x NULL: gone). */
@@ -167,9 +178,9 @@ static int rl_value(struct rec_lat *l, struct recdb *db, long long refresh,
 	sqlite3_stmt *st = l->ins_value;
 
 	sqlite3_bind_int64(st, 1, refresh);
-	sqlite3_bind_int64(st, 2, h->field);
-	sqlite3_bind_int64(st, 3, h->pid);
-	sqlite3_bind_int(st, 4, h->vcpu);
+	sqlite3_bind_int64(st, 2, h->k.field);
+	sqlite3_bind_int64(st, 3, h->k.pid);
+	sqlite3_bind_int(st, 4, h->k.vcpu);
 	h->present = x;
 	if (x) {
 		sqlite3_bind_int64(st, 5, x->tid);
@@ -221,10 +232,16 @@ int rec_lat_write(struct rec_lat *l, struct recdb *db, long long refresh,
 	for (size_t i = 0; !rc && info && hs && i < hs->n; i++) {
 		const struct hist_reading *x = &hs->v[i];
 		struct rl_hist *h;
+		size_t slot;
 
 		if (x->field < 0)
 			continue;
-		h = rl_find(l, field_id[x->field], x->pid, x->vcpu);
+		/* the index first: rl_slot may move l->h */
+		slot = rl_slot((void **)&l->h, &l->nh, &l->caph, sizeof(*l->h),
+			       &l->index,
+			       (struct rl_key){ field_id[x->field], x->pid,
+						x->vcpu });
+		h = &l->h[slot];
 		h->gen = l->gen;
 		if (h->present && h->tid == x->tid && h->count == x->count &&
 		    h->sum == x->sum && h->min == x->min && h->max == x->max)
@@ -256,9 +273,7 @@ char *rec_lat_drop_sql(long long keep, long long first)
 
 /* The replay's side: a histogram's last value. */
 struct rpl_hist {
-	long long field;
-	pid_t pid;
-	int vcpu;
+	struct rl_key k; /* first: rl_slot's */
 	bool on;
 	pid_t tid;
 	uint64_t count, sum, min, max, bucket_size;
@@ -327,27 +342,14 @@ void rp_lat_close(struct rp_lat *l)
 /* The histogram of a row (field, pid, vcpu first), made when new. */
 static struct rpl_hist *rpl_find(struct rp_lat *l, sqlite3_stmt *st)
 {
-	long long field = sqlite3_column_int64(st, 0);
-	pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
-	int vcpu = sqlite3_column_int(st, 2);
-	uint32_t hash = hashtab_hash3((uint32_t)field, (uint32_t)pid,
-				      (uint32_t)vcpu);
-	struct hashtab_iter it = hashtab_iter(&l->index, hash);
-	long i;
+	struct rl_key k = { sqlite3_column_int64(st, 0),
+			    (pid_t)sqlite3_column_int64(st, 1),
+			    sqlite3_column_int(st, 2) };
 
-	while ((i = hashtab_next(&l->index, &it)) >= 0)
-		if (l->h[i].field == field && l->h[i].pid == pid &&
-		    l->h[i].vcpu == vcpu)
-			return &l->h[i];
-	if (l->nh == l->caph) {
-		l->caph = l->caph ? 2 * l->caph : 64;
-		l->h = xrealloc(l->h, l->caph * sizeof(*l->h));
-	}
-	hashtab_add(&l->index, hash, l->nh);
-	l->h[l->nh] = (struct rpl_hist){ .field = field,
-					 .pid = pid,
-					 .vcpu = vcpu };
-	return &l->h[l->nh++];
+	size_t slot = rl_slot((void **)&l->h, &l->nh, &l->caph, sizeof(*l->h),
+			      &l->index, k);
+
+	return &l->h[slot]; /* after: rl_slot may move l->h */
 }
 
 static int rpl_rows(struct rp_lat *l, sqlite3_stmt *st, struct errmsg *msg)
@@ -433,12 +435,12 @@ const struct snap_latency *rp_lat_read(struct rp_lat *l, const int *sid,
 		return NULL;
 	for (size_t i = 0; i < l->nh; i++) {
 		const struct rpl_hist *h = &l->h[i];
-		int f = rpl_sid(sid, n, h->field);
+		int f = rpl_sid(sid, n, h->k.field);
 		struct hist_reading *x;
 
 		if (!h->on || f < 0)
 			continue;
-		x = hist_set_add(hs, f, h->pid, h->vcpu, h->tid, h->nb);
+		x = hist_set_add(hs, f, h->k.pid, h->k.vcpu, h->tid, h->nb);
 		x->count = h->count;
 		x->sum = h->sum;
 		x->min = h->min;
