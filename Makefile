@@ -35,6 +35,9 @@ MHD_SONAME := $(or $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
 $(BUILD)/src/lib/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
 PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
+# recordings (--record, --replay)
+SQLITE_CFLAGS := $(shell $(PKG_CONFIG) --cflags sqlite3 2>/dev/null)
+SQLITE_LIBS := $(or $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null),-lsqlite3)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
@@ -59,6 +62,8 @@ LIBS := $(NCURSES_LIBS) $(JANSSON_LIBS) $(LIBBPF_LIBS) -pthread -ldl
 # -f regexes in Python's dialect (kvm_stat's)
 override CFLAGS += $(PCRE2_CFLAGS)
 LIBS += $(PCRE2_LIBS)
+override CFLAGS += $(SQLITE_CFLAGS)
+LIBS += $(SQLITE_LIBS)
 CRYPT_LIBS := $(shell $(PKG_CONFIG) --libs libxcrypt 2>/dev/null || echo -lcrypt)
 LIBS += $(CRYPT_LIBS)
 override LDFLAGS += $(SANITIZE)
@@ -80,12 +85,13 @@ DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 	libmicrohttpd-dev clang llvm libbpf-dev bpftool linux-libc-dev
 DEPS_PKGS += libpcre2-dev
 DEPS_PKGS += libcrypt-dev
+DEPS_PKGS += libsqlite3-dev
 # what the whole-program tests drive: the monitor under tmux, a real QEMU,
 # JSON checked with jq, the exporter scraped by curl and a real Prometheus,
 # the systemd units rated by systemd-analyze and their filters by strace,
-# a decimal-comma locale made by localedef
+# a decimal-comma locale made by localedef, recordings read by sqlite3
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
-	openssl locales
+	openssl locales sqlite3
 
 .PHONY: all run check check-layers unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check mounts

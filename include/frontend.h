@@ -37,6 +37,10 @@ enum ui_action {
 			  * until the next request (a prompt for a pid) */
 	UI_RENDER,	  /* render this front-end now, from the last
 			  * sample (an on_demand one); the pace goes on */
+	UI_REPLAY_PAUSE,  /* --replay: pause, or play on when paused */
+	UI_REPLAY_STEP,	  /* --replay: req.step refreshes on (or back),
+			  * paused */
+	UI_REPLAY_JUMP,	  /* --replay: to the time req.when, paused */
 };
 
 /* An action with its value, filled by frontend_ops.input. */
@@ -47,6 +51,8 @@ struct ui_request {
 	char guest[128]; /* UI_SET_PID by guest name: the name, or "" */
 	double delay;
 	bool on;
+	int step;	/* UI_REPLAY_STEP */
+	char when[64];	/* UI_REPLAY_JUMP: a time, as --from takes */
 	unsigned kinds; /* UI_SET_BREAKDOWN: 1 << kind for each */
 };
 
@@ -105,6 +111,9 @@ struct frontend_ops {
 	/* on_demand front-ends: a new sample was taken (what was rendered
 	 * before is stale); called instead of render every refresh. */
 	void (*sampled)(struct frontend *fe);
+	/* Optional: the run came to its end (not a failure); writes what
+	 * waited for it. 0, or as render. */
+	int (*finish)(struct frontend *fe);
 	void (*close)(struct frontend *fe);
 };
 
@@ -125,6 +134,7 @@ extern const struct frontend_ops log_frontend_ops;
 extern const struct frontend_ops json_frontend_ops;
 extern const struct frontend_ops tui_frontend_ops;
 extern const struct frontend_ops exporter_frontend_ops;
+extern const struct frontend_ops history_frontend_ops;
 
 /* NULL-terminated, in the order they open and render. */
 extern const struct frontend_ops *const frontend_registry[];

@@ -26,6 +26,9 @@
 struct vtscan;
 #include "vmdir.h"
 
+struct recorder;
+struct replay;
+
 #define LOOP_MAX_PROVIDERS 8
 #define LOOP_MAX_FRONTENDS 4
 #define LOOP_MAX_NOTES 16
@@ -99,6 +102,14 @@ struct loop {
 	struct latency *lat;   /* exit latency, when asked for */
 	bool lat_on;	       /* asked for (--latency, the monitor) */
 	struct errmsg lat_msg; /* why it could not start */
+	struct recorder *rec;  /* --record, until it stops; or NULL */
+	size_t rec_keys;       /* the stats' keys whose VMs it named */
+	bool vms_scanned;      /* vms is this refresh's already (the
+				* recorder looked them up) */
+	struct replay *replay; /* --replay: the recording, in place of the
+				* providers; or NULL */
+	bool replay_paused;    /* the monitor's Space */
+	char replay_at[128];   /* the header's line about the replay */
 	struct breakdown *brk; /* breakdowns, when asked for */
 	unsigned brk_kinds;    /* the kinds asked (--breakdown, 'k') */
 	struct errmsg brk_msg; /* why they could not start */

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -17,10 +18,12 @@
 struct errmsg;
 
 enum run_mode {
-	MODE_TUI,    /* default: interactive monitor */
-	MODE_BATCH,  /* -1: one sample, then exit */
-	MODE_LOG,    /* -l or -L: one line per interval */
-	MODE_EXPORT, /* --listen alone: serve metrics, print nothing */
+	MODE_TUI,     /* default: interactive monitor */
+	MODE_BATCH,   /* -1: one sample, then exit */
+	MODE_LOG,     /* -l or -L: one line per interval */
+	MODE_EXPORT,  /* --listen alone: serve metrics, print nothing */
+	MODE_HISTORY, /* --replay --export: the recording as metrics with
+		       * timestamps on stdout */
 };
 
 struct options {
@@ -58,11 +61,17 @@ struct options {
 	const char *log_file;	    /* -L */
 	double delay;		    /* -s, seconds */
 	bool delay_given;
-	bool skip_zero;	    /* -z */
-	bool no_bpf;	    /* --no-bpf */
-	bool latency;	    /* --latency: exit latency per reason */
-	unsigned breakdown; /* --breakdown: 1 << kind (brk_shared.h) */
-	bool vcpu_time;	    /* --vcpu-time: where each vCPU's time goes */
+	bool skip_zero;		/* -z */
+	bool no_bpf;		/* --no-bpf */
+	bool latency;		/* --latency: exit latency per reason */
+	const char *record;	/* --record FILE: every refresh into FILE */
+	uint64_t keep_ns;	/* --record-keep DURATION, or 0 */
+	uint64_t keep_bytes;	/* --record-keep SIZE, or 0 */
+	const char *replay;	/* --replay FILE: a recording, not the host */
+	const char *from, *to;	/* --from/--to TIME: the replay's window */
+	const char *export_fmt; /* --export FORMAT (openmetrics) */
+	unsigned breakdown;	/* --breakdown: 1 << kind (brk_shared.h) */
+	bool vcpu_time;		/* --vcpu-time: where each vCPU's time goes */
 	bool help, version;
 	char **argv_own; /* argv with kvm_stat's abbreviations spelled out */
 	char **spelled;	 /* the strings spelled out, owned */

@@ -133,6 +133,9 @@ struct snap_header {
 	bool children;	     /* child events shown where hidden by default */
 	const char *sources; /* the open sources ("tracepoint statsfd"), or
 			      * "no source: why" */
+	const char *replay;  /* --replay: the recording's time and place
+			      * ("replay 2026-11-27 03:00:00  5/120"), or
+			      * NULL */
 };
 
 /* The header facts of exit latency (--latency, the monitor's 'l'); its

@@ -85,13 +85,14 @@ static void take_snapshot(struct loop *l, const struct frontend *fe,
 		.delay = l->run.delay,
 		.children = l->children,
 		.sources = l->providers,
+		.replay = l->replay ? l->replay_at : NULL,
 	};
 }
 
 /* The directory of VMs for this refresh's snapshots: names and vCPU
  * threads where a view shows VMs, the VM watched, and every running VM
  * while the monitor asks for one. */
-static void loop_scan_vms(struct loop *l)
+void loop_scan_vms(struct loop *l)
 {
 	const struct options *o = l->opts;
 	/* /proc alone, as the snapshots always read it: KVM's debugfs tree
@@ -105,6 +106,10 @@ static void loop_scan_vms(struct loop *l)
 		.all = l->list_vms,
 	};
 
+	/* a replay's directory is the recording's; the recorder looked
+	 * this refresh's up already */
+	if (l->replay || l->vms_scanned)
+		return;
 	for (size_t i = 0; i < l->nfes; i++)
 		r.vms |= l->fe_open[i] && l->fes[i].view->vms;
 	r.vcpus = r.vms && loop_want_vcpus(l);
@@ -141,20 +146,26 @@ int loop_latency(struct loop *l, bool on)
 }
 
 /* Exit latency this render: its histograms into hs and its header facts
- * into info; NULL when off. */
+ * into info (and into the recording); NULL when off. */
 static const struct snap_latency *
 loop_lat_read(struct loop *l, struct hist_set *hs, struct snap_latency *info)
 {
-	if (!l->lat_on)
-		return NULL;
+	const struct snap_latency *lat = NULL;
+
+	/* a replay's is the one recorded, at the refresh it holds */
+	if (l->replay)
+		return replay_latency(l->replay, hs, info);
 	if (l->lat) {
 		latency_read(l->lat, &l->stats.fields, hs, info);
-		return info;
+		lat = info;
+	} else if (l->lat_on) {
+		*info = (struct snap_latency){ .exit_field = -1,
+					       .vmm_field = -1,
+					       .error = l->lat_msg.text };
+		lat = info;
 	}
-	*info = (struct snap_latency){ .exit_field = -1,
-				       .vmm_field = -1,
-				       .error = l->lat_msg.text };
-	return info;
+	loop_record_latency(l, hs, lat);
+	return lat;
 }
 
 /* Renders from the last sample one front-end (only), or those of a
@@ -184,6 +195,7 @@ static int loop_render_some(struct loop *l, bool at_once_only,
 	if (!any)
 		return 0;
 	loop_scan_vms(l);
+	l->vms_scanned = false;
 	hist_set_init(&hs);
 	lat = loop_lat_read(l, &hs, &info);
 	brk = loop_brk_read(l);
@@ -265,6 +277,15 @@ int loop_wait(struct loop *l, uint64_t deadline, enum loop_wake *wake,
 	pfd[0].fd = l->sigfd;
 	pfd[0].events = POLLIN;
 	signals_wait_mask(&wait_mask);
+	/* a replay without the monitor goes as fast as it is written, to
+	 * the end of the recording or a stop signal */
+	if (l->replay && l->need.pace != FRONTEND_INTERACTIVE) {
+		*wake = loop_replay_more(l) ? LOOP_TIMEOUT : LOOP_STOP;
+		if (poll(pfd, 1, 0) > 0 &&
+		    signals_next(l->sigfd) != SIGNALS_NONE)
+			*wake = LOOP_STOP;
+		return 0;
+	}
 	for (;;) {
 		uint64_t now = util_now_ns();
 		enum signals_event ev;
@@ -429,6 +450,22 @@ static bool nothing_matches(struct loop *l)
 	return empty;
 }
 
+/* The run came to its end: front-ends write what waited for it. */
+static int loop_finish(struct loop *l)
+{
+	for (size_t i = 0; i < l->nfes; i++) {
+		struct frontend *fe = &l->fes[i];
+		int rc;
+
+		if (!l->fe_open[i] || !fe->ops->finish)
+			continue;
+		rc = fe->ops->finish(fe);
+		if (rc)
+			return loop_fail(l, rc, fe->usage, "%s", fe->msg.text);
+	}
+	return 0;
+}
+
 /* One interval, then one render; as -1 always did, a write that fails
  * ends the run quietly. */
 static int run_once(struct loop *l)
@@ -473,8 +510,11 @@ static int run_every(struct loop *l)
 		if (rc)
 			return rc;
 		/* a stop request still renders the partial interval: no
-		 * count is lost between the last line and the end */
+		 * count is lost between the last line and the end (a
+		 * replay's last refresh is rendered already) */
 		more = wake != LOOP_STOP;
+		if (!more && l->replay)
+			break;
 		loop_sample_all(l);
 		rc = loop_render(l, false);
 		now = util_now_ns();
@@ -482,6 +522,8 @@ static int run_every(struct loop *l)
 		if (deadline <= now)
 			deadline = now + loop_delay_ns(l);
 	}
+	if (!rc)
+		rc = loop_finish(l);
 	return rc == -EPIPE ? 0 : rc;
 }
 
@@ -511,6 +553,9 @@ static int resolve_vm(struct loop *l)
 	 * show nothing: when only such providers are asked for, they judge */
 	bool checked = false, others = false;
 
+	/* a replay's VMs are the recording's */
+	if (o->replay)
+		return 0;
 	for (size_t i = 0; provider_registry[i]; i++) {
 		const struct provider_ops *ops = provider_registry[i];
 
@@ -622,7 +667,10 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 	 * monitor takes the terminal only once the providers are up */
 	rc = open_frontends(l, false);
 	if (!rc)
-		rc = loop_open_providers(l, false);
+		rc = loop_record_open(l);
+	if (!rc)
+		rc = opts->replay ? loop_replay_open(l) :
+				    loop_open_providers(l, false);
 	if (!rc && opts->latency) {
 		rc = loop_latency(l, true);
 		if (rc)
@@ -696,6 +744,8 @@ void loop_close(struct loop *l)
 	free(l->fields);
 	l->fields = NULL;
 	stats_free(&l->stats);
+	/* after the stats: its fields name the replay's strings */
+	loop_record_close(l);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
 	l->sigfd = -1;

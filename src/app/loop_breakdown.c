@@ -2,10 +2,11 @@
 /*
  * The loop's side of the breakdowns (--breakdown, the monitor's 'k'):
  * opening the collector for the kinds asked (timed when latency is on,
- * for the pid watched), reading it once per render for every front-end,
- * what a snapshot says when it could not start, and the names of MMIO
- * addresses, which the providers that reach a VM's monitor give (QMP:
- * its memory map), asked only while mmio is broken down.
+ * for the pid watched), reading it once per render for every front-end
+ * (and into the recording: what a replay shows), what a snapshot says
+ * when it could not start, and the names of MMIO addresses, which the
+ * providers that reach a VM's monitor give (QMP: its memory map), asked
+ * only while mmio is broken down.
  */
 #include "breakdown.h"
 #include "brk_shared.h"
@@ -13,6 +14,7 @@
 #include "loop_int.h"
 #include "mounts.h"
 #include "provider.h"
+#include "replay.h"
 
 /* Whether the providers are to learn the names of guest addresses. */
 static bool loop_brk_gpa(const struct loop *l)
@@ -72,11 +74,18 @@ int loop_breakdown(struct loop *l, unsigned kinds)
 
 const struct snap_breakdown *loop_brk_read(struct loop *l)
 {
-	if (!l->brk_kinds)
-		return NULL;
-	if (l->brk)
-		return breakdown_read(l->brk);
-	l->brk_off = (struct snap_breakdown){ .kinds = l->brk_kinds,
-					      .error = l->brk_msg.text };
-	return &l->brk_off;
+	const struct snap_breakdown *brk = NULL;
+
+	/* a replay's are the ones recorded, at the refresh it holds */
+	if (l->replay)
+		return replay_breakdown(l->replay);
+	if (l->brk) {
+		brk = breakdown_read(l->brk);
+	} else if (l->brk_kinds) {
+		l->brk_off = (struct snap_breakdown){ .kinds = l->brk_kinds,
+						      .error = l->brk_msg.text };
+		brk = &l->brk_off;
+	}
+	loop_record_breakdown(l, brk);
+	return brk;
 }

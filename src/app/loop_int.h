@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "replay.h"
 
 /* The monitor's next screen after a key changed something. */
 #define LOOP_SOON_NS 250000000ull
@@ -38,6 +39,35 @@ void loop_brk_providers(struct loop *l);
 uint64_t loop_delay_ns(const struct loop *l);
 /* The first sample, then --vcpu checked against what it found. */
 int loop_first_sample(struct loop *l);
+
+/* The directory of VMs for this refresh (names where asked for). */
+void loop_scan_vms(struct loop *l);
+
+/* loop_record.c: the flight recorder and the replay */
+/* Opens --record's file (a usage error when refused). */
+int loop_record_open(struct loop *l);
+/* Records the refresh just sampled; a failure stops the recording with
+ * one line, the run goes on. */
+void loop_record(struct loop *l);
+/* Records the breakdowns a render read (NULL: off) with that refresh. */
+void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk);
+/* Records exit latency a render read (lat NULL: off) with that refresh. */
+void loop_record_latency(struct loop *l, const struct hist_set *hs,
+			 const struct snap_latency *lat);
+/* Opens --replay's file in place of the providers. */
+int loop_replay_open(struct loop *l);
+/* Makes the stats hold refresh i of the replay (clamped to the window),
+ * reached as how says (replay.h). */
+int loop_replay_to(struct loop *l, long i, enum replay_how how);
+/* The next refresh the pace asks for: the following one, or with -1 the
+ * last of the window. */
+void loop_replay_sample(struct loop *l);
+/* Whether refreshes are left after the one the stats hold. */
+bool loop_replay_more(const struct loop *l);
+/* A request of the monitor's time keys; true when it was one. */
+bool loop_replay_request(struct loop *l, const struct ui_request *req);
+/* Closes the recorder and the replay. */
+void loop_record_close(struct loop *l);
 
 /* loop_notes.c: lines about the sources */
 /* Says the notes not said yet (with failures, or only the others). */

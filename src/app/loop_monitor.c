@@ -14,6 +14,8 @@
 #include "latency.h"
 #include "loop.h"
 #include "loop_int.h"
+#include "recorder.h"
+#include "replay.h"
 #include "util.h"
 #include "vm.h"
 
@@ -23,9 +25,15 @@ static int reopen_providers(struct loop *l)
 {
 	int rc;
 
+	/* a replay starts the stats afresh at the refresh shown */
+	if (l->replay)
+		return loop_replay_to(l, (long)replay_pos(l->replay),
+				      REPLAY_AS_LIVE);
 	loop_close_providers_fast(l);
 	stats_free(&l->stats);
 	stats_init(&l->stats, l->run.include_past);
+	recorder_restart(l->rec);
+	l->rec_keys = 0;
 	l->reopening = true;
 	rc = loop_open_providers(l, false);
 	l->reopening = false;
@@ -53,6 +61,8 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 	struct errmsg err;
 
 	*quit = false;
+	if (l->replay && loop_replay_request(l, req))
+		return 0;
 	/* every running VM is listed while a prompt asks for one */
 	l->list_vms = req->action == UI_LIST_VMS;
 	switch (req->action) {
@@ -67,13 +77,16 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 			breakdown_reset(l->brk);
 		break;
 	case UI_SET_LATENCY:
-		loop_latency(l, req->on);
+		if (!l->replay) /* a replay shows what was recorded */
+			loop_latency(l, req->on);
 		break;
 	case UI_SET_BREAKDOWN:
-		if (req->kinds != l->brk_kinds)
+		if (req->kinds != l->brk_kinds && !l->replay)
 			loop_breakdown(l, req->kinds);
 		break;
 	case UI_SET_VCPUTIME:
+		if (l->replay)
+			break;
 		loop_vcputime_on(l, req->on || l->opts->vcpu_time);
 		/* the halt statistics of each vCPU, from now on */
 		if (!req->on || l->want_vms)
@@ -126,6 +139,9 @@ static int handle_request(struct loop *l, const struct ui_request *req,
 		return reopen_providers(l);
 	case UI_LIST_VMS:
 	case UI_RENDER:
+	case UI_REPLAY_PAUSE:
+	case UI_REPLAY_STEP:
+	case UI_REPLAY_JUMP:
 	case UI_REFRESH:
 	case UI_NONE:
 		break;
@@ -145,7 +161,7 @@ static bool follow_guest(struct loop *l)
 	bool moved = false;
 	int n;
 
-	if (!run->pid || !run->guest ||
+	if (l->replay || !run->pid || !run->guest ||
 	    vm_pid_is_vm(l->opts->proc_root, run->pid))
 		return false;
 	n = vm_find_by_name(l->opts->proc_root, run->guest, &pids);

@@ -214,6 +214,10 @@ void loop_close_providers_fast(struct loop *l)
  * it served for the ones after it, then the stats layer folds it all in. */
 void loop_sample_all(struct loop *l)
 {
+	if (l->replay) {
+		loop_replay_sample(l);
+		return;
+	}
 	for (size_t i = 0; i < l->nprovs; i++) {
 		struct provider *p = &l->provs[i];
 
@@ -236,6 +240,7 @@ void loop_sample_all(struct loop *l)
 	}
 	l->stats.set.src = NULL;
 	stats_update(&l->stats, util_now_ns());
+	loop_record(l);
 	loop_report_notices(l);
 	if (!l->need.owns_terminal)
 		loop_say_notes(l, true);

@@ -26,6 +26,12 @@ enum long_only {
 	OPT_UNITS,
 	OPT_WEB_CONFIG,
 	OPT_LATENCY,
+	OPT_RECORD,
+	OPT_RECORD_KEEP,
+	OPT_REPLAY,
+	OPT_FROM,
+	OPT_TO,
+	OPT_EXPORT,
 	OPT_BREAKDOWN,
 	OPT_VCPU_TIME,
 };
@@ -56,6 +62,12 @@ static const struct option long_options[] = {
 	{ "units", no_argument, NULL, OPT_UNITS },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "latency", no_argument, NULL, OPT_LATENCY },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "record-keep", required_argument, NULL, OPT_RECORD_KEEP },
+	{ "replay", required_argument, NULL, OPT_REPLAY },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "breakdown", required_argument, NULL, OPT_BREAKDOWN },
 	{ "vcpu-time", no_argument, NULL, OPT_VCPU_TIME },
 	{ NULL, 0, NULL, 0 },
@@ -125,6 +137,27 @@ void options_usage(FILE *out)
 	      "                             Prometheus exporters: tls_server_config\n"
 	      "                             (cert_file, key_file), basic_auth_users (user:\n"
 	      "                             bcrypt hash)\n"
+	      "\n"
+	      "Recording (a flight recorder; see README, Recordings):\n"
+	      "      --record FILE          also keep every refresh in FILE, an SQLite\n"
+	      "                             database (WAL, one transaction per refresh,\n"
+	      "                             only the values that changed; --breakdown and\n"
+	      "                             --latency too, not --vcpu-time), beside any mode;\n"
+	      "                             an existing recording is continued\n"
+	      "      --record-keep LIMIT    with --record: drop the oldest refreshes beyond\n"
+	      "                             a duration (30s, 90m, 12h, 7d) or a size (500M,\n"
+	      "                             2G)\n"
+	      "      --replay FILE          show the recording FILE instead of the host, in\n"
+	      "                             any mode (-1, -l, -c, --json, the monitor with\n"
+	      "                             Space pause, [ ] step, j jump to a time), as\n"
+	      "                             the live run showed it\n"
+	      "      --from TIME, --to TIME with --replay: only the refreshes in this window\n"
+	      "                             (YYYY-MM-DD HH:MM[:SS], HH:MM[:SS] on the day\n"
+	      "                             the recording starts, or @UNIX-SECONDS); -1\n"
+	      "                             shows the deltas from the first to the last\n"
+	      "      --export openmetrics   with --replay: every refresh as OpenMetrics text\n"
+	      "                             with timestamps on stdout, for promtool tsdb\n"
+	      "                             create-blocks-from openmetrics\n"
 	      "\n"
 	      "Selection:\n"
 	      "  -f, --fields REGEX         fields to show: a regex as Python's (PCRE2:\n"
@@ -352,6 +385,63 @@ static char **options_spell_out(int argc, char **argv, struct options *o)
 	return out;
 }
 
+/* --record, --replay and what goes with them. */
+static int options_check_recording(const struct options *o, bool once, bool log,
+				   struct errmsg *msg)
+{
+	if (o->record && !*o->record)
+		return errmsg_set(msg, -EINVAL, "--record needs a file name");
+	if ((o->keep_ns || o->keep_bytes) && !o->record)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--record-keep bounds a recording: add --record FILE");
+	if ((o->from || o->to || o->export_fmt) && !o->replay)
+		return errmsg_set(msg, -EINVAL,
+				  "%s reads a recording: add --replay FILE",
+				  o->from ? "--from" :
+				  o->to	  ? "--to" :
+					    "--export");
+	if (!o->replay)
+		return 0;
+	if (o->record)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--record and --replay cannot be combined: copy the file instead");
+	if (o->use_debugfs || o->use_tracepoints || o->use_statsfd || o->nqmp ||
+	    o->latency || o->breakdown || o->vcpu_time || o->listen ||
+	    o->fields_help || o->include_past)
+		return errmsg_set(
+			msg, -EINVAL,
+			"--replay shows a recording, not the host: drop %s",
+			o->use_debugfs ?
+				"-d" :
+			o->use_tracepoints ?
+				"-t" :
+			o->use_statsfd ?
+				"-S" :
+			o->nqmp ?
+				"--qmp" :
+			o->latency ?
+				"--latency (it shows as recorded)" :
+			o->breakdown ?
+				"--breakdown (its tables show as recorded)" :
+			o->vcpu_time ?
+				"--vcpu-time (not recorded)" :
+			o->listen ?
+				"--listen (--export openmetrics writes the metrics)" :
+			o->include_past ? "-i" :
+					  "-f help");
+	if (o->export_fmt && strcmp(o->export_fmt, "openmetrics"))
+		return errmsg_set(msg, -EINVAL,
+				  "--export knows openmetrics, not \"%s\"",
+				  o->export_fmt);
+	if (o->export_fmt && (once || log))
+		return errmsg_set(msg, -EINVAL,
+				  "--export openmetrics writes every refresh: drop %s",
+				  once ? "-1" : "-l/-L");
+	return 0;
+}
+
 /* Strict seconds value for -s: a plain decimal number within the range. */
 static int options_parse_delay(const char *s, double *out)
 {
@@ -366,6 +456,41 @@ static int options_parse_delay(const char *s, double *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+/* --record-keep: a duration (s, m, h, d) or a size (K, M, G, T; bytes
+ * without a suffix is refused as too easy to mistype). */
+static int options_parse_keep(const char *s, struct options *o)
+{
+	static const struct {
+		char suffix;
+		uint64_t ns, bytes;
+	} units[] = {
+		{ 's', 1000000000ull, 0 },    { 'm', 60000000000ull, 0 },
+		{ 'h', 3600000000000ull, 0 }, { 'd', 86400000000000ull, 0 },
+		{ 'K', 0, 1ull << 10 },	      { 'M', 0, 1ull << 20 },
+		{ 'G', 0, 1ull << 30 },	      { 'T', 0, 1ull << 40 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v > 0) || !end[0] ||
+	    (end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB")))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (units[i].suffix != end[0])
+			continue;
+		if (units[i].ns && end[1])
+			return -EINVAL;
+		if (v * (units[i].ns + units[i].bytes) > 1.8e19)
+			return -ERANGE;
+		o->keep_ns = (uint64_t)(v * units[i].ns);
+		o->keep_bytes = (uint64_t)(v * units[i].bytes);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 static const char *options_env_or(const char *name, const char *fallback)
@@ -486,6 +611,27 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 		case OPT_LATENCY:
 			o->latency = true;
 			break;
+		case OPT_RECORD:
+			o->record = optarg;
+			break;
+		case OPT_RECORD_KEEP:
+			if (options_parse_keep(optarg, o))
+				return errmsg_set(msg, -EINVAL,
+						  "--record-keep needs a duration (30s, 90m, 12h, 7d) or a size (500M, 2G), not \"%s\"",
+						  optarg);
+			break;
+		case OPT_REPLAY:
+			o->replay = optarg;
+			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_TO:
+			o->to = optarg;
+			break;
+		case OPT_EXPORT:
+			o->export_fmt = optarg;
+			break;
 		case OPT_BREAKDOWN:
 			rc = breakdown_parse(optarg, &o->breakdown, msg);
 			if (rc)
@@ -568,11 +714,14 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	if (o->log_file && !*o->log_file)
 		return errmsg_set(msg, -EINVAL,
 				  "-L/--log-to-file needs a file name");
+	if (options_check_recording(o, once, log, msg))
+		return -EINVAL;
 	/* -l with -1 logs, as in kvm_stat */
-	o->mode = log	    ? MODE_LOG :
-		  once	    ? MODE_BATCH :
-		  o->listen ? MODE_EXPORT :
-			      MODE_TUI;
+	o->mode = o->export_fmt ? MODE_HISTORY :
+		  log		? MODE_LOG :
+		  once		? MODE_BATCH :
+		  o->listen	? MODE_EXPORT :
+				  MODE_TUI;
 	if (o->units && (o->mode != MODE_BATCH || o->json))
 		return errmsg_set(
 			msg, -EINVAL,
@@ -582,7 +731,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	/* kvm_stat's habits where scripts parse the output */
 	o->scripted = (o->mode == MODE_BATCH || o->mode == MODE_LOG) &&
 		      !o->json && !o->listen;
-	if ((o->scripted || o->fields_help) && !o->use_debugfs &&
+	if ((o->scripted || o->fields_help) && !o->replay && !o->use_debugfs &&
 	    !o->use_tracepoints && !o->use_statsfd && !o->nqmp) {
 		o->use_tracepoints = true;
 		o->tracepoints_implied = true;

@@ -13,8 +13,13 @@
 /* The exporter comes last: a bad -L file is a usage error before it binds
  * its port, and it is the first to stop. */
 const struct frontend_ops *const frontend_registry[] = {
-	&batch_frontend_ops, &log_frontend_ops,	     &json_frontend_ops,
-	&tui_frontend_ops,   &exporter_frontend_ops, NULL,
+	&batch_frontend_ops,
+	&log_frontend_ops,
+	&json_frontend_ops,
+	&tui_frontend_ops,
+	&exporter_frontend_ops,
+	&history_frontend_ops,
+	NULL,
 };
 
 size_t frontend_select(const struct options *opts, struct frontend *out,

@@ -22,10 +22,35 @@ BENCH=${1:-build/tests/bench}
 TMP=$(mktemp -d /tmp/kvmstat-bench.XXXXXX)
 PIDS=()
 # BENCH_ONLY: a comma-separated list of the sections to run (refresh,
-# debugfs, discovery, scale, rate, programs, cpu, vcputime); all when empty.
+# debugfs, discovery, scale, rate, programs, cpu, vcputime, record); all
+# when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# main_cpu SECONDS LOG CMD...: runs CMD (a kvmstat -l ...) into LOG; from
+# its 5th line on, the CPU of its main thread per line printed over
+# SECONDS (its schedstat), in us ("nan" when it printed none), and the fds
+# it held then: "US FDS"; then ends it
+main_cpu() {
+	local s=$1 out=$2 k a b l1 l2 fds
+	shift 2
+	"$@" >"$out" 2>"$out.err" &
+	k=$!
+	for _ in $(seq 1 600); do
+		[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
+		kill -0 "$k" 2>/dev/null || break
+		sleep 0.05
+	done
+	a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+	l1=$(grep -c '^[0-9]' "$out")
+	sleep "$s"
+	b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
+	l2=$(grep -c '^[0-9]' "$out")
+	fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
+	kill -TERM "$k"; wait "$k" 2>/dev/null
+	awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
+		if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+}
 spread() {	# quartiles and range of a list, as percentages
 	sort -g | awk '{ v[NR] = 100 * $1 } END { if (NR) printf "IQR %.1f-%.1f%%, range %.1f-%.1f%%",
 		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
@@ -171,22 +196,10 @@ if want scale; then
 		# refresh_cpu BIN [ARGS...]: "US_PER_REFRESH" of BIN -l -S -s 0.1
 		# ARGS's main thread
 		refresh_cpu() {
-			local out="$TMP/scale.log" k a b l1 l2 bin=$1
+			local bin=$1
 			shift
-			"$bin" -l -S -s 0.1 "$@" >"$out" 2>"$TMP/scale.err" &
-			k=$!
-			for _ in $(seq 1 300); do
-				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
-				sleep 0.05
-			done
-			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l1=$(grep -c '^[0-9]' "$out")
-			sleep "${BENCH_SCALE_SECONDS:-3}"
-			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l2=$(grep -c '^[0-9]' "$out")
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
-				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
+			main_cpu "${BENCH_SCALE_SECONDS:-3}" "$TMP/scale.log" \
+				"$bin" -l -S -s 0.1 "$@" | awk '{ print $1 }'
 		}
 		# exporter_cpu BIN: "US_PER_REFRESH SERIES BYTES HWM_MB" of BIN
 		# --listen -S -s 1 scraped every second (CPU of every thread)
@@ -663,23 +676,9 @@ if want vcputime; then
 		echo stop >&"$vtfd" # VM 0's stats stop moving too
 		# vt_cpu ARGS...: "US_PER_REFRESH FDS" of kvmstat -l -S -s 0.1 ARGS
 		vt_cpu() {
-			local out="$TMP/vt.log" k a b l1 l2 fds
-			KVMSTAT_PROC_ROOT=$VROOT KVMSTAT_DEBUGFS_ROOT=$TMP/vtdbg \
-				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@" >"$out" 2>"$TMP/vt.kerr" &
-			k=$!
-			for _ in $(seq 1 300); do
-				[ "$(grep -c '^[0-9]' "$out")" -ge 5 ] && break
-				sleep 0.05
-			done
-			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l1=$(grep -c '^[0-9]' "$out")
-			sleep 3
-			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null)
-			l2=$(grep -c '^[0-9]' "$out")
-			fds=$(find "/proc/$k/fd" -mindepth 1 2>/dev/null | wc -l)
-			kill -TERM "$k"; wait "$k" 2>/dev/null
-			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
-				if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
+			main_cpu 3 "$TMP/vt.log" env KVMSTAT_PROC_ROOT="$VROOT" \
+				KVMSTAT_DEBUGFS_ROOT="$TMP/vtdbg" \
+				./kvmstat -l -S -s 0.1 -f '^halt_exits$' "$@"
 		}
 		: >"$TMP/vt.off"; : >"$TMP/vt.on"
 		for _ in $(seq "${BENCH_VT_ROUNDS:-3}"); do
@@ -696,5 +695,98 @@ if want vcputime; then
 		echo quit >&"$vtfd"
 		exec {vtfd}>&-
 		wait "$vtf"
+	fi
+fi
+
+if want record; then
+	# Issue 25: the flight recorder beside kvmstat -l -S -s 0.1 with
+	# BENCH_RECORD_VMS (300) VMs x 4 vCPUs, all idle but one busy (fake VMs,
+	# fakevms.c, where /dev/kvm is missing; test guests where it works):
+	# the bytes each refresh adds to the file (the file's growth between
+	# two runs of different lengths, over the refreshes between them; the
+	# first refresh, which holds every value, apart) and the main thread's
+	# CPU per refresh with and without --record, alternated A B A B,
+	# median of BENCH_RECORD_ROUNDS (3). Targets: <= 20 KB per refresh,
+	# <= 10 % more CPU.
+	nvm=${BENCH_RECORD_VMS:-300}
+	echo "== record: $nvm VMs x 4 vCPUs, all idle but one busy; kvmstat -l -S -s 0.1 with and without --record"
+	if [ "$(id -u)" != 0 ]; then
+		echo "skipped: needs root (pidfd_getfd)"
+	else
+		RROOT=
+		if [ -c /dev/kvm ] && [ -z "${BENCH_SCALE_FAKE:-}" ]; then
+			echo "VMs: test guests (tests/guest/kvmguest -s)"
+			tests/guest/kvmguest -m $((nvm - 1)) -v 4 -s -w -t 3600 >"$TMP/ridle.out" 2>&1 &
+			PIDS+=($!)
+			tests/guest/kvmguest -m 1 -v 4 -s -n 0 -k hlt -t 3600 >"$TMP/rbusy.out" 2>&1 &
+			PIDS+=($!)
+			for _ in $(seq 1 600); do
+				grep -q ready "$TMP/ridle.out" && grep -q ready "$TMP/rbusy.out" && break
+				sleep 0.05
+			done
+		else
+			echo "VMs: FAKE (no /dev/kvm: tests/fakes/fakevms.c; the busy VM's vCPU 0 adds to halt_exits alone)"
+			cc -O2 -o "$TMP/rfakevms" tests/fakes/fakevms.c || exit 1
+			RROOT="$TMP/rproc"
+			mkdir -p "$RROOT" "$TMP/rdbg"
+			ln -s /proc/self "$RROOT/self"
+			mkfifo "$TMP/rfv.in"
+			"$TMP/rfakevms" "$RROOT" "$nvm" 4 "$TMP/rdbg" <"$TMP/rfv.in" >"$TMP/rfv.out" 2>"$TMP/rfv.err" &
+			rfv=$!
+			PIDS+=("$rfv")
+			exec {rfvfd}>"$TMP/rfv.in"
+			for _ in $(seq 1 600); do
+				grep -q '^ready$' "$TMP/rfv.out" && break
+				kill -0 "$rfv" 2>/dev/null || break
+				sleep 0.05
+			done
+			grep -q '^ready$' "$TMP/rfv.out" || { echo "fake VMs failed: $(cat "$TMP/rfv.err")"; exit 1; }
+			export KVMSTAT_PROC_ROOT=$RROOT KVMSTAT_DEBUGFS_ROOT=$TMP/rdbg
+		fi
+		# rec_run SECONDS ARGS...: kvmstat -l -S -s 0.1 ARGS for SECONDS
+		# after its 5th line; prints "US_PER_REFRESH"
+		rec_run() {
+			local s=$1
+			shift
+			main_cpu "$s" "$TMP/rec.log" ./kvmstat -l -S -s 0.1 "$@" |
+				awk '{ print $1 }'
+		}
+		# rec_size DB: the bytes its pages use (dbstat: page bytes less
+		# those unused), its refreshes and its value rows
+		rec_size() {
+			sqlite3 "$1" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
+			sqlite3 -separator ' ' "$1" 'SELECT (SELECT sum(pgsize - unused) FROM dbstat),
+				(SELECT count(*) FROM refresh), (SELECT count(*) FROM value)'
+		}
+		rm -f "$TMP"/r1.db* "$TMP"/r2.db*
+		rec_run 2 --record "$TMP/r1.db" >/dev/null
+		rec_run 8 --record "$TMP/r2.db" >/dev/null
+		read -r s1 n1 v1 < <(rec_size "$TMP/r1.db")
+		read -r s2 n2 v2 < <(rec_size "$TMP/r2.db")
+		per=$(awk -v a="$s1" -v b="$s2" -v m="$n1" -v n="$n2" 'BEGIN {
+			if (n > m) printf "%.0f", (b - a) / (n - m); else print "nan" }')
+		first=$(awk -v a="$s1" -v p="$per" -v m="$n1" 'BEGIN { printf "%.0f", a - (m - 1) * p }')
+		echo "bytes per refresh: $per (pages in use: $s1 B after $n1 refreshes, $s2 B after $n2); the first refresh (every value: $((v1 - (v2 - v1) * (n1 - 1) / (n2 - n1))) rows) about $first B"
+		echo "bytes per changed value: $(awk -v a="$s1" -v b="$s2" -v m="$v1" -v n="$v2" 'BEGIN {
+			if (n > m) printf "%.1f", (b - a) / (n - m); else print "nan" }')"
+		echo "rows per refresh after the first: $(sqlite3 "$TMP/r2.db" 'SELECT round(avg(n), 1) FROM (SELECT count(*) AS n FROM value WHERE refresh > (SELECT min(id) FROM refresh) GROUP BY refresh)')"
+		: >"$TMP/rec.a"; : >"$TMP/rec.b"
+		for _ in $(seq "${BENCH_RECORD_ROUNDS:-3}"); do
+			rec_run 3 >>"$TMP/rec.a"
+			rm -f "$TMP"/r3.db*
+			rec_run 3 --record "$TMP/r3.db" >>"$TMP/rec.b"
+		done
+		a=$(median <"$TMP/rec.a")
+		b=$(median <"$TMP/rec.b")
+		echo "main-thread CPU per refresh: $a us without, $b us with --record ($(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.1f%%", 100 * (b - a) / a }')); runs: without $(tr '\n' ' ' <"$TMP/rec.a"), with $(tr '\n' ' ' <"$TMP/rec.b")"
+		if [ -n "$RROOT" ]; then
+			echo quit >&"$rfvfd"
+			exec {rfvfd}>&-
+			wait "$rfv"
+			unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+		else
+			for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+			PIDS=()
+		fi
 	fi
 fi

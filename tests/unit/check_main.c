@@ -65,6 +65,7 @@ int main(void)
 	srunner_add_suite(sr, webauth_suite());
 	srunner_add_suite(sr, connwatch_suite());
 	srunner_add_suite(sr, latency_suite());
+	srunner_add_suite(sr, recording_suite());
 	srunner_add_suite(sr, vcputime_suite());
 	srunner_add_suite(sr, mtree_suite());
 	srunner_set_fork_status(sr, CK_FORK);

@@ -39,6 +39,7 @@ Suite *webconfig_suite(void);
 Suite *webauth_suite(void);
 Suite *connwatch_suite(void);
 Suite *latency_suite(void);
+Suite *recording_suite(void);
 Suite *vcputime_suite(void);
 Suite *mtree_suite(void);
 

@@ -198,6 +198,7 @@ static void tui_close(struct frontend *fe)
 	free(tp->pid_name);
 	free(tp->filter);
 	free(tp->providers);
+	free(tp->replay);
 	tui_free_picks(tp);
 	tui_free_notes(tp);
 	free(tp);

@@ -170,7 +170,8 @@ void tui_draw(struct tui_priv *tp)
 						       0);
 		attroff(A_BLINK | A_STANDOUT);
 	}
-	snprintf(hdr, sizeof(hdr), "   [%s]  delay %.1fs%s%s%s",
+	snprintf(hdr, sizeof(hdr), "   %s%s[%s]  delay %.1fs%s%s%s",
+		 tp->replay ? tp->replay : "", tp->replay ? "  " : "",
 		 tp->providers ? tp->providers : "", tp->delay,
 		 tp->filter ? "  filter " : "", tp->filter ? tp->filter : "",
 		 tp->children ? "  +children" : "");
@@ -292,6 +293,7 @@ static void tui_draw_footer(struct tui_priv *tp, int rows, int cols)
 			[PROMPT_GUEST] = "Show guest name or pid (empty = all)",
 			[PROMPT_DELAY] =
 				"Update interval in seconds (0.1-25.5, empty = 3.0)",
+			[PROMPT_TIME] = "Jump to the time",
 		};
 
 		snprintf(hdr, sizeof(hdr), "%s%s%s [now: %s]: %s",

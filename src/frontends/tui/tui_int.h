@@ -34,6 +34,7 @@ enum tui_prompt {
 	PROMPT_PID,    /* 'p' */
 	PROMPT_GUEST,  /* 'g' */
 	PROMPT_DELAY,  /* 's' */
+	PROMPT_TIME,   /* 't': a time of the replay */
 };
 
 /* One display row: its cells as text, and the numbers it sorts by. */
@@ -93,6 +94,7 @@ struct tui_priv {
 	double delay;
 	char *filter;
 	char *providers;
+	char *replay; /* --replay: the recording's time and place, or NULL */
 	/* the sources' notes ("tracepoint: why"), shown under the header
 	 * until 'n' dismisses them or the set changes */
 	char **notes;

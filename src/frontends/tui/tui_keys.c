@@ -102,6 +102,9 @@ static enum ui_action tui_accept(struct tui_priv *tp, struct ui_request *req)
 			return UI_NONE;
 		}
 		return UI_SET_DELAY;
+	case PROMPT_TIME:
+		snprintf(req->when, sizeof(req->when), "%s", tp->input);
+		return tp->input[0] ? UI_REPLAY_JUMP : UI_NONE;
 	case PROMPT_NONE:
 		break;
 	}
@@ -167,6 +170,8 @@ static void tui_open_prompt(struct tui_priv *tp, enum tui_prompt p)
 			 tp->filter ? tp->filter : "default");
 	else if (p == PROMPT_DELAY)
 		snprintf(tp->hint, sizeof(tp->hint), "%.1f", tp->delay);
+	else if (p == PROMPT_TIME)
+		snprintf(tp->hint, sizeof(tp->hint), "%s", tp->replay);
 	else if (tp->pid && tp->guest)
 		snprintf(tp->hint, sizeof(tp->hint), "%s", tp->guest);
 	else if (tp->pid)
@@ -461,6 +466,26 @@ static enum ui_action tui_key_dismiss(struct frontend *fe,
 	return UI_NONE;
 }
 
+/* --replay's time keys: Space pauses or plays on, [ and ] step back and
+ * on, j asks for a time to jump to; without a replay, a refresh. */
+static enum ui_action tui_key_time(struct frontend *fe, const struct tui_key *k,
+				   int ch)
+{
+	struct tui_priv *tp = fe->priv;
+
+	(void)k;
+	if (!tp->replay)
+		return UI_REFRESH;
+	if (ch == 'j') {
+		tui_open_prompt(tp, PROMPT_TIME);
+		return UI_NONE;
+	}
+	if (ch == ' ')
+		return UI_REPLAY_PAUSE;
+	fe->req.step = ch == '[' ? -1 : ch == ']' ? 1 : ch == '{' ? -10 : 10;
+	return UI_REPLAY_STEP;
+}
+
 static const struct tui_key tui_keys[] = {
 	{ { 'b' },
 	  "b",
@@ -490,7 +515,7 @@ static const struct tui_key tui_keys[] = {
 	  0 },
 	{ { 'l' },
 	  "l",
-	  "exit latency per reason, kernel and VMM (min/avg/max, p50-p99); BPF",
+	  "exit latency per reason, in the kernel and VMM; BPF, on while shown",
 	  tui_key_latency,
 	  0 },
 	{ { 'n' },
@@ -537,9 +562,13 @@ static const struct tui_key tui_keys[] = {
 	  0 },
 	{ { '\n', '\r', KEY_ENTER, 'v' },
 	  "Enter or v",
-	  "on a VM in the per-guest view: its vCPUs;\n"
-	  "on a histogram: its buckets; on kvm_pio...: its exits by key",
+	  "on a VM: vCPUs; histogram: buckets; kvm_pio...: exits by key",
 	  tui_key_enter,
+	  0 },
+	{ { ' ', '[', ']', '{', '}', 'j' },
+	  "Space [ ] { } j",
+	  "replay: pause/play; step back/on by 1 or 10; jump to a time",
+	  tui_key_time,
 	  0 },
 	{ { KEY_ESC },
 	  "Escape",

@@ -471,6 +471,8 @@ void tui_set_header(struct tui_priv *tp, const struct snapshot *snap)
 	tp->filter = h->filter ? xstrdup(h->filter) : NULL;
 	free(tp->providers);
 	tp->providers = h->sources ? xstrdup(h->sources) : NULL;
+	free(tp->replay);
+	tp->replay = h->replay ? xstrdup(h->replay) : NULL;
 	vm = tp->pid ? vmdir_find(snap->vms, tp->pid) : NULL;
 	free(tp->pid_name);
 	tp->pid_name = vm && vm->name ? xstrdup(vm->name) : NULL;
