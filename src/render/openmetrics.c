@@ -855,7 +855,8 @@ static void openmetrics_le(const struct field_info *f, uint64_t hi, char *buf,
 
 /*
  * The buckets of field's histogram that a VM's or vCPU's series writes:
- * those that have counted in the whole selection (from then on), the same
+ * those that have counted in the whole selection (from then on) and the
+ * one below each (its lower edge, for histogram_quantile()), the same
  * for every VM, so that sum by (le) over VMs adds up; NULL (every one)
  * when the whole selection has no such histogram. *n: how many indices
  * the array covers.
@@ -882,6 +883,10 @@ static const bool *openmetrics_used(struct om_ctx *c, int field, size_t *n)
 			nm->nused = k + 1;
 		}
 		nm->used[k] = true;
+		/* and the bucket below, whose le is this one's lower edge:
+		 * without it histogram_quantile() would take 0 for it */
+		if (k)
+			nm->used[k - 1] = true;
 	}
 	*n = nm->nused;
 	return nm->used ? nm->used : none;

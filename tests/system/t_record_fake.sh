@@ -99,10 +99,12 @@ GROUP BY minute ORDER BY minute" | awk -F'|' '{ s += $2 * 60 } END { print s }')
 [ "$per_min" = 78 ] || fail "per minute: the minutes add up to $per_min, want 78"
 echo "ok: sqlite3: integrity ok, WAL, busiest VMs alpha 78 beta 15, per-minute rates add up"
 
-# -1 over a window: from the 4th refresh to the 3rd before the end
-mapfile -t t < <(sqlite3 "$DB" 'SELECT printf("@%.6f", time) FROM refresh ORDER BY id')
+# -1 over a window: from the 4th refresh to the 3rd before the end (their
+# times to the microsecond, rounded outwards: the edges' refreshes in)
+mapfile -t t < <(sqlite3 "$DB" 'SELECT printf("@%.6f", time - 0.0000005) FROM refresh ORDER BY id')
+mapfile -t u < <(sqlite3 "$DB" 'SELECT printf("@%.6f", time + 0.0000005) FROM refresh ORDER BY id')
 n=${#t[@]}
-from=${t[3]} to=${t[n-3]}
+from=${t[3]} to=${u[n-3]}
 "$KVMSTAT" --replay "$DB" -1 -f '^halt_exits$' --from "$from" --to "$to" >"$TMP/win.out" 2>"$TMP/win.err" ||
 	fail "-1 --from --to: $(cat "$TMP/win.err")"
 want=$(sqlite3 "$DB" "SELECT sum(v.delta) FROM value v JOIN scope s ON s.id = v.scope

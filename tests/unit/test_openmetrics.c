@@ -302,21 +302,22 @@ START_TEST(test_levels)
 END_TEST
 
 /* A VM's histogram its source gave per vCPU only: their sum, bucket by
- * bucket (vCPU 0: 1 2 0 0, vCPU 1: 4 0 0 8), written once per VM, without
- * the bucket nothing counted in (the host's has it). */
+ * bucket (vCPU 0: 1 2 0 0 0, vCPU 1: 4 0 0 0 8), written once per VM,
+ * without the bucket nothing counted in (the host's has it), but with the
+ * one below a counted bucket (its lower edge for histogram_quantile()). */
 START_TEST(test_vm_hist_sum)
 {
-	static const uint64_t v[2][4] = { { 1, 2, 0, 0 }, { 4, 0, 0, 8 } };
+	static const uint64_t v[2][5] = { { 1, 2, 0, 0, 0 }, { 4, 0, 0, 0, 8 } };
 	struct field_info *fi;
 	struct stats s;
 	struct snapshot snap;
 	struct strbuf b;
-	int h, hb[4];
+	int h, hb[5];
 
 	stats_init(&s, true);
 	h = field_table_intern(&s.fields, "w", -1, FIELD_CUMULATIVE, "test");
 	field_table_info(&s.fields, h)->hist = HIST_LOG2;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "w(%d)", i);
@@ -325,7 +326,7 @@ START_TEST(test_vm_hist_sum)
 		fi = field_table_info(&s.fields, hb[i]);
 		fi->bucket = i;
 		fi->bucket_lo = i ? 1ull << (i - 1) : 0;
-		fi->bucket_hi = i == 3 ? UINT64_MAX : 1ull << i;
+		fi->bucket_hi = i == 4 ? UINT64_MAX : 1ull << i;
 		for (int c = 0; c < 2; c++)
 			sample_set_push(&s.set, hb[i], 7, c, 0, v[c][i], 0);
 		sample_set_push(&s.set, hb[i], 0, -1, 0, v[0][i] + v[1][i], 0);
@@ -336,6 +337,7 @@ START_TEST(test_vm_hist_sum)
 	openmetrics_render(&b, &snap, OPENMETRICS_PROMETHEUS, false);
 	ck_assert_msg(strstr(b.s, "kvm_w_bucket{pid=\"7\",le=\"0.0\"} 5\n"
 				  "kvm_w_bucket{pid=\"7\",le=\"1.0\"} 7\n"
+				  "kvm_w_bucket{pid=\"7\",le=\"7.0\"} 7\n"
 				  "kvm_w_bucket{pid=\"7\",le=\"+Inf\"} 15\n"
 				  "kvm_w_count{pid=\"7\"} 15\n"),
 		      "%s", b.s);
