@@ -117,8 +117,9 @@ vmcmd alpha hist 1 3 2
 vmcmd alpha hist 1 10 1
 settled "$U2" "kvm_halt_wait_hist_seconds_count{pid=\"$A\",guest=\"alpha\"}" 8
 # the buckets written per VM and vCPU: those counted in anywhere (3 and
-# 10), then +Inf; with _count and _sum
-bad=$(awk -v a="$A" -v lines=$((2 + 1 + 2)) '
+# 10) and the one below each (2 and 9: their lower edges, for
+# histogram_quantile), then +Inf; with _count and _sum
+bad=$(awk -v a="$A" -v lines=$((4 + 1 + 2)) '
 	/^kvm_halt_wait_hist_seconds_(bucket|count|sum)\{/ && index($1, "pid=\"" a "\"") {
 		key = $1
 		vc = match(key, /,vcpu="[0-9]+"/)
