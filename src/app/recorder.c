@@ -560,6 +560,7 @@ static int rec_prepare(struct recorder *r, struct errmsg *msg)
 static int rec_session(struct recorder *r, struct errmsg *msg)
 {
 	sqlite3_stmt *st;
+	char host[256] = ""; /* bound to st until its step */
 
 	r->nfields = 0;
 	r->refresh = 0;
@@ -579,14 +580,10 @@ static int rec_session(struct recorder *r, struct errmsg *msg)
 			   msg);
 	if (!st)
 		return -EIO;
-	{
-		char host[256] = "";
-
-		gethostname(host, sizeof(host) - 1);
-		rec_bind_text(st, 1, host);
-		rec_bind_text(st, 2, r->cfg.sources);
-		sqlite3_bind_double(st, 3, r->cfg.delay);
-	}
+	gethostname(host, sizeof(host) - 1);
+	rec_bind_text(st, 1, host);
+	rec_bind_text(st, 2, r->cfg.sources);
+	sqlite3_bind_double(st, 3, r->cfg.delay);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		int rc = recdb_fail(&r->db, sqlite3_errcode(r->db.db),
 				    "cannot record", msg);

@@ -354,6 +354,8 @@ START_TEST(test_render_views)
 	ck_assert_str_eq(lt.rows[0], "kvm_exit kvm_exit(HLT)");
 
 	vmdir_free(&l.vms);
+	for (size_t i = 0; i < LOOP_MAX_FRONTENDS; i++)
+		snapshot_free(&l.fe_snap[i]); /* as loop_close does */
 	stats_free(&l.stats);
 	filter_free(&l.run.filter);
 	close(l.sigfd);
@@ -382,6 +384,8 @@ START_TEST(test_render_failure)
 	ck_assert(!l.usage);
 	/* no filter set: every field */
 	ck_assert_str_eq(lt.rows[1], "kvm_exit kvm_exit(HLT)");
+	for (size_t i = 0; i < LOOP_MAX_FRONTENDS; i++)
+		snapshot_free(&l.fe_snap[i]); /* as loop_close does */
 	stats_free(&l.stats);
 	close(l.sigfd);
 }
