@@ -570,7 +570,8 @@ int rp_brk_feed(struct rp_brk *b, long long first, long long prev, long long id,
 		sqlite3_bind_int64(b->since, 2, id);
 		rc = rpb_rows(b, b->since, msg);
 	} else {
-		memset(b->vals, 0, b->nkeys * sizeof(*b->vals));
+		if (b->nkeys) /* vals is NULL before any key */
+			memset(b->vals, 0, b->nkeys * sizeof(*b->vals));
 		sqlite3_bind_int64(b->state, 1, id);
 		sqlite3_bind_int64(b->state, 2, first);
 		rc = rpb_rows(b, b->state, msg);
