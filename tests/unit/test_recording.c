@@ -109,7 +109,7 @@ static void rec_make(const char *path, struct stats live[NREF])
 
 START_TEST(test_roundtrip)
 {
-	char path[] = "/tmp/kvmstat-rec-XXXXXX";
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
 	struct stats live[NREF], s;
 	struct replay *rp;
 	struct vmdir d;
@@ -159,7 +159,7 @@ END_TEST
  * gauge, vCPU 1 going stale, and late; nothing of an idle refresh. */
 START_TEST(test_changed_only)
 {
-	char path[] = "/tmp/kvmstat-rec-XXXXXX";
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
 	struct stats live[NREF];
 	struct recdb db;
 	struct errmsg err;
@@ -189,7 +189,7 @@ END_TEST
 
 START_TEST(test_foreign_refused)
 {
-	char path[] = "/tmp/kvmstat-rec-XXXXXX";
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
 	struct recdb db;
 	struct errmsg err;
 	int fd = mkstemp(path);
@@ -328,7 +328,7 @@ static void brk_same(const struct snap_breakdown *a,
  * state of the first refresh kept. */
 START_TEST(test_breakdown_roundtrip)
 {
-	char path[] = "/tmp/kvmstat-rec-XXXXXX";
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
 	struct rec_brk *w = rec_brk_new();
 	struct rp_brk *rp;
 	struct recdb db;
