@@ -606,7 +606,8 @@ const struct snap_breakdown *breakdown_read(struct breakdown *b)
 					  (int64_t)b->ent[i].count;
 	}
 	bd_keep(b);
-	qsort(b->ent, b->nent, sizeof(*b->ent), bd_cmp);
+	if (b->nent) /* ent is NULL before any hit */
+		qsort(b->ent, b->nent, sizeof(*b->ent), bd_cmp);
 	/* room for an other per table: the rows' buckets stay put */
 	if (b->cfg.timed && b->nh + b->nent > b->caph) {
 		b->caph = b->nh + b->nent;
