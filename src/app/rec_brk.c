@@ -519,7 +519,8 @@ static void rpb_build(struct rp_brk *b)
 	for (size_t i = 0; i < b->nkeys; i++)
 		if (b->keys[i].kind && b->vals[i].on)
 			b->order[n++] = i;
-	qsort_r(b->order, n, sizeof(*b->order), rpb_cmp, b);
+	if (n > 1) /* no key: order may be NULL, which qsort_r takes not */
+		qsort_r(b->order, n, sizeof(*b->order), rpb_cmp, b);
 	for (size_t i = 0; i < n; i++) {
 		const struct rpb_key *k = &b->keys[b->order[i]];
 		const struct rpb_val *v = &b->vals[b->order[i]];

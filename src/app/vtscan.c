@@ -456,7 +456,8 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 		v->vms[k++] = v->vms[i];
 	}
 	v->nvms = k;
-	qsort(v->vms, v->nvms, sizeof(*v->vms), vtscan_vm_cmp);
+	if (v->nvms > 1) /* no VM: vms may be NULL, which qsort takes not */
+		qsort(v->vms, v->nvms, sizeof(*v->vms), vtscan_vm_cmp);
 	free(v->out);
 	v->out = xcalloc(k ? k : 1, sizeof(*v->out));
 	for (size_t i = 0; i < k; i++) {

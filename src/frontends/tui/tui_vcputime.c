@@ -107,7 +107,8 @@ void tui_vt_model(struct tui_vt *vt, const struct snapshot *snap)
 		l->key[7] = cpu;
 	}
 	tui_vt_cmp_vt = vt;
-	qsort(vt->lines, vt->n, sizeof(*vt->lines), tui_vt_cmp);
+	if (vt->n > 1) /* no line: lines may be NULL */
+		qsort(vt->lines, vt->n, sizeof(*vt->lines), tui_vt_cmp);
 	if (vt->sel >= (int)vt->n)
 		vt->sel = vt->n ? (int)vt->n - 1 : 0;
 }
@@ -200,7 +201,8 @@ bool tui_vt_key(struct tui_vt *vt, struct frontend *fe, int ch,
 		if (vt->vm && vt->sort == 7)
 			vt->sort = 6;
 		tui_vt_cmp_vt = vt;
-		qsort(vt->lines, vt->n, sizeof(*vt->lines), tui_vt_cmp);
+		if (vt->n > 1)
+			qsort(vt->lines, vt->n, sizeof(*vt->lines), tui_vt_cmp);
 	} else if (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_PPAGE ||
 		   ch == KEY_NPAGE || ch == KEY_HOME || ch == KEY_END) {
 		int page = LINES > 8 ? LINES - 6 : 1;
