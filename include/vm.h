@@ -37,6 +37,13 @@ struct vm_info {
  */
 int vm_list(const char *proc_root, struct vm_info **out, size_t *n);
 void vm_list_free(struct vm_info *v, size_t n);
+/*
+ * The pids of vm_list() alone, sorted, without reading names or vCPU
+ * threads (a caller that keeps names per pid looks up new VMs only).
+ * Returns the count (0: none, *pids NULL) or -errno; the caller frees
+ * *pids.
+ */
+int vm_list_pids(const char *proc_root, pid_t **pids);
 /* Frees what one vm_info owns (name, vcpus) and zeroes those fields. */
 void vm_info_clear(struct vm_info *v);
 

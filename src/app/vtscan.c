@@ -183,21 +183,15 @@ static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm, uint64_t now)
 }
 
 /* Every running VM (kvmstat's one /proc scan, which uses KVM's debugfs
- * names where it can), with its guest name. */
+ * names where it can); names are looked up once per VM, below. */
 static void vtscan_all(struct vtscan *v)
 {
-	struct vm_info *vi = NULL;
-	size_t n = 0;
+	pid_t *pids = NULL;
+	int n = vm_list_pids(v->proc_root, &pids);
 
-	if (vm_list(v->proc_root, &vi, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct vtscan_vm *vm = vtscan_vm_get(v, vi[i].pid);
-
-		if (!vm->name && vi[i].name)
-			vm->name = xstrdup(vi[i].name);
-	}
-	vm_list_free(vi, n);
+	for (int i = 0; i < n; i++)
+		vtscan_vm_get(v, pids[i]);
+	free(pids);
 }
 
 /* Kernel vhost workers ("vhost-PID" processes) of the VMs known. */
@@ -464,7 +458,7 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 		struct vtscan_vm *vm = &v->vms[i];
 
 		if (!vm->named) {
-			/* once: a VM the last list did not name */
+			/* once per VM */
 			if (!vm->name)
 				vm->name = vm_guest_name(v->proc_root, vm->pid);
 			vm->named = true;

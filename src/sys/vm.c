@@ -549,6 +549,24 @@ int vm_list(const char *proc_root, struct vm_info **out, size_t *n)
 	return rc;
 }
 
+int vm_list_pids(const char *proc_root, pid_t **pids)
+{
+	size_t ndenied;
+	int root, n;
+
+	*pids = NULL;
+	root = vm_root_open(proc_root);
+	if (root < 0)
+		return root;
+	n = vm_scan_vm_pids(root, pids, &ndenied);
+	close(root);
+	if (n <= 0) {
+		free(*pids);
+		*pids = NULL;
+	}
+	return n;
+}
+
 void vm_info_clear(struct vm_info *v)
 {
 	free(v->name);

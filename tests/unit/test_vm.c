@@ -165,6 +165,7 @@ static void assert_contains(const char *s, const char *part)
 START_TEST(test_only_vm_fds_count)
 {
 	struct vm_info *v;
+	pid_t *pids;
 	size_t n;
 
 	fake_root();
@@ -188,6 +189,11 @@ START_TEST(test_only_vm_fds_count)
 	ck_assert_ptr_null(v[0].name);
 	ck_assert_uint_eq(v[0].nvcpus, 0);
 	vm_list_free(v, n);
+	/* the same pids alone */
+	ck_assert_int_eq(vm_list_pids(root, &pids), 2);
+	ck_assert_int_eq(pids[0], 50);
+	ck_assert_int_eq(pids[1], 100);
+	free(pids);
 
 	ck_assert(vm_pid_is_vm(root, 50));
 	ck_assert(vm_pid_is_vm(root, 100));
@@ -206,6 +212,7 @@ END_TEST
 START_TEST(test_list_empty_and_bad_root)
 {
 	struct vm_info *v = (void *)1;
+	pid_t *pids = (void *)1;
 	size_t n = 7;
 
 	fake_root();
@@ -213,8 +220,12 @@ START_TEST(test_list_empty_and_bad_root)
 	ck_assert_uint_eq(n, 0);
 	ck_assert_ptr_null(v);
 	vm_list_free(v, n);
+	ck_assert_int_eq(vm_list_pids(root, &pids), 0);
+	ck_assert_ptr_null(pids);
 	fake_root_rm();
 
+	ck_assert_int_eq(vm_list_pids("/nonexistent/proc", &pids), -ENOENT);
+	ck_assert_ptr_null(pids);
 	ck_assert_int_eq(vm_list("/nonexistent/proc", &v, &n), -ENOENT);
 	ck_assert_uint_eq(n, 0);
 	ck_assert(!vm_pid_is_vm("/nonexistent/proc", 1));
