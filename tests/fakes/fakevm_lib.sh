@@ -56,3 +56,19 @@ vmquit() {
 memfds() {
 	fds_linked "$1" '/memfd:kvm-*'
 }
+
+# fakevms ARGS...: fakevms.c's VMs (ROOT NVMS NVCPU [DEBUGFS], see its
+# header), built here, reading commands from a fifo held open on $fv, its
+# answers in $TMP/fv.out; returns once they are all in ROOT
+fakevms() {
+	cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
+	mkfifo "$TMP/fv.in"
+	"$TMP/fakevms" "$@" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+	PIDS+=($!)
+	exec {fv}>"$TMP/fv.in"
+	for _ in $(seq 1 600); do
+		grep -q '^ready$' "$TMP/fv.out" && return 0
+		sleep 0.05
+	done
+	fail "fakevms: $(cat "$TMP/fv.err")"
+}

@@ -15,6 +15,7 @@ for t in curl; do
 	command -v "$t" >/dev/null || skip "$t missing (make deps-test installs it)"
 done
 source tests/system/exporter_lib.sh
+source tests/fakes/fakevm_lib.sh
 
 D=$TMP/dbg P=$TMP/proc
 mkdir -p "$D" "$P"
@@ -48,16 +49,7 @@ if [ "$(id -u)" = 0 ]; then
 	F=$TMP/fproc
 	mkdir -p "$F" "$TMP/fdbg"
 	ln -s /proc/self "$F/self"
-	cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
-	mkfifo "$TMP/fv.in"
-	FAKEVMS_FULL=1 "$TMP/fakevms" "$F" 200 1 "$TMP/fdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-	PIDS+=($!)
-	exec {fv}>"$TMP/fv.in"
-	for _ in $(seq 1 300); do
-		grep -q '^ready$' "$TMP/fv.out" && break
-		sleep 0.05
-	done
-	grep -q '^ready$' "$TMP/fv.out" || fail "fakevms: $(cat "$TMP/fv.err")"
+	FAKEVMS_FULL=1 fakevms "$F" 200 1 "$TMP/fdbg"
 	P1=$(free_port)
 	while [ "$P2" = "$P1" ]; do P2=$(free_port); done
 	KVMSTAT_DEBUGFS_ROOT=$TMP/fdbg KVMSTAT_PROC_ROOT=$F \

@@ -11,17 +11,8 @@ source tests/fakes/fakevm_lib.sh
 command -v setpriv >/dev/null || skip "setpriv missing: apt-get install util-linux"
 
 fake_proc
-cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
-mkfifo "$TMP/fv.in"
-"$TMP/fakevms" "$P" 10 4 <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-PIDS+=($!)
-exec {fvfd}>"$TMP/fv.in"
-for _ in $(seq 1 200); do
-	grep -q '^ready$' "$TMP/fv.out" && break
-	sleep 0.05
-done
-grep -q '^ready$' "$TMP/fv.out" || fail "fakevms: $(cat "$TMP/fv.err")"
-echo stop >&"$fvfd" # every vCPU holds halt_exits 1 but the busy one's
+fakevms "$P" 10 4
+echo stop >&"$fv" # every vCPU holds halt_exits 1 but the busy one's
 for _ in $(seq 1 100); do grep -q '^busy' "$TMP/fv.out" && break; sleep 0.05; done
 busy=$(awk '$1 == "busy" { print $2 }' "$TMP/fv.out")
 want=$((40 + busy))
@@ -49,4 +40,4 @@ if [ -z "$got" ] || [ "$got" -ge "$want" ]; then
 	fail "hard limit 48: halt_exits $got, want fewer than $want: $(cat "$TMP/o.out")"
 fi
 echo "ok: hard limit 48: $(cat "$TMP/o.err")"
-echo quit >&"$fvfd"
+echo quit >&"$fv"

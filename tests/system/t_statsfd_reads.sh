@@ -17,17 +17,8 @@ NVM=200
 fake_proc
 mkdir -p "$TMP/dbg"
 export KVMSTAT_DEBUGFS_ROOT=$TMP/dbg
-cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
 ulimit -n 4096 2>/dev/null
-mkfifo "$TMP/fv.in"
-"$TMP/fakevms" "$P" "$NVM" 4 "$TMP/dbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-PIDS+=($!)
-exec {fv}>"$TMP/fv.in"
-for _ in $(seq 1 600); do
-	grep -q '^ready$' "$TMP/fv.out" && break
-	sleep 0.05
-done
-grep -q '^ready$' "$TMP/fv.out" || fail "fakevms: $(cat "$TMP/fv.err")"
+fakevms "$P" "$NVM" 4 "$TMP/dbg"
 
 # refreshes FILE: the data lines of kvmstat -l output so far
 refreshes() { grep -c '^[0-9]' "$1"; }

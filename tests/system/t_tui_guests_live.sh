@@ -17,16 +17,7 @@ command -v tmux >/dev/null || skip "tmux not installed"
 fake_proc
 mkdir -p "$TMP/dbg"
 export KVMSTAT_DEBUGFS_ROOT=$TMP/dbg
-cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || fail "cannot build fakevms"
-mkfifo "$TMP/fv.in"
-"$TMP/fakevms" "$P" 20 4 "$TMP/dbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-PIDS+=($!)
-exec {fv}>"$TMP/fv.in"
-for _ in $(seq 1 300); do
-	grep -q '^ready$' "$TMP/fv.out" && break
-	sleep 0.05
-done
-grep -q '^ready$' "$TMP/fv.out" || fail "fakevms: $(cat "$TMP/fv.err")"
+fakevms "$P" 20 4 "$TMP/dbg"
 
 S=kvmstat-gl-$$
 trap 'tmux kill-session -t "$S" 2>/dev/null; cleanup' EXIT
