@@ -31,6 +31,45 @@ struct sb_scope {
 	int64_t ev_delta;
 };
 
+/* What a layout was built from: while all of it stays (and the VMs and
+ * histograms read whole, checked apart), the next build keeps the layout
+ * and copies numbers. */
+struct sb_basis {
+	const struct stats *s;
+	uint64_t stats_gen;  /* stats.gen: series first read */
+	uint64_t fields_gen; /* field_table.gen */
+	uint64_t filter;     /* filter_serial() */
+	size_t nf, nsum, nkeys;
+	bool children, per_vcpu, vms;
+	pid_t pid;
+	int vcpu;
+};
+
+/* A histogram read whole, as far as the layout goes. */
+struct sb_hkey {
+	int field;
+	pid_t pid;
+	int vcpu;
+	pid_t tid;
+	size_t nbuckets;
+};
+
+/* What the directory of VMs said of a VM scope's vCPUs at the build. */
+struct sb_vmsaw {
+	bool read;	 /* vcpus_read */
+	size_t first, n; /* its vCPUs in snap_store.vmvcpus */
+};
+
+/* A row that sums a child's: rows[parent] += rows[child]. */
+struct sb_pair {
+	size_t child, parent;
+};
+
+/* A row's source (snap_store.row_src): >= 0 the stats' cell, SB_SYNTH a
+ * parent summing its children, else SB_SUM(field) the field's total. */
+#define SB_SYNTH (-1L)
+#define SB_SUM(f) (-2L - (long)(f))
+
 /* An array a build fills, kept for the next build of the same snapshot
  * (snapshot_rebuild): grown when too small, never shrunk. */
 struct sb_buf {
@@ -58,8 +97,26 @@ struct snap_store {
 	/* scratch: see struct snap_builder */
 	struct sb_buf match, split, bucket_first, bucket_count, bucket_child;
 	struct sb_buf sc, key_scope, row_of, hs_scope, hs_order, sorted;
-	struct sb_buf start, fstart, byfield, byscope, by, at;
+	struct sb_buf start, fstart, byfield, byscope, by, at, perm, vtmp;
 	struct hashtab index;
+	/*
+	 * The layout of the last build, kept by the next one while its basis
+	 * stays: the snapshot's arrays (shape), and where each number comes
+	 * from: a row's cell (row_src, pairs), a histogram's row or reading
+	 * (hist_src: a row, or -1 - the reading's index) and a bucket's row
+	 * (bucket_src, -1 none), a view row's row (view_src).
+	 */
+	bool kept;
+	bool last_kept; /* the last build kept it */
+	struct sb_basis basis;
+	struct snapshot shape;
+	size_t nsc, nrows, nhists, nview, npairs, nhkeys;
+	struct sb_buf row_src, pairs, hist_src, bucket_src, view_src;
+	struct sb_buf hkeys;	      /* struct sb_hkey, the request's */
+	struct sb_buf vmsaw, vmvcpus; /* by VM scope, what the VMs said */
+	/* by final scope: its index in sc, and its cells in the stats'
+	 * order (those of scope i end at kend[i]) */
+	struct sb_buf slot_sc, kend, skeys;
 };
 
 /* Scratch of one build. */
@@ -92,6 +149,10 @@ struct snap_builder {
 	const struct hist_set *hs;
 	int *hs_scope;
 	size_t *hs_order;
+	size_t nrows;	  /* rows of every scope */
+	long *hist_src;	  /* by histogram: see snap_store */
+	long *bucket_src; /* by bucket */
+	size_t *view_src; /* by view row */
 };
 
 /* At least n elements (one when n is 0) of size bytes in buf, reused
@@ -447,7 +508,8 @@ static void sb_layout(struct snap_builder *b)
 
 /* The per-guest views' summaries, the cells taken in the stats' order
  * (as ties among the busiest events have always gone). */
-static void sb_summaries(struct snap_builder *b)
+/* The whole selection's summary, from the fields' totals. */
+static void sb_summary_whole(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
 	struct snap_scope *all = b->scopes;
@@ -457,6 +519,28 @@ static void sb_summaries(struct snap_builder *b)
 		if (s->sum[f].seen)
 			sb_summary_add(b, &all[0], &root, (int)f, &s->sum[f]);
 	sb_summary_end(b, &all[0], &root);
+}
+
+/* Ends the summary of scope x, its cells added. */
+static void sb_summary_scope_end(struct snap_builder *b, struct sb_scope *x)
+{
+	struct snap_scope *g = &b->scopes[x->slot];
+
+	sb_summary_end(b, g, x);
+	/* a vCPU whose thread runs is there, idle or not */
+	if (x->tid) {
+		g->fresh = true;
+		if (!g->tid)
+			g->tid = x->tid;
+	}
+}
+
+static void sb_summaries(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+	struct snap_scope *all = b->scopes;
+
+	sb_summary_whole(b);
 	for (size_t i = 0; i < s->nkeys; i++) {
 		struct sb_scope *x;
 
@@ -466,17 +550,8 @@ static void sb_summaries(struct snap_builder *b)
 		sb_summary_add(b, &all[x->slot], x, s->keys[i].field,
 			       &s->cells[i]);
 	}
-	for (size_t i = 0; i < b->nsc; i++) {
-		struct snap_scope *g = &all[b->sc[i].slot];
-
-		sb_summary_end(b, g, &b->sc[i]);
-		/* a vCPU whose thread runs is there, idle or not */
-		if (b->sc[i].tid) {
-			g->fresh = true;
-			if (!g->tid)
-				g->tid = b->sc[i].tid;
-		}
-	}
+	for (size_t i = 0; i < b->nsc; i++)
+		sb_summary_scope_end(b, &b->sc[i]);
 }
 
 /* Appends the row of one cell of field to the scope being built. */
@@ -545,6 +620,60 @@ static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
 	g->nrows = *n - first;
 }
 
+/*
+ * Where each row's numbers come from, for the builds that keep the layout:
+ * the whole selection's from the fields' totals, a scope's from its cells
+ * (byscope, each scope's ending at end[slot]), both in field order as the
+ * rows are; the others are parents summing the children that pairs list.
+ */
+static void sb_row_sources(struct snap_builder *b, const size_t *end,
+			   const int *byscope)
+{
+	const struct stats *s = b->s;
+	const struct snap_scope *all = b->scopes;
+	long *src = sb_reserve(&b->st->row_src, b->nrows, sizeof(*src));
+	struct sb_pair *pairs = sb_reserve(&b->st->pairs, b->nrows,
+					   sizeof(*pairs));
+	size_t np = 0, j = 0;
+
+	for (size_t i = 0; i <= b->nsc; i++) {
+		size_t base = (size_t)(all[i].rows - b->rows);
+
+		for (size_t x = 0; x < all[i].nrows; x++) {
+			int f = all[i].rows[x].field;
+
+			if (!i)
+				src[base + x] = (size_t)f < s->nsum &&
+								s->sum[f].seen ?
+							SB_SUM(f) :
+							SB_SYNTH;
+			else if (j < end[i] && s->keys[byscope[j]].field == f)
+				src[base + x] = byscope[j++];
+			else
+				src[base + x] = SB_SYNTH;
+		}
+	}
+	for (size_t i = 0; i <= b->nsc; i++) {
+		size_t base = (size_t)(all[i].rows - b->rows);
+
+		for (size_t x = 0; x < all[i].nrows; x++) {
+			int p = all[i].rows[x].parent;
+			const struct snap_row *pr;
+
+			if (src[base + x] == SB_SYNTH || p < 0 ||
+			    (size_t)p >= b->nf)
+				continue;
+			pr = snapshot_scope_row(&all[i], p);
+			if (pr && src[pr - b->rows] == SB_SYNTH)
+				pairs[np++] = (struct sb_pair){
+					base + x, (size_t)(pr - b->rows)
+				};
+		}
+	}
+	b->st->nrows = b->nrows;
+	b->st->npairs = np;
+}
+
 /* The rows of every scope: the cells of each in field order, by two
  * stable counting sorts (by field, then by scope). */
 static void sb_rows(struct snap_builder *b)
@@ -601,6 +730,8 @@ static void sb_rows(struct snap_builder *b)
 			       &s->cells[byscope[j]]);
 		sb_rows_end(b, &all[i], first, &n);
 	}
+	b->nrows = n;
+	sb_row_sources(b, start, byscope);
 }
 
 /* The final scope of histogram reading i, or SIZE_MAX when left out. */
@@ -638,10 +769,12 @@ static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
 				    .buckets = &b->buckets[*k],
 				    .nbuckets = (size_t)b->bucket_count[p],
 				    .fresh = row->valid };
+	b->hist_src[hist - b->hists] = row - b->rows;
 	for (int c = 0; c < b->bucket_count[p]; c++) {
 		int id = b->bucket_child[b->bucket_first[p] + c];
 		const struct snap_row *br = snapshot_scope_row(g, id);
 
+		b->bucket_src[*k] = br ? br - b->rows : -1;
 		b->buckets[(*k)++] = (struct snap_bucket){
 			.index = v[id].bucket,
 			.lo = v[id].bucket_lo,
@@ -708,12 +841,16 @@ static void sb_hists(struct snap_builder *b)
 		nh++;
 		nb += b->hs->v[i].nbuckets;
 	}
+	b->st->nhists = nh;
 	if (!nh)
 		return;
 	if (nr > 1)
 		qsort_r(b->hs_order, nr, sizeof(*b->hs_order), sb_hs_cmp, b);
 	b->hists = sb_reserve(&b->st->hists, nh, sizeof(*b->hists));
 	b->buckets = sb_reserve(&b->st->buckets, nb + 1, sizeof(*b->buckets));
+	b->hist_src = sb_reserve(&b->st->hist_src, nh, sizeof(*b->hist_src));
+	b->bucket_src = sb_reserve(&b->st->bucket_src, nb + 1,
+				   sizeof(*b->bucket_src));
 	for (size_t i = 0; i <= b->nsc; i++) {
 		size_t first = h, r = 0;
 
@@ -737,6 +874,7 @@ static void sb_hists(struct snap_builder *b)
 					       &k);
 				r++;
 			} else {
+				b->hist_src[h] = -1 - (long)b->hs_order[j];
 				sb_hist_of_reading(b, x, &b->hists[h++], &k);
 				j++;
 			}
@@ -774,37 +912,62 @@ static const struct snap_scope *sb_find(const struct snap_scope *whole,
 	return NULL;
 }
 
-static int sb_view_cmp(const void *a, const void *c)
+/* View rows by name, their places (the index into arg's rows) kept. */
+static int sb_view_cmp(const void *a, const void *c, void *arg)
 {
-	return util_name_cmp(((const struct snap_row *)a)->name,
-			     ((const struct snap_row *)c)->name);
+	const struct snap_row *rows = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)c;
+	int d = util_name_cmp(rows[i].name, rows[j].name);
+
+	if (d)
+		return d;
+	return i < j ? -1 : i > j;
 }
 
 /* The same order for the rows of one scope (one per field at most): the
  * names' places in the field table, which keeps them as the fields come,
- * so a refresh sorts no names; placed by place, in linear time. */
-static void sb_view_by_order(struct snap_builder *b, struct snap_row *rows,
-			     size_t n)
+ * so a refresh sorts no names; placed by place, in linear time. False
+ * when the rows are not one per field. */
+static bool sb_view_by_order(struct snap_builder *b,
+			     const struct snap_row *rows, size_t n,
+			     size_t *perm)
 {
 	const struct field_info *v = b->fields;
-	struct snap_row *by = sb_reserve(&b->st->by, b->nf + 1, sizeof(*by));
-	bool *at = sb_reserve_zero(&b->st->at, b->nf + 1, sizeof(*at));
+	long *at = sb_reserve(&b->st->at, b->nf + 1, sizeof(*at));
 	size_t k = 0;
 
+	memset(at, 0xff, (b->nf + 1) * sizeof(*at));
 	for (size_t i = 0; i < n; i++) {
 		int o = v[rows[i].field].order;
 
-		if (o < 0 || (size_t)o >= b->nf || at[o])
-			goto out_sort; /* not one row per field: by name */
-		by[o] = rows[i];
-		at[o] = true;
+		if (o < 0 || (size_t)o >= b->nf || at[o] >= 0)
+			return false;
+		at[o] = (long)i;
 	}
 	for (size_t o = 0; o < b->nf; o++)
-		if (at[o])
-			rows[k++] = by[o];
-	return;
-out_sort:
-	qsort(rows, n, sizeof(*rows), sb_view_cmp);
+		if (at[o] >= 0)
+			perm[k++] = (size_t)at[o];
+	return true;
+}
+
+/* Sorts the view's n rows by name, their sources along. */
+static void sb_view_sort(struct snap_builder *b, bool by_order, size_t n)
+{
+	size_t *perm = sb_reserve(&b->st->perm, 2 * n, sizeof(*perm));
+	size_t *src = perm + n;
+	struct snap_row *was = sb_reserve(&b->st->vtmp, n, sizeof(*was));
+
+	if (!by_order || !sb_view_by_order(b, b->view, n, perm)) {
+		for (size_t i = 0; i < n; i++)
+			perm[i] = i;
+		qsort_r(perm, n, sizeof(*perm), sb_view_cmp, b->view);
+	}
+	memcpy(was, b->view, n * sizeof(*was));
+	memcpy(src, b->view_src, n * sizeof(*src));
+	for (size_t i = 0; i < n; i++) {
+		b->view[i] = was[perm[i]];
+		b->view_src[i] = src[perm[i]];
+	}
 }
 
 /* Appends the rows of g the filter keeps to the view; suffix names them
@@ -822,6 +985,7 @@ static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
 					xasprintf("%s%s", r.name, suffix));
 			r.per_vcpu = true;
 		}
+		b->view_src[*n] = (size_t)(&g->rows[i] - b->rows);
 		b->view[(*n)++] = r;
 	}
 }
@@ -844,6 +1008,7 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 	for (size_t i = 0; vm && i < vm->nchildren; i++)
 		cap += vm->children[i].nrows;
 	b->view = sb_reserve(&b->st->view, cap, sizeof(*b->view));
+	b->view_src = sb_reserve(&b->st->view_src, cap, sizeof(*b->view_src));
 	if (g)
 		sb_view_rows(b, g, NULL, &n);
 	for (size_t i = 0; vm && i < vm->nchildren; i++) {
@@ -853,12 +1018,11 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 			 vm->children[i].vcpu);
 		sb_view_rows(b, &vm->children[i], suffix, &n);
 	}
-	if (n > 1 && vm && vm->nchildren)
-		qsort(b->view, n, sizeof(*b->view), sb_view_cmp);
-	else if (n > 1)
-		sb_view_by_order(b, b->view, n);
+	if (n > 1)
+		sb_view_sort(b, !(vm && vm->nchildren), n);
 	b->out->rows = b->view;
 	b->out->nrows = n;
+	b->st->nview = n;
 }
 
 /* Guest names of the VMs, shared by their vCPUs. */
@@ -892,6 +1056,311 @@ static void sb_disown(struct snap_store *st)
 	st->nowned = 0;
 }
 
+/* The basis of a build of s for req (see struct sb_basis). */
+static struct sb_basis sb_basis_of(const struct stats *s,
+				   const struct snap_request *req)
+{
+	struct sb_basis k;
+
+	memset(&k, 0, sizeof(k)); /* padding too: compared by memcmp */
+	k.s = s;
+	k.stats_gen = s->gen;
+	k.fields_gen = s->fields.gen;
+	k.filter = filter_serial(req->filter);
+	k.nf = s->fields.n;
+	k.nsum = s->nsum;
+	k.nkeys = s->nkeys;
+	k.children = req->children;
+	k.per_vcpu = req->per_vcpu;
+	k.vms = req->vms != NULL;
+	k.pid = req->pid;
+	k.vcpu = req->vcpu;
+	return k;
+}
+
+static struct sb_hkey sb_hkey_of(const struct hist_reading *r)
+{
+	struct sb_hkey k;
+
+	memset(&k, 0, sizeof(k));
+	k.field = r->field;
+	k.pid = r->pid;
+	k.vcpu = r->vcpu;
+	k.tid = r->tid;
+	k.nbuckets = r->nbuckets;
+	return k;
+}
+
+/* What the directory of VMs says of VM vm: its vCPUs when read. */
+static bool sb_vm_vcpus(const struct vmdir *d, pid_t pid,
+			const struct vmdir_vcpu **v, size_t *n)
+{
+	const struct vmdir_vm *e = vmdir_find(d, pid);
+
+	*v = NULL;
+	*n = 0;
+	if (!e || !e->vcpus_read)
+		return false;
+	*v = e->vcpus;
+	*n = e->nvcpus;
+	return true;
+}
+
+/* Each scope's cells in the stats' order, as its summary takes them. */
+static void sb_remember_cells(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+	struct snap_store *st = b->st;
+	size_t nscopes = b->nsc + 1;
+	size_t *end = sb_reserve_zero(&st->kend, nscopes + 1, sizeof(*end));
+	size_t *slot_sc = sb_reserve(&st->slot_sc, nscopes, sizeof(*slot_sc));
+	size_t n = 0;
+	int *keys;
+
+	for (size_t i = 0; i < b->nsc; i++)
+		slot_sc[b->sc[i].slot] = i;
+	for (size_t k = 0; k < s->nkeys; k++)
+		if (b->key_scope[k] >= 0) {
+			end[b->sc[b->key_scope[k]].slot + 1]++;
+			n++;
+		}
+	for (size_t i = 0; i < nscopes; i++)
+		end[i + 1] += end[i];
+	keys = sb_reserve(&st->skeys, n, sizeof(*keys));
+	for (size_t k = 0; k < s->nkeys; k++)
+		if (b->key_scope[k] >= 0)
+			keys[end[b->sc[b->key_scope[k]].slot]++] = (int)k;
+	/* end[i] is now where scope i's cells end */
+}
+
+/* Keeps what the layout of a full build was made from, for the next. */
+static void sb_remember(struct snap_builder *b, const struct snap_request *req)
+{
+	struct snap_store *st = b->st;
+	const struct hist_set *hs = req->hists;
+	const struct snap_scope *whole = b->out->whole;
+	struct sb_hkey *hk;
+	struct sb_vmsaw *saw;
+	size_t nv = 0;
+
+	st->basis = sb_basis_of(b->s, req);
+	st->nsc = b->nsc;
+	sb_remember_cells(b);
+	st->shape = *b->out;
+	st->nhkeys = hs ? hs->n : 0;
+	hk = sb_reserve(&st->hkeys, st->nhkeys, sizeof(*hk));
+	for (size_t i = 0; i < st->nhkeys; i++)
+		hk[i] = sb_hkey_of(&hs->v[i]);
+	saw = sb_reserve(&st->vmsaw, whole->nchildren, sizeof(*saw));
+	for (size_t i = 0; req->vms && i < whole->nchildren; i++) {
+		const struct vmdir_vcpu *v;
+		struct vmdir_vcpu *to;
+
+		saw[i].read = sb_vm_vcpus(req->vms, whole->children[i].pid, &v,
+					  &saw[i].n);
+		saw[i].first = nv;
+		nv += saw[i].n;
+		to = st->vmvcpus.p;
+		if (nv > st->vmvcpus.cap) {
+			st->vmvcpus.cap = nv * 2;
+			to = xrealloc(to, st->vmvcpus.cap * sizeof(*to));
+			st->vmvcpus.p = to;
+		}
+		if (saw[i].n)
+			memcpy(&to[saw[i].first], v, saw[i].n * sizeof(*v));
+	}
+	st->kept = true;
+}
+
+/* Whether the directory of VMs says what it said at the last full build
+ * of the VMs there are: their names and vCPU threads. */
+static bool sb_same_vms(const struct snap_store *st, const struct vmdir *d)
+{
+	const struct snap_scope *whole = st->shape.whole;
+	const struct sb_vmsaw *saw = st->vmsaw.p;
+	const struct vmdir_vcpu *was = st->vmvcpus.p;
+
+	for (size_t i = 0; d && i < whole->nchildren; i++) {
+		const struct snap_scope *vm = &whole->children[i];
+		const struct vmdir_vm *e = vmdir_find(d, vm->pid);
+		const char *name = e ? e->name : NULL;
+		const struct vmdir_vcpu *v;
+		size_t n;
+
+		if (!name != !vm->guest || (name && strcmp(name, vm->guest)))
+			return false;
+		if (sb_vm_vcpus(d, vm->pid, &v, &n) != saw[i].read ||
+		    n != saw[i].n ||
+		    (n && memcmp(v, &was[saw[i].first], n * sizeof(*v))))
+			return false;
+	}
+	return true;
+}
+
+/* Whether the layout kept in st is the one a full build of s for req
+ * would make: nothing came or went since. */
+static bool sb_same_layout(const struct snap_store *st, const struct stats *s,
+			   const struct snap_request *req)
+{
+	struct sb_basis now = sb_basis_of(s, req);
+	const struct sb_hkey *hk = st->hkeys.p;
+	size_t nh = req->hists ? req->hists->n : 0;
+
+	if (!st->kept || memcmp(&now, &st->basis, sizeof(now)) ||
+	    nh != st->nhkeys)
+		return false;
+	for (size_t i = 0; i < nh; i++) {
+		struct sb_hkey k = sb_hkey_of(&req->hists->v[i]);
+
+		if (memcmp(&k, &hk[i], sizeof(k)))
+			return false;
+	}
+	return sb_same_vms(st, req->vms);
+}
+
+/* The numbers of the rows [from, to) again, from their sources; parents
+ * sum their children (the pairs from *pair on whose parent is there). */
+static void sb_rows_refill(struct snap_builder *b, size_t from, size_t to,
+			   size_t *pair)
+{
+	const struct stats *s = b->s;
+	const long *src = b->st->row_src.p;
+	const struct sb_pair *pairs = b->st->pairs.p;
+	struct snap_row *rows = b->rows;
+
+	for (size_t i = from; i < to; i++) {
+		const struct stat_cell *c;
+
+		if (src[i] == SB_SYNTH) {
+			rows[i].total = 0;
+			rows[i].delta = 0;
+			rows[i].valid = true;
+			continue;
+		}
+		c = src[i] >= 0 ? &s->cells[src[i]] :
+				  &s->sum[SB_SUM(0) - src[i]];
+		rows[i].total = c->total;
+		rows[i].delta = c->delta;
+		rows[i].valid = c->fresh;
+	}
+	for (; *pair < b->st->npairs && pairs[*pair].parent < to; ++*pair) {
+		struct snap_row *p = &rows[pairs[*pair].parent];
+		const struct snap_row *r = &rows[pairs[*pair].child];
+
+		p->total += r->total;
+		p->delta += r->delta;
+		p->valid &= r->valid;
+	}
+	for (size_t i = from; i < to; i++)
+		rows[i].rate = b->secs > 0 ? rows[i].delta / b->secs : 0;
+}
+
+/* The numbers of the histograms [from, to) again: a row's from its
+ * buckets' rows, one read whole from its reading. */
+static void sb_hists_refill(struct snap_builder *b, size_t from, size_t to)
+{
+	const long *src = b->st->hist_src.p, *bsrc = b->st->bucket_src.p;
+
+	for (size_t h = from; h < to; h++) {
+		struct snap_hist *hist = &b->hists[h];
+		size_t k = (size_t)(hist->buckets - b->buckets);
+
+		if (src[h] < 0) {
+			sb_hist_of_reading(b, &b->hs->v[-1 - src[h]], hist, &k);
+			continue;
+		}
+		hist->fresh = b->rows[src[h]].valid;
+		for (size_t c = 0; c < hist->nbuckets; c++, k++) {
+			const struct snap_row *br = bsrc[k] >= 0 ?
+							    &b->rows[bsrc[k]] :
+							    NULL;
+
+			b->buckets[k].total = br ? br->total : 0;
+			b->buckets[k].delta = br ? br->delta : 0;
+			b->buckets[k].fresh = br && br->valid;
+		}
+	}
+}
+
+/* Scope i's summary, rows and histograms again, one scope after the
+ * other so that each one's cells and rows are read while in cache. */
+static void sb_scope_refill(struct snap_builder *b, size_t i, size_t *pair)
+{
+	const struct stats *s = b->s;
+	const struct snap_store *st = b->st;
+	struct snap_scope *g = &b->scopes[i];
+	size_t from = (size_t)(g->rows - b->rows);
+	size_t h = g->nhists ? (size_t)(g->hists - b->hists) : 0;
+
+	g->fresh = false;
+	g->tid = 0;
+	g->total = 0;
+	g->delta = 0;
+	g->rate = 0;
+	for (int t = 0; t < SNAP_TOP; t++) {
+		g->top[t] = -1;
+		g->top_rate[t] = 0;
+	}
+	if (!i) {
+		sb_summary_whole(b);
+	} else {
+		const size_t *end = st->kend.p;
+		const int *keys = st->skeys.p;
+		struct sb_scope *x = &b->sc[((const size_t *)st->slot_sc.p)[i]];
+
+		x->exits_seen = false;
+		x->ev_total = 0;
+		x->ev_delta = 0;
+		for (size_t j = end[i - 1]; j < end[i]; j++)
+			sb_summary_add(b, g, x, s->keys[keys[j]].field,
+				       &s->cells[keys[j]]);
+		sb_summary_scope_end(b, x);
+	}
+	sb_rows_refill(b, from, from + g->nrows, pair);
+	sb_hists_refill(b, h, h + g->nhists);
+}
+
+/* The view's rows again from theirs, each keeping its name. */
+static void sb_view_refill(struct snap_builder *b)
+{
+	const size_t *src = b->st->view_src.p;
+
+	for (size_t i = 0; i < b->st->nview; i++) {
+		struct snap_row *r = &b->view[i];
+		const char *name = r->name;
+		bool per_vcpu = r->per_vcpu;
+
+		*r = b->rows[src[i]];
+		r->name = name;
+		r->per_vcpu = per_vcpu;
+	}
+}
+
+/* A refresh in the layout kept: the summaries, rows, histograms and view
+ * filled in again with this refresh's numbers; no name is copied, no
+ * scope looked up, nothing sorted. */
+static void sb_refill(struct snap_builder *b)
+{
+	struct snap_store *st = b->st;
+	struct snap_scope *all = st->scopes.p;
+
+	b->fields = st->fields.p;
+	b->match = st->match.p;
+	b->split = st->split.p;
+	b->sc = st->sc.p;
+	b->nsc = st->nsc;
+	b->key_scope = st->key_scope.p;
+	b->scopes = all;
+	b->rows = st->rows.p;
+	b->nrows = st->nrows;
+	b->hists = st->hists.p;
+	b->buckets = st->buckets.p;
+	b->view = st->view.p;
+	for (size_t i = 0, pair = 0; i <= b->nsc; i++)
+		sb_scope_refill(b, i, &pair);
+	sb_view_refill(b);
+}
+
 void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 		      struct snapshot *out)
 {
@@ -903,6 +1372,15 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 
 	if (!req)
 		req = &whole;
+	b.nf = s->fields.n;
+	b.secs = s->interval_ns / 1e9;
+	if (st && sb_same_layout(st, s, req)) {
+		*out = st->shape;
+		b.st = st;
+		st->last_kept = true;
+		sb_refill(&b);
+		goto out_times;
+	}
 	if (!st) {
 		st = xcalloc(1, sizeof(*st));
 		hashtab_init(&st->index);
@@ -911,10 +1389,9 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 	hashtab_clear(&st->index);
 	memset(out, 0, sizeof(*out));
 	out->store = b.st = st;
+	st->last_kept = false;
 	b.sc = st->sc.p;
 	b.index = &st->index;
-	b.nf = s->fields.n;
-	b.secs = s->interval_ns / 1e9;
 	sb_fields(&b);
 	sb_index_buckets(&b);
 	sb_filter(&b, req->filter, req->children);
@@ -927,6 +1404,8 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 	sb_hists(&b);
 	sb_guests(&b, req->vms);
 	sb_view(&b, req);
+	sb_remember(&b, req);
+out_times:
 	out->interval_ns = s->interval_ns;
 	out->wall = s->wall;
 }
@@ -952,6 +1431,11 @@ void snapshot_free(struct snapshot *snap)
 			&st->hs_scope,	   &st->hs_order,     &st->sorted,
 			&st->start,	   &st->fstart,	      &st->byfield,
 			&st->byscope,	   &st->by,	      &st->at,
+			&st->perm,	   &st->vtmp,	      &st->row_src,
+			&st->pairs,	   &st->hist_src,     &st->bucket_src,
+			&st->view_src,	   &st->hkeys,	      &st->vmsaw,
+			&st->vmvcpus,	   &st->slot_sc,      &st->kend,
+			&st->skeys,
 		};
 
 		sb_disown(st);
@@ -962,6 +1446,11 @@ void snapshot_free(struct snapshot *snap)
 		free(st);
 	}
 	memset(snap, 0, sizeof(*snap));
+}
+
+bool snapshot_layout_kept(const struct snapshot *snap)
+{
+	return snap->store && snap->store->last_kept;
 }
 
 const struct snap_row *snapshot_scope_row(const struct snap_scope *sc, int field)
