@@ -8,7 +8,8 @@
  * its scope's rows through one index of every bucket field, made here
  * once per snapshot. Histograms read whole (exit latency, through the
  * request) join the scopes they were read in, adding those not found in
- * the cells.
+ * the cells. A full build remembers where each number came from, so that
+ * the next refresh in the same layout only copies numbers (snap_keep.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,147 +18,13 @@
 #include "hashtab.h"
 #include "hist.h"
 #include "snapshot.h"
+#include "snapshot_int.h"
 #include "stats.h"
 #include "util.h"
 
-/* A scope while it is being found: its key and summary sums. */
-struct sb_scope {
-	pid_t pid;
-	int vcpu;
-	size_t slot;	   /* final index in store.scopes */
-	pid_t tid;	   /* a vCPU's thread, found in /proc */
-	bool exits_seen;   /* a FIELD_EXITS field was read */
-	uint64_t ev_total; /* sum of the events */
-	int64_t ev_delta;
-};
-
-/* What a layout was built from: while all of it stays (and the VMs and
- * histograms read whole, checked apart), the next build keeps the layout
- * and copies numbers. */
-struct sb_basis {
-	const struct stats *s;
-	uint64_t stats_gen;  /* stats.gen: series first read */
-	uint64_t fields_gen; /* field_table.gen */
-	uint64_t filter;     /* filter_serial() */
-	size_t nf, nsum, nkeys;
-	bool children, per_vcpu, vms;
-	pid_t pid;
-	int vcpu;
-};
-
-/* A histogram read whole, as far as the layout goes. */
-struct sb_hkey {
-	int field;
-	pid_t pid;
-	int vcpu;
-	pid_t tid;
-	size_t nbuckets;
-};
-
-/* What the directory of VMs said of a VM scope's vCPUs at the build. */
-struct sb_vmsaw {
-	bool read;	 /* vcpus_read */
-	size_t first, n; /* its vCPUs in snap_store.vmvcpus */
-};
-
-/* A row that sums a child's: rows[parent] += rows[child]. */
-struct sb_pair {
-	size_t child, parent;
-};
-
-/* A row's source (snap_store.row_src): >= 0 the stats' cell, SB_SYNTH a
- * parent summing its children, else SB_SUM(field) the field's total. */
-#define SB_SYNTH (-1L)
-#define SB_SUM(f) (-2L - (long)(f))
-
-/* An array a build fills, kept for the next build of the same snapshot
- * (snapshot_rebuild): grown when too small, never shrunk. */
-struct sb_buf {
-	void *p;
-	size_t cap; /* in elements */
-};
-
-/*
- * What a snapshot owns: what it shows, and the builder's scratch. Rebuilt
- * every refresh into the same arrays, a snapshot allocates nothing once
- * the host's VMs and fields stay as they are (fresh arrays each refresh
- * would be fresh pages each refresh: page faults, and a heap that grows
- * with the largest sample).
- */
-struct snap_store {
-	struct sb_buf fields;
-	struct sb_buf names;   /* field and provider names */
-	struct sb_buf scopes;  /* [0] whole, then VMs, then vCPUs */
-	struct sb_buf rows;    /* every scope's rows */
-	struct sb_buf hists;   /* every scope's histograms */
-	struct sb_buf buckets; /* their buckets */
-	struct sb_buf view;    /* the view's rows */
-	char **owned;	       /* view row and guest names */
-	size_t nowned, capowned;
-	/* scratch: see struct snap_builder */
-	struct sb_buf match, split, bucket_first, bucket_count, bucket_child;
-	struct sb_buf sc, key_scope, row_of, hs_scope, hs_order, sorted;
-	struct sb_buf start, fstart, byfield, byscope, by, at, perm, vtmp;
-	struct hashtab index;
-	/*
-	 * The layout of the last build, kept by the next one while its basis
-	 * stays: the snapshot's arrays (shape), and where each number comes
-	 * from: a row's cell (row_src, pairs), a histogram's row or reading
-	 * (hist_src: a row, or -1 - the reading's index) and a bucket's row
-	 * (bucket_src, -1 none), a view row's row (view_src).
-	 */
-	bool kept;
-	bool last_kept; /* the last build kept it */
-	struct sb_basis basis;
-	struct snapshot shape;
-	size_t nsc, nrows, nhists, nview, npairs, nhkeys;
-	struct sb_buf row_src, pairs, hist_src, bucket_src, view_src;
-	struct sb_buf hkeys;	      /* struct sb_hkey, the request's */
-	struct sb_buf vmsaw, vmvcpus; /* by VM scope, what the VMs said */
-	/* by final scope: its index in sc, and its cells in the stats'
-	 * order (those of scope i end at kend[i]) */
-	struct sb_buf slot_sc, kend, skeys;
-};
-
-/* Scratch of one build. */
-struct snap_builder {
-	const struct stats *s;
-	struct snapshot *out;
-	struct snap_store *st; /* where the arrays below are kept */
-	size_t nf;	       /* fields */
-	double secs;	       /* the interval */
-	/* what the snapshot shows, in st */
-	struct field_info *fields;
-	struct snap_scope *scopes;
-	struct snap_row *rows;
-	struct snap_hist *hists;
-	struct snap_bucket *buckets;
-	struct snap_row *view;
-	bool *match; /* by field: the filter keeps it */
-	bool *split; /* by field: a kept child stands for it */
-	/* bucket fields by (parent, bucket): first[parent], count[parent] */
-	int *bucket_first, *bucket_count, *bucket_child;
-	/* scopes found in the cells, in order of appearance */
-	struct sb_scope *sc;
-	size_t nsc;
-	struct hashtab *index; /* (pid, vcpu) -> index in sc */
-	int *key_scope;	       /* by cell: index in sc, or -1 */
-	int *row_of;	       /* by field: row in the scope built */
-	/* histograms read whole: the request's, each one's scope (index in
-	 * sc, -1 the whole selection, -2 left out), and their indices by
-	 * (final scope, field) */
-	const struct hist_set *hs;
-	int *hs_scope;
-	size_t *hs_order;
-	size_t nrows;	  /* rows of every scope */
-	long *hist_src;	  /* by histogram: see snap_store */
-	long *bucket_src; /* by bucket */
-	size_t *view_src; /* by view row */
-};
-
 /* At least n elements (one when n is 0) of size bytes in buf, reused
  * when they fit; their contents are stale. */
-static void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
+void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
 {
 	if (!n)
 		n = 1;
@@ -170,7 +37,7 @@ static void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
 }
 
 /* The same, zeroed. */
-static void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size)
+void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size)
 {
 	void *p = sb_reserve(buf, n, size);
 
@@ -336,9 +203,8 @@ static bool sb_is_event(const struct field_info *f)
 }
 
 /* Folds one cell of field into the summary of its scope g (sums in x). */
-static void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
-			   struct sb_scope *x, int field,
-			   const struct stat_cell *c)
+void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
+		    struct sb_scope *x, int field, const struct stat_cell *c)
 {
 	const struct field_info *f = &b->fields[field];
 
@@ -509,7 +375,7 @@ static void sb_layout(struct snap_builder *b)
 /* The per-guest views' summaries, the cells taken in the stats' order
  * (as ties among the busiest events have always gone). */
 /* The whole selection's summary, from the fields' totals. */
-static void sb_summary_whole(struct snap_builder *b)
+void sb_summary_whole(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
 	struct snap_scope *all = b->scopes;
@@ -522,7 +388,7 @@ static void sb_summary_whole(struct snap_builder *b)
 }
 
 /* Ends the summary of scope x, its cells added. */
-static void sb_summary_scope_end(struct snap_builder *b, struct sb_scope *x)
+void sb_summary_scope_end(struct snap_builder *b, struct sb_scope *x)
 {
 	struct snap_scope *g = &b->scopes[x->slot];
 
@@ -789,9 +655,8 @@ static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
 }
 
 /* The histogram of a reading: its buckets in the model's ranges. */
-static void sb_hist_of_reading(struct snap_builder *b,
-			       const struct hist_reading *r,
-			       struct snap_hist *hist, size_t *k)
+void sb_hist_of_reading(struct snap_builder *b, const struct hist_reading *r,
+			struct snap_hist *hist, size_t *k)
 {
 	const struct field_info *f = &b->fields[r->field];
 
@@ -1056,311 +921,6 @@ static void sb_disown(struct snap_store *st)
 	st->nowned = 0;
 }
 
-/* The basis of a build of s for req (see struct sb_basis). */
-static struct sb_basis sb_basis_of(const struct stats *s,
-				   const struct snap_request *req)
-{
-	struct sb_basis k;
-
-	memset(&k, 0, sizeof(k)); /* padding too: compared by memcmp */
-	k.s = s;
-	k.stats_gen = s->gen;
-	k.fields_gen = s->fields.gen;
-	k.filter = filter_serial(req->filter);
-	k.nf = s->fields.n;
-	k.nsum = s->nsum;
-	k.nkeys = s->nkeys;
-	k.children = req->children;
-	k.per_vcpu = req->per_vcpu;
-	k.vms = req->vms != NULL;
-	k.pid = req->pid;
-	k.vcpu = req->vcpu;
-	return k;
-}
-
-static struct sb_hkey sb_hkey_of(const struct hist_reading *r)
-{
-	struct sb_hkey k;
-
-	memset(&k, 0, sizeof(k));
-	k.field = r->field;
-	k.pid = r->pid;
-	k.vcpu = r->vcpu;
-	k.tid = r->tid;
-	k.nbuckets = r->nbuckets;
-	return k;
-}
-
-/* What the directory of VMs says of VM vm: its vCPUs when read. */
-static bool sb_vm_vcpus(const struct vmdir *d, pid_t pid,
-			const struct vmdir_vcpu **v, size_t *n)
-{
-	const struct vmdir_vm *e = vmdir_find(d, pid);
-
-	*v = NULL;
-	*n = 0;
-	if (!e || !e->vcpus_read)
-		return false;
-	*v = e->vcpus;
-	*n = e->nvcpus;
-	return true;
-}
-
-/* Each scope's cells in the stats' order, as its summary takes them. */
-static void sb_remember_cells(struct snap_builder *b)
-{
-	const struct stats *s = b->s;
-	struct snap_store *st = b->st;
-	size_t nscopes = b->nsc + 1;
-	size_t *end = sb_reserve_zero(&st->kend, nscopes + 1, sizeof(*end));
-	size_t *slot_sc = sb_reserve(&st->slot_sc, nscopes, sizeof(*slot_sc));
-	size_t n = 0;
-	int *keys;
-
-	for (size_t i = 0; i < b->nsc; i++)
-		slot_sc[b->sc[i].slot] = i;
-	for (size_t k = 0; k < s->nkeys; k++)
-		if (b->key_scope[k] >= 0) {
-			end[b->sc[b->key_scope[k]].slot + 1]++;
-			n++;
-		}
-	for (size_t i = 0; i < nscopes; i++)
-		end[i + 1] += end[i];
-	keys = sb_reserve(&st->skeys, n, sizeof(*keys));
-	for (size_t k = 0; k < s->nkeys; k++)
-		if (b->key_scope[k] >= 0)
-			keys[end[b->sc[b->key_scope[k]].slot]++] = (int)k;
-	/* end[i] is now where scope i's cells end */
-}
-
-/* Keeps what the layout of a full build was made from, for the next. */
-static void sb_remember(struct snap_builder *b, const struct snap_request *req)
-{
-	struct snap_store *st = b->st;
-	const struct hist_set *hs = req->hists;
-	const struct snap_scope *whole = b->out->whole;
-	struct sb_hkey *hk;
-	struct sb_vmsaw *saw;
-	size_t nv = 0;
-
-	st->basis = sb_basis_of(b->s, req);
-	st->nsc = b->nsc;
-	sb_remember_cells(b);
-	st->shape = *b->out;
-	st->nhkeys = hs ? hs->n : 0;
-	hk = sb_reserve(&st->hkeys, st->nhkeys, sizeof(*hk));
-	for (size_t i = 0; i < st->nhkeys; i++)
-		hk[i] = sb_hkey_of(&hs->v[i]);
-	saw = sb_reserve(&st->vmsaw, whole->nchildren, sizeof(*saw));
-	for (size_t i = 0; req->vms && i < whole->nchildren; i++) {
-		const struct vmdir_vcpu *v;
-		struct vmdir_vcpu *to;
-
-		saw[i].read = sb_vm_vcpus(req->vms, whole->children[i].pid, &v,
-					  &saw[i].n);
-		saw[i].first = nv;
-		nv += saw[i].n;
-		to = st->vmvcpus.p;
-		if (nv > st->vmvcpus.cap) {
-			st->vmvcpus.cap = nv * 2;
-			to = xrealloc(to, st->vmvcpus.cap * sizeof(*to));
-			st->vmvcpus.p = to;
-		}
-		if (saw[i].n)
-			memcpy(&to[saw[i].first], v, saw[i].n * sizeof(*v));
-	}
-	st->kept = true;
-}
-
-/* Whether the directory of VMs says what it said at the last full build
- * of the VMs there are: their names and vCPU threads. */
-static bool sb_same_vms(const struct snap_store *st, const struct vmdir *d)
-{
-	const struct snap_scope *whole = st->shape.whole;
-	const struct sb_vmsaw *saw = st->vmsaw.p;
-	const struct vmdir_vcpu *was = st->vmvcpus.p;
-
-	for (size_t i = 0; d && i < whole->nchildren; i++) {
-		const struct snap_scope *vm = &whole->children[i];
-		const struct vmdir_vm *e = vmdir_find(d, vm->pid);
-		const char *name = e ? e->name : NULL;
-		const struct vmdir_vcpu *v;
-		size_t n;
-
-		if (!name != !vm->guest || (name && strcmp(name, vm->guest)))
-			return false;
-		if (sb_vm_vcpus(d, vm->pid, &v, &n) != saw[i].read ||
-		    n != saw[i].n ||
-		    (n && memcmp(v, &was[saw[i].first], n * sizeof(*v))))
-			return false;
-	}
-	return true;
-}
-
-/* Whether the layout kept in st is the one a full build of s for req
- * would make: nothing came or went since. */
-static bool sb_same_layout(const struct snap_store *st, const struct stats *s,
-			   const struct snap_request *req)
-{
-	struct sb_basis now = sb_basis_of(s, req);
-	const struct sb_hkey *hk = st->hkeys.p;
-	size_t nh = req->hists ? req->hists->n : 0;
-
-	if (!st->kept || memcmp(&now, &st->basis, sizeof(now)) ||
-	    nh != st->nhkeys)
-		return false;
-	for (size_t i = 0; i < nh; i++) {
-		struct sb_hkey k = sb_hkey_of(&req->hists->v[i]);
-
-		if (memcmp(&k, &hk[i], sizeof(k)))
-			return false;
-	}
-	return sb_same_vms(st, req->vms);
-}
-
-/* The numbers of the rows [from, to) again, from their sources; parents
- * sum their children (the pairs from *pair on whose parent is there). */
-static void sb_rows_refill(struct snap_builder *b, size_t from, size_t to,
-			   size_t *pair)
-{
-	const struct stats *s = b->s;
-	const long *src = b->st->row_src.p;
-	const struct sb_pair *pairs = b->st->pairs.p;
-	struct snap_row *rows = b->rows;
-
-	for (size_t i = from; i < to; i++) {
-		const struct stat_cell *c;
-
-		if (src[i] == SB_SYNTH) {
-			rows[i].total = 0;
-			rows[i].delta = 0;
-			rows[i].valid = true;
-			continue;
-		}
-		c = src[i] >= 0 ? &s->cells[src[i]] :
-				  &s->sum[SB_SUM(0) - src[i]];
-		rows[i].total = c->total;
-		rows[i].delta = c->delta;
-		rows[i].valid = c->fresh;
-	}
-	for (; *pair < b->st->npairs && pairs[*pair].parent < to; ++*pair) {
-		struct snap_row *p = &rows[pairs[*pair].parent];
-		const struct snap_row *r = &rows[pairs[*pair].child];
-
-		p->total += r->total;
-		p->delta += r->delta;
-		p->valid &= r->valid;
-	}
-	for (size_t i = from; i < to; i++)
-		rows[i].rate = b->secs > 0 ? rows[i].delta / b->secs : 0;
-}
-
-/* The numbers of the histograms [from, to) again: a row's from its
- * buckets' rows, one read whole from its reading. */
-static void sb_hists_refill(struct snap_builder *b, size_t from, size_t to)
-{
-	const long *src = b->st->hist_src.p, *bsrc = b->st->bucket_src.p;
-
-	for (size_t h = from; h < to; h++) {
-		struct snap_hist *hist = &b->hists[h];
-		size_t k = (size_t)(hist->buckets - b->buckets);
-
-		if (src[h] < 0) {
-			sb_hist_of_reading(b, &b->hs->v[-1 - src[h]], hist, &k);
-			continue;
-		}
-		hist->fresh = b->rows[src[h]].valid;
-		for (size_t c = 0; c < hist->nbuckets; c++, k++) {
-			const struct snap_row *br = bsrc[k] >= 0 ?
-							    &b->rows[bsrc[k]] :
-							    NULL;
-
-			b->buckets[k].total = br ? br->total : 0;
-			b->buckets[k].delta = br ? br->delta : 0;
-			b->buckets[k].fresh = br && br->valid;
-		}
-	}
-}
-
-/* Scope i's summary, rows and histograms again, one scope after the
- * other so that each one's cells and rows are read while in cache. */
-static void sb_scope_refill(struct snap_builder *b, size_t i, size_t *pair)
-{
-	const struct stats *s = b->s;
-	const struct snap_store *st = b->st;
-	struct snap_scope *g = &b->scopes[i];
-	size_t from = (size_t)(g->rows - b->rows);
-	size_t h = g->nhists ? (size_t)(g->hists - b->hists) : 0;
-
-	g->fresh = false;
-	g->tid = 0;
-	g->total = 0;
-	g->delta = 0;
-	g->rate = 0;
-	for (int t = 0; t < SNAP_TOP; t++) {
-		g->top[t] = -1;
-		g->top_rate[t] = 0;
-	}
-	if (!i) {
-		sb_summary_whole(b);
-	} else {
-		const size_t *end = st->kend.p;
-		const int *keys = st->skeys.p;
-		struct sb_scope *x = &b->sc[((const size_t *)st->slot_sc.p)[i]];
-
-		x->exits_seen = false;
-		x->ev_total = 0;
-		x->ev_delta = 0;
-		for (size_t j = end[i - 1]; j < end[i]; j++)
-			sb_summary_add(b, g, x, s->keys[keys[j]].field,
-				       &s->cells[keys[j]]);
-		sb_summary_scope_end(b, x);
-	}
-	sb_rows_refill(b, from, from + g->nrows, pair);
-	sb_hists_refill(b, h, h + g->nhists);
-}
-
-/* The view's rows again from theirs, each keeping its name. */
-static void sb_view_refill(struct snap_builder *b)
-{
-	const size_t *src = b->st->view_src.p;
-
-	for (size_t i = 0; i < b->st->nview; i++) {
-		struct snap_row *r = &b->view[i];
-		const char *name = r->name;
-		bool per_vcpu = r->per_vcpu;
-
-		*r = b->rows[src[i]];
-		r->name = name;
-		r->per_vcpu = per_vcpu;
-	}
-}
-
-/* A refresh in the layout kept: the summaries, rows, histograms and view
- * filled in again with this refresh's numbers; no name is copied, no
- * scope looked up, nothing sorted. */
-static void sb_refill(struct snap_builder *b)
-{
-	struct snap_store *st = b->st;
-	struct snap_scope *all = st->scopes.p;
-
-	b->fields = st->fields.p;
-	b->match = st->match.p;
-	b->split = st->split.p;
-	b->sc = st->sc.p;
-	b->nsc = st->nsc;
-	b->key_scope = st->key_scope.p;
-	b->scopes = all;
-	b->rows = st->rows.p;
-	b->nrows = st->nrows;
-	b->hists = st->hists.p;
-	b->buckets = st->buckets.p;
-	b->view = st->view.p;
-	for (size_t i = 0, pair = 0; i <= b->nsc; i++)
-		sb_scope_refill(b, i, &pair);
-	sb_view_refill(b);
-}
-
 void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 		      struct snapshot *out)
 {
@@ -1446,11 +1006,6 @@ void snapshot_free(struct snapshot *snap)
 		free(st);
 	}
 	memset(snap, 0, sizeof(*snap));
-}
-
-bool snapshot_layout_kept(const struct snapshot *snap)
-{
-	return snap->store && snap->store->last_kept;
 }
 
 const struct snap_row *snapshot_scope_row(const struct snap_scope *sc, int field)
