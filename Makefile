@@ -247,7 +247,8 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
-	src/core/hist.c src/core/snapshot.c src/core/vmdir.c src/render/units.c \
+	src/core/hist.c src/core/snapshot.c src/core/snap_keep.c src/core/vmdir.c \
+	src/render/units.c \
 	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c src/sys/mtree.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
 FUZZ_LIBS_qmp_provider := $(JANSSON_LIBS) $(PCRE2_LIBS)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct errmsg;
 
@@ -28,6 +29,9 @@ struct field_filter {
 	/* verdicts by field id, made once per pattern (owned; a cache, so
 	 * it changes behind a const filter) */
 	struct filter_cache *cache;
+	/* util_serial() of the pattern set, 0 when none: which fields it
+	 * keeps changes only with it */
+	uint64_t serial;
 };
 
 /* 0, or -EINVAL with a readable reason in msg when the pattern is bad (f
@@ -56,5 +60,8 @@ bool filter_keeps_field(const struct field_filter *f, int id, const char *name,
  * children actually matched.
  */
 bool filter_may_keep_children(const struct field_filter *f, const char *name);
+/* What f keeps, as a number that changes whenever the pattern does (0:
+ * everything, as a NULL filter or one never set). */
+uint64_t filter_serial(const struct field_filter *f);
 
 #endif

@@ -79,6 +79,9 @@ struct field_table {
 	struct field_info *v;
 	size_t n, cap;
 	struct hashtab index; /* name hash -> id */
+	/* util_serial() of the last change: a field added, or its info
+	 * handed out to be set (field_table_info) */
+	uint64_t gen;
 };
 
 /* Scope of a sample: pid 0 is the whole selection (host, or the -p VM). */
@@ -119,7 +122,7 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 /* Id of name, or -1. */
 int field_table_find(const struct field_table *t, const char *name);
 /* The info of an id, for providers to set units and histogram shape right
- * after interning. */
+ * after interning (it changes the table's gen). */
 struct field_info *field_table_info(struct field_table *t, int id);
 
 void sample_set_init(struct sample_set *s, struct field_table *fields);

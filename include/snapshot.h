@@ -259,9 +259,19 @@ void snapshot_build(const struct stats *s, const struct snap_request *req,
  * what it showed is gone, and once the VMs and fields stay the same a
  * refresh allocates nothing. For the loop, which keeps one snapshot per
  * front-end; snapshot_free frees it at the end.
+ *
+ * When nothing came or went since the build before (no field, no series
+ * read for the first time: stats.gen and the field table's gen; the same
+ * request, filter pattern, guest names and vCPU threads of its VMs, and
+ * histograms read whole), the layout is kept: fields, names, scopes, rows
+ * and their order, and only the numbers, summaries and busiest events
+ * are made again. The result is the same as snapshot_build's.
  */
 void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 		      struct snapshot *snap);
+/* Whether the last snapshot_rebuild of snap kept its layout (for tests
+ * and benchmarks). */
+bool snapshot_layout_kept(const struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
 
 /* The histogram of field in scope sc, or NULL when it has none. */

@@ -44,6 +44,16 @@ struct stats {
 	struct stat_cell *cells;
 	size_t nkeys, cap;
 	struct hashtab index;
+	/* by position in set: the cell its reading went to last refresh
+	 * (index in cells, -1 none), checked against the key before use, so
+	 * that a refresh like the one before hashes nothing */
+	long *memo;
+	size_t nmemo;
+	/* util_serial() of the last change to what the stats hold beyond
+	 * numbers: a series read for the first time (a new key, a field's
+	 * first total); snapshots keep their layout while it and the field
+	 * table's gen stay */
+	uint64_t gen;
 	/* which provider's readings count; providers ask it during a
 	 * refresh (provider.arbiter), stats_update() ends its refresh */
 	struct arbiter arbiter;

@@ -51,6 +51,10 @@ char *xvasprintf(const char *fmt, va_list ap)
 	__attribute__((format(printf, 1, 0)));
 
 uint64_t util_now_ns(void);
+/* A number no earlier call returned (never 0), from any thread: what a
+ * generation counter takes when what it counts changes, so that two
+ * states of two objects never share one. */
+uint64_t util_serial(void);
 
 /* Strict decimal u64: optional surrounding blanks, nothing else. */
 int util_parse_u64(const char *s, uint64_t *out);

@@ -59,6 +59,7 @@ int filter_set(struct field_filter *f, const char *pattern, struct errmsg *msg)
 	f->code = code;
 	f->pattern = xstrdup(pattern);
 	f->cache = xcalloc(1, sizeof(*f->cache));
+	f->serial = util_serial();
 	return 0;
 }
 
@@ -70,6 +71,12 @@ void filter_free(struct field_filter *f)
 	f->pattern = NULL;
 	filter_cache_free(f->cache);
 	f->cache = NULL;
+	f->serial = 0;
+}
+
+uint64_t filter_serial(const struct field_filter *f)
+{
+	return f && f->pattern ? f->serial : 0;
 }
 
 /* pcre2_match() of the first len bytes of name with opts: its result. */

@@ -70,12 +70,16 @@ int field_table_intern(struct field_table *t, const char *name, int parent,
 			t->v[i].order++;
 	}
 	hashtab_add(&t->index, h, t->n);
+	t->gen = util_serial();
 	return (int)t->n++;
 }
 
 struct field_info *field_table_info(struct field_table *t, int id)
 {
-	return id >= 0 && (size_t)id < t->n ? &t->v[id] : NULL;
+	if (id < 0 || (size_t)id >= t->n)
+		return NULL;
+	t->gen = util_serial();
+	return &t->v[id];
 }
 
 void sample_set_init(struct sample_set *s, struct field_table *fields)

@@ -8,7 +8,8 @@
  * its scope's rows through one index of every bucket field, made here
  * once per snapshot. Histograms read whole (exit latency, through the
  * request) join the scopes they were read in, adding those not found in
- * the cells.
+ * the cells. A full build remembers where each number came from, so that
+ * the next refresh in the same layout only copies numbers (snap_keep.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,86 +18,13 @@
 #include "hashtab.h"
 #include "hist.h"
 #include "snapshot.h"
+#include "snapshot_int.h"
 #include "stats.h"
 #include "util.h"
 
-/* A scope while it is being found: its key and summary sums. */
-struct sb_scope {
-	pid_t pid;
-	int vcpu;
-	size_t slot;	   /* final index in store.scopes */
-	pid_t tid;	   /* a vCPU's thread, found in /proc */
-	bool exits_seen;   /* a FIELD_EXITS field was read */
-	uint64_t ev_total; /* sum of the events */
-	int64_t ev_delta;
-};
-
-/* An array a build fills, kept for the next build of the same snapshot
- * (snapshot_rebuild): grown when too small, never shrunk. */
-struct sb_buf {
-	void *p;
-	size_t cap; /* in elements */
-};
-
-/*
- * What a snapshot owns: what it shows, and the builder's scratch. Rebuilt
- * every refresh into the same arrays, a snapshot allocates nothing once
- * the host's VMs and fields stay as they are (fresh arrays each refresh
- * would be fresh pages each refresh: page faults, and a heap that grows
- * with the largest sample).
- */
-struct snap_store {
-	struct sb_buf fields;
-	struct sb_buf names;   /* field and provider names */
-	struct sb_buf scopes;  /* [0] whole, then VMs, then vCPUs */
-	struct sb_buf rows;    /* every scope's rows */
-	struct sb_buf hists;   /* every scope's histograms */
-	struct sb_buf buckets; /* their buckets */
-	struct sb_buf view;    /* the view's rows */
-	char **owned;	       /* view row and guest names */
-	size_t nowned, capowned;
-	/* scratch: see struct snap_builder */
-	struct sb_buf match, split, bucket_first, bucket_count, bucket_child;
-	struct sb_buf sc, key_scope, row_of, hs_scope, hs_order, sorted;
-	struct sb_buf start, fstart, byfield, byscope, by, at;
-	struct hashtab index;
-};
-
-/* Scratch of one build. */
-struct snap_builder {
-	const struct stats *s;
-	struct snapshot *out;
-	struct snap_store *st; /* where the arrays below are kept */
-	size_t nf;	       /* fields */
-	double secs;	       /* the interval */
-	/* what the snapshot shows, in st */
-	struct field_info *fields;
-	struct snap_scope *scopes;
-	struct snap_row *rows;
-	struct snap_hist *hists;
-	struct snap_bucket *buckets;
-	struct snap_row *view;
-	bool *match; /* by field: the filter keeps it */
-	bool *split; /* by field: a kept child stands for it */
-	/* bucket fields by (parent, bucket): first[parent], count[parent] */
-	int *bucket_first, *bucket_count, *bucket_child;
-	/* scopes found in the cells, in order of appearance */
-	struct sb_scope *sc;
-	size_t nsc;
-	struct hashtab *index; /* (pid, vcpu) -> index in sc */
-	int *key_scope;	       /* by cell: index in sc, or -1 */
-	int *row_of;	       /* by field: row in the scope built */
-	/* histograms read whole: the request's, each one's scope (index in
-	 * sc, -1 the whole selection, -2 left out), and their indices by
-	 * (final scope, field) */
-	const struct hist_set *hs;
-	int *hs_scope;
-	size_t *hs_order;
-};
-
 /* At least n elements (one when n is 0) of size bytes in buf, reused
  * when they fit; their contents are stale. */
-static void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
+void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
 {
 	if (!n)
 		n = 1;
@@ -109,7 +37,7 @@ static void *sb_reserve(struct sb_buf *buf, size_t n, size_t size)
 }
 
 /* The same, zeroed. */
-static void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size)
+void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size)
 {
 	void *p = sb_reserve(buf, n, size);
 
@@ -275,9 +203,8 @@ static bool sb_is_event(const struct field_info *f)
 }
 
 /* Folds one cell of field into the summary of its scope g (sums in x). */
-static void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
-			   struct sb_scope *x, int field,
-			   const struct stat_cell *c)
+void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
+		    struct sb_scope *x, int field, const struct stat_cell *c)
 {
 	const struct field_info *f = &b->fields[field];
 
@@ -447,7 +374,8 @@ static void sb_layout(struct snap_builder *b)
 
 /* The per-guest views' summaries, the cells taken in the stats' order
  * (as ties among the busiest events have always gone). */
-static void sb_summaries(struct snap_builder *b)
+/* The whole selection's summary, from the fields' totals. */
+void sb_summary_whole(struct snap_builder *b)
 {
 	const struct stats *s = b->s;
 	struct snap_scope *all = b->scopes;
@@ -457,6 +385,28 @@ static void sb_summaries(struct snap_builder *b)
 		if (s->sum[f].seen)
 			sb_summary_add(b, &all[0], &root, (int)f, &s->sum[f]);
 	sb_summary_end(b, &all[0], &root);
+}
+
+/* Ends the summary of scope x, its cells added. */
+void sb_summary_scope_end(struct snap_builder *b, struct sb_scope *x)
+{
+	struct snap_scope *g = &b->scopes[x->slot];
+
+	sb_summary_end(b, g, x);
+	/* a vCPU whose thread runs is there, idle or not */
+	if (x->tid) {
+		g->fresh = true;
+		if (!g->tid)
+			g->tid = x->tid;
+	}
+}
+
+static void sb_summaries(struct snap_builder *b)
+{
+	const struct stats *s = b->s;
+	struct snap_scope *all = b->scopes;
+
+	sb_summary_whole(b);
 	for (size_t i = 0; i < s->nkeys; i++) {
 		struct sb_scope *x;
 
@@ -466,17 +416,8 @@ static void sb_summaries(struct snap_builder *b)
 		sb_summary_add(b, &all[x->slot], x, s->keys[i].field,
 			       &s->cells[i]);
 	}
-	for (size_t i = 0; i < b->nsc; i++) {
-		struct snap_scope *g = &all[b->sc[i].slot];
-
-		sb_summary_end(b, g, &b->sc[i]);
-		/* a vCPU whose thread runs is there, idle or not */
-		if (b->sc[i].tid) {
-			g->fresh = true;
-			if (!g->tid)
-				g->tid = b->sc[i].tid;
-		}
-	}
+	for (size_t i = 0; i < b->nsc; i++)
+		sb_summary_scope_end(b, &b->sc[i]);
 }
 
 /* Appends the row of one cell of field to the scope being built. */
@@ -545,6 +486,60 @@ static void sb_rows_end(struct snap_builder *b, struct snap_scope *g,
 	g->nrows = *n - first;
 }
 
+/*
+ * Where each row's numbers come from, for the builds that keep the layout:
+ * the whole selection's from the fields' totals, a scope's from its cells
+ * (byscope, each scope's ending at end[slot]), both in field order as the
+ * rows are; the others are parents summing the children that pairs list.
+ */
+static void sb_row_sources(struct snap_builder *b, const size_t *end,
+			   const int *byscope)
+{
+	const struct stats *s = b->s;
+	const struct snap_scope *all = b->scopes;
+	long *src = sb_reserve(&b->st->row_src, b->nrows, sizeof(*src));
+	struct sb_pair *pairs = sb_reserve(&b->st->pairs, b->nrows,
+					   sizeof(*pairs));
+	size_t np = 0, j = 0;
+
+	for (size_t i = 0; i <= b->nsc; i++) {
+		size_t base = (size_t)(all[i].rows - b->rows);
+
+		for (size_t x = 0; x < all[i].nrows; x++) {
+			int f = all[i].rows[x].field;
+
+			if (!i)
+				src[base + x] = (size_t)f < s->nsum &&
+								s->sum[f].seen ?
+							SB_SUM(f) :
+							SB_SYNTH;
+			else if (j < end[i] && s->keys[byscope[j]].field == f)
+				src[base + x] = byscope[j++];
+			else
+				src[base + x] = SB_SYNTH;
+		}
+	}
+	for (size_t i = 0; i <= b->nsc; i++) {
+		size_t base = (size_t)(all[i].rows - b->rows);
+
+		for (size_t x = 0; x < all[i].nrows; x++) {
+			int p = all[i].rows[x].parent;
+			const struct snap_row *pr;
+
+			if (src[base + x] == SB_SYNTH || p < 0 ||
+			    (size_t)p >= b->nf)
+				continue;
+			pr = snapshot_scope_row(&all[i], p);
+			if (pr && src[pr - b->rows] == SB_SYNTH)
+				pairs[np++] = (struct sb_pair){
+					base + x, (size_t)(pr - b->rows)
+				};
+		}
+	}
+	b->st->nrows = b->nrows;
+	b->st->npairs = np;
+}
+
 /* The rows of every scope: the cells of each in field order, by two
  * stable counting sorts (by field, then by scope). */
 static void sb_rows(struct snap_builder *b)
@@ -601,6 +596,8 @@ static void sb_rows(struct snap_builder *b)
 			       &s->cells[byscope[j]]);
 		sb_rows_end(b, &all[i], first, &n);
 	}
+	b->nrows = n;
+	sb_row_sources(b, start, byscope);
 }
 
 /* The final scope of histogram reading i, or SIZE_MAX when left out. */
@@ -638,10 +635,12 @@ static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
 				    .buckets = &b->buckets[*k],
 				    .nbuckets = (size_t)b->bucket_count[p],
 				    .fresh = row->valid };
+	b->hist_src[hist - b->hists] = row - b->rows;
 	for (int c = 0; c < b->bucket_count[p]; c++) {
 		int id = b->bucket_child[b->bucket_first[p] + c];
 		const struct snap_row *br = snapshot_scope_row(g, id);
 
+		b->bucket_src[*k] = br ? br - b->rows : -1;
 		b->buckets[(*k)++] = (struct snap_bucket){
 			.index = v[id].bucket,
 			.lo = v[id].bucket_lo,
@@ -656,9 +655,8 @@ static void sb_hist_of_row(struct snap_builder *b, const struct snap_scope *g,
 }
 
 /* The histogram of a reading: its buckets in the model's ranges. */
-static void sb_hist_of_reading(struct snap_builder *b,
-			       const struct hist_reading *r,
-			       struct snap_hist *hist, size_t *k)
+void sb_hist_of_reading(struct snap_builder *b, const struct hist_reading *r,
+			struct snap_hist *hist, size_t *k)
 {
 	const struct field_info *f = &b->fields[r->field];
 
@@ -708,12 +706,16 @@ static void sb_hists(struct snap_builder *b)
 		nh++;
 		nb += b->hs->v[i].nbuckets;
 	}
+	b->st->nhists = nh;
 	if (!nh)
 		return;
 	if (nr > 1)
 		qsort_r(b->hs_order, nr, sizeof(*b->hs_order), sb_hs_cmp, b);
 	b->hists = sb_reserve(&b->st->hists, nh, sizeof(*b->hists));
 	b->buckets = sb_reserve(&b->st->buckets, nb + 1, sizeof(*b->buckets));
+	b->hist_src = sb_reserve(&b->st->hist_src, nh, sizeof(*b->hist_src));
+	b->bucket_src = sb_reserve(&b->st->bucket_src, nb + 1,
+				   sizeof(*b->bucket_src));
 	for (size_t i = 0; i <= b->nsc; i++) {
 		size_t first = h, r = 0;
 
@@ -737,6 +739,7 @@ static void sb_hists(struct snap_builder *b)
 					       &k);
 				r++;
 			} else {
+				b->hist_src[h] = -1 - (long)b->hs_order[j];
 				sb_hist_of_reading(b, x, &b->hists[h++], &k);
 				j++;
 			}
@@ -774,37 +777,62 @@ static const struct snap_scope *sb_find(const struct snap_scope *whole,
 	return NULL;
 }
 
-static int sb_view_cmp(const void *a, const void *c)
+/* View rows by name, their places (the index into arg's rows) kept. */
+static int sb_view_cmp(const void *a, const void *c, void *arg)
 {
-	return util_name_cmp(((const struct snap_row *)a)->name,
-			     ((const struct snap_row *)c)->name);
+	const struct snap_row *rows = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)c;
+	int d = util_name_cmp(rows[i].name, rows[j].name);
+
+	if (d)
+		return d;
+	return i < j ? -1 : i > j;
 }
 
 /* The same order for the rows of one scope (one per field at most): the
  * names' places in the field table, which keeps them as the fields come,
- * so a refresh sorts no names; placed by place, in linear time. */
-static void sb_view_by_order(struct snap_builder *b, struct snap_row *rows,
-			     size_t n)
+ * so a refresh sorts no names; placed by place, in linear time. False
+ * when the rows are not one per field. */
+static bool sb_view_by_order(struct snap_builder *b,
+			     const struct snap_row *rows, size_t n,
+			     size_t *perm)
 {
 	const struct field_info *v = b->fields;
-	struct snap_row *by = sb_reserve(&b->st->by, b->nf + 1, sizeof(*by));
-	bool *at = sb_reserve_zero(&b->st->at, b->nf + 1, sizeof(*at));
+	long *at = sb_reserve(&b->st->at, b->nf + 1, sizeof(*at));
 	size_t k = 0;
 
+	memset(at, 0xff, (b->nf + 1) * sizeof(*at));
 	for (size_t i = 0; i < n; i++) {
 		int o = v[rows[i].field].order;
 
-		if (o < 0 || (size_t)o >= b->nf || at[o])
-			goto out_sort; /* not one row per field: by name */
-		by[o] = rows[i];
-		at[o] = true;
+		if (o < 0 || (size_t)o >= b->nf || at[o] >= 0)
+			return false;
+		at[o] = (long)i;
 	}
 	for (size_t o = 0; o < b->nf; o++)
-		if (at[o])
-			rows[k++] = by[o];
-	return;
-out_sort:
-	qsort(rows, n, sizeof(*rows), sb_view_cmp);
+		if (at[o] >= 0)
+			perm[k++] = (size_t)at[o];
+	return true;
+}
+
+/* Sorts the view's n rows by name, their sources along. */
+static void sb_view_sort(struct snap_builder *b, bool by_order, size_t n)
+{
+	size_t *perm = sb_reserve(&b->st->perm, 2 * n, sizeof(*perm));
+	size_t *src = perm + n;
+	struct snap_row *was = sb_reserve(&b->st->vtmp, n, sizeof(*was));
+
+	if (!by_order || !sb_view_by_order(b, b->view, n, perm)) {
+		for (size_t i = 0; i < n; i++)
+			perm[i] = i;
+		qsort_r(perm, n, sizeof(*perm), sb_view_cmp, b->view);
+	}
+	memcpy(was, b->view, n * sizeof(*was));
+	memcpy(src, b->view_src, n * sizeof(*src));
+	for (size_t i = 0; i < n; i++) {
+		b->view[i] = was[perm[i]];
+		b->view_src[i] = src[perm[i]];
+	}
 }
 
 /* Appends the rows of g the filter keeps to the view; suffix names them
@@ -822,6 +850,7 @@ static void sb_view_rows(struct snap_builder *b, const struct snap_scope *g,
 					xasprintf("%s%s", r.name, suffix));
 			r.per_vcpu = true;
 		}
+		b->view_src[*n] = (size_t)(&g->rows[i] - b->rows);
 		b->view[(*n)++] = r;
 	}
 }
@@ -844,6 +873,7 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 	for (size_t i = 0; vm && i < vm->nchildren; i++)
 		cap += vm->children[i].nrows;
 	b->view = sb_reserve(&b->st->view, cap, sizeof(*b->view));
+	b->view_src = sb_reserve(&b->st->view_src, cap, sizeof(*b->view_src));
 	if (g)
 		sb_view_rows(b, g, NULL, &n);
 	for (size_t i = 0; vm && i < vm->nchildren; i++) {
@@ -853,12 +883,11 @@ static void sb_view(struct snap_builder *b, const struct snap_request *req)
 			 vm->children[i].vcpu);
 		sb_view_rows(b, &vm->children[i], suffix, &n);
 	}
-	if (n > 1 && vm && vm->nchildren)
-		qsort(b->view, n, sizeof(*b->view), sb_view_cmp);
-	else if (n > 1)
-		sb_view_by_order(b, b->view, n);
+	if (n > 1)
+		sb_view_sort(b, !(vm && vm->nchildren), n);
 	b->out->rows = b->view;
 	b->out->nrows = n;
+	b->st->nview = n;
 }
 
 /* Guest names of the VMs, shared by their vCPUs. */
@@ -903,6 +932,15 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 
 	if (!req)
 		req = &whole;
+	b.nf = s->fields.n;
+	b.secs = s->interval_ns / 1e9;
+	if (st && sb_same_layout(st, s, req)) {
+		*out = st->shape;
+		b.st = st;
+		st->last_kept = true;
+		sb_refill(&b);
+		goto out_times;
+	}
 	if (!st) {
 		st = xcalloc(1, sizeof(*st));
 		hashtab_init(&st->index);
@@ -911,10 +949,9 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 	hashtab_clear(&st->index);
 	memset(out, 0, sizeof(*out));
 	out->store = b.st = st;
+	st->last_kept = false;
 	b.sc = st->sc.p;
 	b.index = &st->index;
-	b.nf = s->fields.n;
-	b.secs = s->interval_ns / 1e9;
 	sb_fields(&b);
 	sb_index_buckets(&b);
 	sb_filter(&b, req->filter, req->children);
@@ -927,6 +964,8 @@ void snapshot_rebuild(const struct stats *s, const struct snap_request *req,
 	sb_hists(&b);
 	sb_guests(&b, req->vms);
 	sb_view(&b, req);
+	sb_remember(&b, req);
+out_times:
 	out->interval_ns = s->interval_ns;
 	out->wall = s->wall;
 }
@@ -952,6 +991,11 @@ void snapshot_free(struct snapshot *snap)
 			&st->hs_scope,	   &st->hs_order,     &st->sorted,
 			&st->start,	   &st->fstart,	      &st->byfield,
 			&st->byscope,	   &st->by,	      &st->at,
+			&st->perm,	   &st->vtmp,	      &st->row_src,
+			&st->pairs,	   &st->hist_src,     &st->bucket_src,
+			&st->view_src,	   &st->hkeys,	      &st->vmsaw,
+			&st->vmvcpus,	   &st->slot_sc,      &st->kend,
+			&st->skeys,
 		};
 
 		sb_disown(st);

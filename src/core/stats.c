@@ -28,6 +28,7 @@ void stats_free(struct stats *s)
 	free(s->sum);
 	free(s->keys);
 	free(s->cells);
+	free(s->memo);
 	hashtab_free(&s->index);
 	arbiter_free(&s->arbiter);
 	memset(s, 0, sizeof(*s));
@@ -145,21 +146,42 @@ static void stats_cell_update(struct stat_cell *c, enum field_type type,
 static void stats_fold_into(struct stats *s, struct stat_cell *c,
 			    const struct sample *x, bool initial)
 {
+	if (!c->seen)
+		s->gen = util_serial(); /* a series the snapshots lack */
 	stats_cell_update(c, s->fields.v[x->field].type, x->value, x->flags,
 			  initial, s->include_past);
 	if (x->tid)
 		c->tid = x->tid;
 }
 
-static void stats_fold_sample(struct stats *s, const struct sample *x,
-			      bool initial)
+/*
+ * The breakdown cell of reading i of the set, created on first use: the
+ * one reading i went to last refresh when its key is the same (providers
+ * push the same series in the same order refresh after refresh), else
+ * the one the hash finds.
+ */
+static struct stat_cell *stats_cell_at(struct stats *s, size_t i)
 {
+	const struct sample *x = &s->set.v[i];
+	long k = s->memo[i];
+	struct stat_cell *c;
+
+	if (k >= 0 && s->keys[k].field == x->field &&
+	    s->keys[k].pid == x->pid && s->keys[k].vcpu == x->vcpu)
+		return &s->cells[k];
+	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
+	s->memo[i] = c - s->cells;
+	return c;
+}
+
+static void stats_fold_sample(struct stats *s, size_t i, bool initial)
+{
+	const struct sample *x = &s->set.v[i];
+
 	if (!x->pid && x->vcpu == SAMPLE_ALL_VCPUS)
 		stats_fold_into(s, &s->sum[x->field], x, initial);
 	else
-		stats_fold_into(s,
-				stats_breakdown(s, x->field, x->pid, x->vcpu),
-				x, initial);
+		stats_fold_into(s, stats_cell_at(s, i), x, initial);
 }
 
 /*
@@ -168,13 +190,14 @@ static void stats_fold_sample(struct stats *s, const struct sample *x,
  * is added to the field's total (a counter by what it counted, a gauge by
  * its value, a peak by the largest). Comes after the owners' readings.
  */
-static void stats_fill_in(struct stats *s, const struct sample *x, bool initial)
+static void stats_fill_in(struct stats *s, size_t i, bool initial)
 {
+	const struct sample *x = &s->set.v[i];
 	enum field_type type = s->fields.v[x->field].type;
 	struct stat_cell *c, *sum = &s->sum[x->field];
 	uint64_t before;
 
-	c = stats_breakdown(s, x->field, x->pid, x->vcpu);
+	c = stats_cell_at(s, i);
 	before = c->seen ? c->total : 0;
 	stats_fold_into(s, c, x, initial);
 	if (x->vcpu != SAMPLE_ALL_VCPUS)
@@ -192,6 +215,8 @@ static void stats_fill_in(struct stats *s, const struct sample *x, bool initial)
 			sum->total += c->total;
 	}
 	sum->delta += c->delta;
+	if (!sum->seen)
+		s->gen = util_serial();
 	sum->seen = true;
 	sum->fresh = true;
 }
@@ -204,10 +229,10 @@ static void stats_fold_arbitrated(struct stats *s, bool initial)
 
 	for (size_t i = 0; i < s->set.n; i++)
 		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_COUNT)
-			stats_fold_sample(s, &s->set.v[i], initial);
+			stats_fold_sample(s, i, initial);
 	for (size_t i = 0; i < s->set.n; i++)
 		if (arbiter_verdict(a, &s->set.v[i]) == ARBITER_FILL_IN)
-			stats_fill_in(s, &s->set.v[i], initial);
+			stats_fill_in(s, i, initial);
 }
 
 void stats_update(struct stats *s, uint64_t now_ns)
@@ -220,6 +245,9 @@ void stats_update(struct stats *s, uint64_t now_ns)
 		       (s->fields.n - s->nsum) * sizeof(*s->sum));
 		s->nsum = s->fields.n;
 	}
+	if (s->set.n > s->nmemo)
+		s->memo = xgrow_index(s->memo, &s->nmemo, s->set.n - 1,
+				      sizeof(*s->memo), 0xff);
 	for (size_t i = 0; i < s->nsum; i++) {
 		s->sum[i].fresh = false;
 		s->sum[i].delta = 0;
@@ -232,7 +260,7 @@ void stats_update(struct stats *s, uint64_t now_ns)
 		stats_fold_arbitrated(s, initial);
 	} else {
 		for (size_t i = 0; i < s->set.n; i++)
-			stats_fold_sample(s, &s->set.v[i], initial);
+			stats_fold_sample(s, i, initial);
 	}
 	arbiter_end(&s->arbiter);
 	sample_set_clear(&s->set);

@@ -148,6 +148,13 @@ uint64_t util_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t util_serial(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 int util_parse_u64(const char *s, uint64_t *out)
 {
 	unsigned long long v;

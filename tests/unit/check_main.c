@@ -37,6 +37,7 @@ int main(void)
 	srunner_add_suite(sr, arbiter_suite());
 	srunner_add_suite(sr, bpf_engine_suite());
 	srunner_add_suite(sr, snapshot_suite());
+	srunner_add_suite(sr, snap_keep_suite());
 	srunner_add_suite(sr, ui_text_suite());
 	srunner_add_suite(sr, tpformat_suite());
 	srunner_add_suite(sr, arch_suite());

@@ -11,6 +11,7 @@ Suite *stats_suite(void);
 Suite *arbiter_suite(void);
 Suite *bpf_engine_suite(void);
 Suite *snapshot_suite(void);
+Suite *snap_keep_suite(void);
 Suite *ui_text_suite(void);
 Suite *tpformat_suite(void);
 Suite *arch_suite(void);
