@@ -68,8 +68,4 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers,
 void json_out_render(struct strbuf *b, const struct snapshot *snap,
 		     const char *providers, bool pretty, bool per_vcpu);
 
-/* Appends j as text, as json_dumps() with JSON_COMPACT or (pretty)
- * JSON_INDENT(2) writes it, at indent depth (0 for a document). */
-void json_out_text(struct strbuf *b, const json_t *j, bool pretty, int depth);
-
 #endif

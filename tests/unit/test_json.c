@@ -18,6 +18,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
+#include "json_text.h"
 #include "options.h"
 #include "stats.h"
 #include "suites.h"
@@ -534,7 +535,7 @@ static json_t *jt_tree(uint64_t *s, int depth)
 	}
 }
 
-/* json_out_text writes what json_dumps writes, compact and pretty. */
+/* json_text_write writes what json_dumps writes, compact and pretty. */
 START_TEST(test_text_as_jansson)
 {
 	uint64_t s = 0x853c49e6748fea9bull;
@@ -551,7 +552,7 @@ START_TEST(test_text_as_jansson)
 			struct strbuf b;
 
 			strbuf_init(&b);
-			json_out_text(&b, t, pretty, 0);
+			json_text_write(&b, t, pretty, 0);
 			ck_assert_msg(!strcmp(b.s, want), "got\n%s\nwant\n%s",
 				      b.s, want);
 			strbuf_free(&b);
