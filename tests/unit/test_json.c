@@ -22,6 +22,7 @@
 #include "options.h"
 #include "stats.h"
 #include "suites.h"
+#include "testlib.h"
 #include "util.h"
 
 /* Until frontend.h declares it with the other front-ends. */
@@ -443,20 +444,11 @@ START_TEST(test_frontend_bad_file)
 }
 END_TEST
 
-/* A deterministic 64-bit generator (xorshift64*). */
-static uint64_t jt_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
-
 /* A random real: every bit pattern that is finite, whole numbers, short
  * decimals, -0 and 0. */
 static double jt_real(uint64_t *s)
 {
-	uint64_t r = jt_rand(s), bits = jt_rand(s);
+	uint64_t r = test_rand(s), bits = test_rand(s);
 	double d;
 
 	switch (r % 5) {
@@ -486,23 +478,23 @@ static json_t *jt_string(uint64_t *s)
 		" "
 	};
 	char buf[64] = "";
-	size_t n = jt_rand(s) % 8;
+	size_t n = test_rand(s) % 8;
 
 	for (size_t i = 0; i < n; i++)
-		strcat(buf, parts[jt_rand(s) % ARRAY_SIZE(parts)]);
+		strcat(buf, parts[test_rand(s) % ARRAY_SIZE(parts)]);
 	return json_string(buf);
 }
 
 /* A random tree of depth at most depth. */
 static json_t *jt_tree(uint64_t *s, int depth)
 {
-	uint64_t r = jt_rand(s);
+	uint64_t r = test_rand(s);
 	json_t *j;
 	size_t n;
 
 	switch (depth > 0 ? r % 9 : r % 7) {
 	case 0:
-		return json_integer((json_int_t)jt_rand(s) >> (r % 64));
+		return json_integer((json_int_t)test_rand(s) >> (r % 64));
 	case 1:
 		return json_integer(r & 1 ? LLONG_MIN : LLONG_MAX);
 	case 2:
@@ -517,13 +509,13 @@ static json_t *jt_tree(uint64_t *s, int depth)
 		return json_integer(-(json_int_t)(r % 1000));
 	case 7:
 		j = json_array();
-		n = jt_rand(s) % 5;
+		n = test_rand(s) % 5;
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(j, jt_tree(s, depth - 1));
 		return j;
 	default:
 		j = json_object();
-		n = jt_rand(s) % 5;
+		n = test_rand(s) % 5;
 		for (size_t i = 0; i < n; i++) {
 			json_t *k = jt_string(s);
 

@@ -18,36 +18,30 @@
 
 #include "numfmt.h"
 #include "suites.h"
+#include "testlib.h"
 
-/* A deterministic 64-bit generator (xorshift64*). */
-static uint64_t nf_rand(uint64_t *s)
+/* got (n bytes written) is want, as printf wrote it. */
+static void nf_same(const char *what, const char *want, const char *got,
+		    size_t n)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
+	ck_assert_msg(!strcmp(got, want) && n == strlen(want),
+		      "%s %s: got \"%s\" (%zu)", what, want, got, n);
 }
 
 static void nf_check_u64(uint64_t v)
 {
 	char want[NUMFMT_INT_SIZE], got[NUMFMT_INT_SIZE];
-	size_t n;
 
 	snprintf(want, sizeof(want), "%" PRIu64, v);
-	n = numfmt_u64(got, v);
-	ck_assert_msg(!strcmp(got, want) && n == strlen(want),
-		      "u64 %s: got \"%s\" (%zu)", want, got, n);
+	nf_same("u64", want, got, numfmt_u64(got, v));
 }
 
 static void nf_check_i64(int64_t v)
 {
 	char want[NUMFMT_INT_SIZE], got[NUMFMT_INT_SIZE];
-	size_t n;
 
 	snprintf(want, sizeof(want), "%" PRId64, v);
-	n = numfmt_i64(got, v);
-	ck_assert_msg(!strcmp(got, want) && n == strlen(want),
-		      "i64 %s: got \"%s\" (%zu)", want, got, n);
+	nf_same("i64", want, got, numfmt_i64(got, v));
 }
 
 START_TEST(test_integers)
@@ -71,7 +65,7 @@ START_TEST(test_integers)
 		nf_check_i64(1 - (int64_t)p);
 	}
 	for (int i = 0; i < 100000; i++) {
-		uint64_t r = nf_rand(&s);
+		uint64_t r = test_rand(&s);
 
 		/* every length, not only 19 and 20 digits */
 		r >>= r % 64;
@@ -202,7 +196,7 @@ START_TEST(test_doubles)
 		nf_check_double(-p);
 	}
 	for (int i = 0; i < 60000; i++) {
-		uint64_t r = nf_rand(&s), bits = nf_rand(&s);
+		uint64_t r = test_rand(&s), bits = test_rand(&s);
 		double d;
 
 		/* any bit pattern (NaNs and infinities among them) */
