@@ -340,7 +340,7 @@ if want scale; then
 		# scale_full NVM: one line of figures of NVM fake VMs whose every
 		# stats value is non-zero (FAKEVMS_FULL=1; median of the rounds,
 		# new and old alternately): the exporter's CPU per refresh, its
-		# series and KB, one --json -1 sample's KB and with -i (totals
+		# series and KB, its peak RSS, one --json -1 sample's KB and with -i (totals
 		# since the VMs started: every VM's every field), the CPU per
 		# refresh of --json -l -i
 		scale_full() {
@@ -357,11 +357,12 @@ if want scale; then
 			done
 			for t in new old; do
 				[ -s "$TMP/$t.fexp" ] || continue
-				printf '%6s FULL %s: exp us %s (runs %s) | series %s | KB %s | json KB %s, -i %s | json -l -i us %s (runs %s)\n' \
+				printf '%6s FULL %s: exp us %s (runs %s) | series %s | KB %s | peak RSS %s MB | json KB %s, -i %s | json -l -i us %s (runs %s)\n' \
 					"$1" "$t" "$(awk '{ print $1 }' "$TMP/$t.fexp" | median)" \
 					"$(awk '{ printf "%s ", $1 }' "$TMP/$t.fexp")" \
 					"$(awk 'END { print $2 }' "$TMP/$t.fexp")" \
 					"$(awk 'END { printf "%.0f", $3 / 1024 }' "$TMP/$t.fexp")" \
+					"$(awk 'END { print $4 }' "$TMP/$t.fexp")" \
 					"$((j / 1024))" "$((ji / 1024))" \
 					"$(median <"$TMP/$t.fjson")" "$(tr '\n' ' ' <"$TMP/$t.fjson")"
 			done
