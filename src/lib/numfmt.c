@@ -206,7 +206,7 @@ size_t numfmt_canonical(char *buf, double v)
 	}
 	if (v < 0)
 		buf[o++] = '-';
-	exp = numfmt_shortest(fabs(v), digits);
+	exp = numfmt_shortest(v < 0 ? -v : v, digits);
 	nd = (int)strlen(digits);
 	if (exp < -4 || exp >= 6) {
 		/* d[.ddd]e+XX, two exponent digits at least */

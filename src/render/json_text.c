@@ -87,7 +87,8 @@ static void json_text_real(struct strbuf *b, double v)
 	size_t n;
 	char *e;
 
-	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
+	if (v > -9007199254740992.0 && v < 9007199254740992.0 &&
+	    v == (double)(int64_t)v) {
 		n = signbit(v) && v == 0 ? (memcpy(buf, "-0", 3), 2) :
 					   numfmt_i64(buf, (int64_t)v);
 		memcpy(buf + n, ".0", 2);
