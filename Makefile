@@ -282,6 +282,19 @@ FUZZ_TARGETS += webconfig
 FUZZ_SRCS_webconfig := src/app/webconfig.c src/lib/util.c src/lib/errmsg.c
 FUZZ_LIBS_webconfig := $(CRYPT_LIBS)
 
+# numbers into text (numfmt.h) against printf and strtod
+FUZZ_TARGETS += numfmt
+FUZZ_SRCS_numfmt := src/lib/numfmt.c
+
+# jansson trees as text (json_text.c) against json_dumps; its numbers
+# through numfmt.c, its buffer a strbuf
+FUZZ_TARGETS += json_text
+FUZZ_SRCS_json_text := src/render/json_text.c src/lib/numfmt.c \
+	src/lib/strbuf.c src/lib/util.c src/lib/errmsg.c
+FUZZ_CFLAGS_json_text := $(JANSSON_CFLAGS)
+FUZZ_LIBS_json_text := $(JANSSON_LIBS)
+FUZZ_SEEDS_json_text := tests/fuzz/seeds/json_text
+
 FUZZ_BINS = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 .SECONDEXPANSION:

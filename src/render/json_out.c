@@ -14,6 +14,7 @@
 
 #include "breakdown_render.h"
 #include "json_out.h"
+#include "json_text.h"
 #include "lat_render.h"
 #include "levels.h"
 #include "util.h"
@@ -295,13 +296,6 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers,
 	return root;
 }
 
-/* Appends what jansson writes to the strbuf in data. */
-static int json_out_dump(const char *buffer, size_t size, void *data)
-{
-	strbuf_addn(data, buffer, size);
-	return 0;
-}
-
 void json_out_render(struct strbuf *b, const struct snapshot *snap,
 		     const char *providers, bool pretty, bool per_vcpu)
 {
@@ -316,8 +310,7 @@ void json_out_render(struct strbuf *b, const struct snapshot *snap,
 		json_object_set_new(root, "vcpu_time",
 				    vcputime_render_json(snap->vcputime));
 	/* written into b as it goes, no copy of the whole text */
-	json_dump_callback(root, json_out_dump, b,
-			   pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	json_text_write(b, root, pretty, 0);
 	json_decref(root);
 	strbuf_add(b, "\n");
 }

@@ -7,7 +7,6 @@
  * units are written exactly: a raw integer times 10^exponent is a decimal
  * shift, not a floating-point product. The rules are in openmetrics.h.
  */
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "breakdown_render.h"
 #include "levels.h"
+#include "numfmt.h"
 #include "openmetrics.h"
 #include "util.h"
 #include "vcputime_render.h"
@@ -28,6 +28,8 @@ struct om_scope {
 	pid_t pid;	   /* 0: the whole selection */
 	int vcpu;	   /* SAMPLE_ALL_VCPUS or an index */
 	const char *guest; /* guest name of pid, or NULL */
+	size_t lab, nlab;  /* its labels (pid, guest, vcpu) in the writer's
+			    * labs, written once per render */
 };
 
 /* One series to write: a field of some scope. */
@@ -39,13 +41,27 @@ struct om_series {
 	const struct snap_hist *hist; /* a histogram's buckets, or NULL */
 };
 
+/* The "le" of a histogram's bucket, made once: its upper end and text. */
+struct om_le {
+	uint64_t hi;
+	char s[NUMFMT_DOUBLE_SIZE];
+	size_t n; /* strlen(s); 0: not made yet */
+};
+
 /* A family name made from a field, kept while the field stays the same. */
 struct om_name {
 	char *fam;	      /* the family's name, or NULL */
+	size_t nfam;	      /* strlen(fam) */
 	char *from;	      /* the field name it was made from */
-	enum field_unit unit; /* and the field's unit, type, histogram */
+	enum field_unit unit; /* and the field's unit, type, histogram, */
 	enum field_type type;
 	enum field_hist hist;
+	int exponent; /* scale */
+	unsigned int base;
+	/* a histogram's "le" texts by bucket position, made from the
+	 * field's scale (kept while it stays) */
+	struct om_le *les;
+	size_t nles;
 	/* a histogram's buckets (by index) that have counted in the whole
 	 * selection: the ones its VMs' and vCPUs' series write */
 	bool *used;
@@ -70,6 +86,7 @@ struct openmetrics_writer {
 	size_t nflags;
 	char **reserved; /* metric and sample names written so far */
 	size_t nreserved, rcap;
+	struct strbuf labs; /* the scopes' labels (om_scope.lab) */
 };
 
 struct om_ctx {
@@ -81,6 +98,14 @@ struct om_ctx {
 };
 
 /* ---- numbers ---------------------------------------------------------- */
+
+/* Appends v in decimal. */
+static void openmetrics_add_u64(struct strbuf *b, uint64_t v)
+{
+	char d[NUMFMT_INT_SIZE];
+
+	strbuf_addn(b, d, numfmt_u64(d, v));
+}
 
 /* base^e as a long double (no libm: the binary links none). */
 static long double openmetrics_pow(unsigned int base, int e)
@@ -98,6 +123,11 @@ static void openmetrics_decimal(struct strbuf *b, u128 mant, int exp10)
 	char d[48], out[192];
 	int n = 0, k, o = 0;
 
+	if (exp10 == 0 && mant <= UINT64_MAX) {
+		/* a count, most values are */
+		openmetrics_add_u64(b, (uint64_t)mant);
+		return;
+	}
 	do {
 		d[n++] = (char)('0' + (int)(mant % 10));
 		mant /= 10;
@@ -184,66 +214,12 @@ static void openmetrics_scaled(struct strbuf *b, u128 mant, int exp10,
 			    openmetrics_pow(2, e));
 }
 
-/* The shortest decimal digits that read back as v (> 0), without
- * trailing zeros, into digits; returns the decimal exponent of the
- * first. */
-static int openmetrics_shortest(double v, char *digits)
-{
-	char tmp[40];
-	const char *p;
-	int prec, nd = 0;
-
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-		if (strtod(tmp, NULL) == v)
-			break;
-	}
-	snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-	for (p = tmp; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9')
-			digits[nd++] = *p;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
-	return atoi(p + 1);
-}
-
 void openmetrics_canonical(double v, char *buf, size_t len)
 {
-	const char *sign = v < 0 ? "-" : "";
-	char digits[24], frac[32];
-	int exp, nd;
+	char t[NUMFMT_DOUBLE_SIZE];
 
-	if (isinf(v) || isnan(v) || v == 0) {
-		snprintf(buf, len, "%s",
-			 isnan(v) ? "NaN" :
-			 v == 0	  ? "0.0" :
-			 v > 0	  ? "+Inf" :
-				    "-Inf");
-		return;
-	}
-	exp = openmetrics_shortest(v < 0 ? -v : v, digits);
-	nd = (int)strlen(digits);
-	if (exp < -4 || exp >= 6) {
-		/* d[.ddd]e+XX, two exponent digits at least */
-		snprintf(buf, len, "%s%c%s%se%c%02d", sign, digits[0],
-			 nd > 1 ? "." : "", digits + 1, exp < 0 ? '-' : '+',
-			 abs(exp));
-	} else if (exp < 0) {
-		/* 0.000ddd */
-		memset(frac, '0', (size_t)(-exp - 1));
-		frac[-exp - 1] = '\0';
-		snprintf(buf, len, "%s0.%s%s", sign, frac, digits);
-	} else if (nd > exp + 1) {
-		/* ddd.ddd */
-		snprintf(buf, len, "%s%.*s.%s", sign, exp + 1, digits,
-			 digits + exp + 1);
-	} else {
-		/* ddd000.0 */
-		memset(frac, '0', (size_t)(exp + 1 - nd));
-		frac[exp + 1 - nd] = '\0';
-		snprintf(buf, len, "%s%s%s.0", sign, digits, frac);
-	}
+	numfmt_canonical(t, v);
+	snprintf(buf, len, "%s", t);
 }
 
 /* ---- text ------------------------------------------------------------- */
@@ -576,6 +552,31 @@ static bool openmetrics_has_measured(const struct snap_scope *sc)
 	return false;
 }
 
+/* Appends the labels of scope sc: pid="..",guest="..",vcpu="..", or
+ * nothing for the whole selection. */
+static void openmetrics_scope_labels(struct strbuf *b, const struct om_scope *sc)
+{
+	const char *sep = "";
+
+	if (sc->pid) {
+		strbuf_add(b, "pid=\"");
+		openmetrics_add_u64(b, (uint64_t)sc->pid);
+		strbuf_add(b, "\"");
+		sep = ",";
+		if (sc->guest) {
+			strbuf_add(b, ",guest=\"");
+			openmetrics_escape(b, sc->guest, true);
+			strbuf_add(b, "\"");
+		}
+	}
+	if (sc->vcpu >= 0) {
+		strbuf_add(b, sep);
+		strbuf_add(b, "vcpu=\"");
+		openmetrics_add_u64(b, (uint64_t)sc->vcpu);
+		strbuf_add(b, "\"");
+	}
+}
+
 static size_t openmetrics_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
 				    const char *guest)
 {
@@ -585,7 +586,10 @@ static size_t openmetrics_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
 		w->scap = w->scap ? 2 * w->scap : 64;
 		w->scopes = xrealloc(w->scopes, w->scap * sizeof(*w->scopes));
 	}
-	w->scopes[w->nscopes] = (struct om_scope){ pid, vcpu, guest };
+	w->scopes[w->nscopes] = (struct om_scope){ pid, vcpu, guest,
+						   w->labs.len, 0 };
+	openmetrics_scope_labels(&w->labs, &w->scopes[w->nscopes]);
+	w->scopes[w->nscopes].nlab = w->labs.len - w->scopes[w->nscopes].lab;
 	return w->nscopes++;
 }
 
@@ -650,7 +654,10 @@ static const char *openmetrics_family(struct om_ctx *c, int field)
 		const struct field_info *f = &c->fields[field];
 
 		n->fam = openmetrics_name(f);
+		n->nfam = strlen(n->fam);
 		n->from = xstrdup(f->name);
+		n->exponent = f->exponent;
+		n->base = f->base;
 		n->unit = f->unit;
 		n->type = f->type;
 		n->hist = f->hist;
@@ -666,11 +673,17 @@ static void openmetrics_names(struct om_ctx *c)
 		const struct field_info *f = &c->fields[i];
 		struct om_name *n = &c->w->names[i];
 
-		if (n->fam && (n->unit != f->unit || n->type != f->type ||
-			       n->hist != f->hist || strcmp(n->from, f->name))) {
+		if (n->fam &&
+		    (n->unit != f->unit || n->type != f->type ||
+		     n->hist != f->hist || n->exponent != f->exponent ||
+		     n->base != f->base || strcmp(n->from, f->name))) {
 			free(n->fam);
 			free(n->from);
 			n->fam = NULL;
+			/* its "le" texts were of the old scale */
+			free(n->les);
+			n->les = NULL;
+			n->nles = 0;
 		}
 	}
 }
@@ -759,37 +772,31 @@ static const char *openmetrics_reason(const struct field_info *child,
 	return buf;
 }
 
-/* Appends {pid=..,guest=..,vcpu=..,reason=..,le=..}, or nothing. */
-static void openmetrics_labels(struct strbuf *b, const struct om_scope *sc,
-			       const char *reason, const char *le)
+/* Appends {pid=..,guest=..,vcpu=..,reason=..,le=..}, or nothing: the
+ * scope's labels as written once for it. */
+static void openmetrics_labels(struct strbuf *b,
+			       const struct openmetrics_writer *w,
+			       const struct om_scope *sc, const char *reason,
+			       const char *le, size_t nle)
 {
-	const char *sep = "{";
+	bool any = sc->nlab;
 
-	if (sc->pid) {
-		strbuf_addf(b, "%spid=\"%d\"", sep, (int)sc->pid);
-		sep = ",";
-		if (sc->guest) {
-			strbuf_add(b, ",guest=\"");
-			openmetrics_escape(b, sc->guest, true);
-			strbuf_add(b, "\"");
-		}
-	}
-	if (sc->vcpu >= 0) {
-		strbuf_addf(b, "%svcpu=\"%d\"", sep, sc->vcpu);
-		sep = ",";
-	}
+	if (!any && !reason && !le)
+		return;
+	strbuf_addn(b, "{", 1);
+	strbuf_addn(b, w->labs.s + sc->lab, sc->nlab);
 	if (reason) {
-		strbuf_addf(b, "%sreason=\"", sep);
+		strbuf_add(b, any ? ",reason=\"" : "reason=\"");
 		openmetrics_escape(b, reason, true);
-		strbuf_add(b, "\"");
-		sep = ",";
+		strbuf_addn(b, "\"", 1);
+		any = true;
 	}
 	if (le) {
-		strbuf_addf(b, "%sle=\"%s\"", sep, le);
-		sep = ",";
+		strbuf_add(b, any ? ",le=\"" : "le=\"");
+		strbuf_addn(b, le, nle);
+		strbuf_addn(b, "\"", 1);
 	}
-	if (*sep == ',')
-		strbuf_add(b, "}");
+	strbuf_addn(b, "}", 1);
 }
 
 static const char *openmetrics_unit_name(enum field_unit u)
@@ -837,20 +844,60 @@ out_type:
 		strbuf_addf(b, "# TYPE %s%s %s\n", fam, suffix, type);
 }
 
-/* The canonical "le" of a bucket holding raw values up to hi - 1. */
-static void openmetrics_le(const struct field_info *f, uint64_t hi, char *buf,
-			   size_t len)
+/*
+ * The canonical "le" of bucket i of a histogram of family's, holding raw
+ * values up to hi - 1 in the family's scale: made the first time, then
+ * kept with the family's name (every VM's series has the same buckets).
+ */
+static const struct om_le *openmetrics_le(struct om_ctx *c, int family,
+					  size_t i, uint64_t hi)
 {
-	struct strbuf t;
+	struct om_name *nm = &c->w->names[family];
+	struct om_le *le;
 
-	if (hi == UINT64_MAX) {
-		snprintf(buf, len, "+Inf");
-		return;
+	if (i >= nm->nles) {
+		size_t n = i + 1 > 2 * nm->nles ? i + 1 : 2 * nm->nles;
+
+		nm->les = xrealloc(nm->les, n * sizeof(*nm->les));
+		memset(nm->les + nm->nles, 0, (n - nm->nles) * sizeof(*nm->les));
+		nm->nles = n;
 	}
-	strbuf_init(&t);
-	openmetrics_scaled(&t, hi ? hi - 1 : 0, 0, f);
-	openmetrics_canonical(strtod(t.s, NULL), buf, len);
-	strbuf_free(&t);
+	le = &nm->les[i];
+	if (!le->n || le->hi != hi) {
+		struct strbuf t;
+
+		le->hi = hi;
+		if (hi == UINT64_MAX) {
+			le->n = 4;
+			memcpy(le->s, "+Inf", 5);
+			return le;
+		}
+		strbuf_init(&t);
+		openmetrics_scaled(&t, hi ? hi - 1 : 0, 0, &c->fields[family]);
+		le->n = numfmt_canonical(le->s, strtod(t.s, NULL));
+		strbuf_free(&t);
+	}
+	return le;
+}
+
+/* Appends " v\n": a sample's value that is a count. */
+static void openmetrics_value(struct strbuf *b, uint64_t v)
+{
+	char d[NUMFMT_INT_SIZE + 2];
+	size_t n;
+
+	d[0] = ' ';
+	n = 1 + numfmt_u64(d + 1, v);
+	d[n++] = '\n';
+	strbuf_addn(b, d, n);
+}
+
+/* Appends the name of a family's sample: fam and suffix. */
+static void openmetrics_sample(struct strbuf *b, const struct om_name *nm,
+			       const char *suffix, size_t nsuffix)
+{
+	strbuf_addn(b, nm->fam, nm->nfam);
+	strbuf_addn(b, suffix, nsuffix);
 }
 
 /*
@@ -900,11 +947,12 @@ static const bool *openmetrics_used(struct om_ctx *c, int field, size_t *n)
  * 1), or x 2lo in the open bucket), halved as a decimal shift. reason:
  * the key of a keyed histogram ("HLT"), or NULL.
  */
-static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
-				   const struct om_series *x,
+static void openmetrics_write_hist(struct om_ctx *c, const struct om_series *x,
 				   const char *reason)
 {
-	const struct om_scope *sc = &c->w->scopes[x->scope];
+	const struct openmetrics_writer *w = c->w;
+	const struct om_name *nm = &w->names[x->family];
+	const struct om_scope *sc = &w->scopes[x->scope];
 	const struct field_info *pf = &c->fields[x->family];
 	const struct snap_hist *h = x->hist;
 	struct strbuf *b = c->out;
@@ -912,13 +960,13 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 	u128 sum2 = 0;
 	long double sumf = 0;
 	uint64_t cum = 0;
-	char le[40];
 	size_t nused = 0;
 	const bool *used = sc->pid ? openmetrics_used(c, x->field, &nused) :
 				     NULL;
 
 	for (size_t i = 0; i < h->nbuckets; i++) {
 		const struct snap_bucket *bk = &h->buckets[i];
+		const struct om_le *le;
 		uint64_t n = bk->seen ? bk->total : 0;
 		size_t k = (size_t)bk->index;
 		u128 mid2, add;
@@ -939,22 +987,22 @@ static void openmetrics_write_hist(struct om_ctx *c, const char *fam,
 		if (used && bk->hi != UINT64_MAX &&
 		    (bk->index < 0 || k >= nused || !used[k]))
 			continue;
-		openmetrics_le(pf, bk->hi, le, sizeof(le));
-		strbuf_addf(b, "%s_bucket", fam);
-		openmetrics_labels(b, sc, reason, le);
-		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
+		le = openmetrics_le(c, x->family, i, bk->hi);
+		openmetrics_sample(b, nm, "_bucket", 7);
+		openmetrics_labels(b, w, sc, reason, le->s, le->n);
+		openmetrics_value(b, cum);
 	}
 	if (!open_last) {
-		strbuf_addf(b, "%s_bucket", fam);
-		openmetrics_labels(b, sc, reason, "+Inf");
-		strbuf_addf(b, " %llu\n", (unsigned long long)cum);
+		openmetrics_sample(b, nm, "_bucket", 7);
+		openmetrics_labels(b, w, sc, reason, "+Inf", 4);
+		openmetrics_value(b, cum);
 	}
-	strbuf_addf(b, "%s_count", fam);
-	openmetrics_labels(b, sc, reason, NULL);
-	strbuf_addf(b, " %llu\n", (unsigned long long)cum);
-	strbuf_addf(b, "%s_sum", fam);
-	openmetrics_labels(b, sc, reason, NULL);
-	strbuf_add(b, " ");
+	openmetrics_sample(b, nm, "_count", 6);
+	openmetrics_labels(b, w, sc, reason, NULL, 0);
+	openmetrics_value(b, cum);
+	openmetrics_sample(b, nm, "_sum", 4);
+	openmetrics_labels(b, w, sc, reason, NULL, 0);
+	strbuf_addn(b, " ", 1);
 	if (h->measured)
 		openmetrics_scaled(b, h->sum, 0, pf);
 	else if (exact && !(sum2 & 1))
@@ -980,6 +1028,7 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 	const struct om_series *series = c->w->series;
 	const struct field_info *f = &c->fields[series[i].family];
 	const char *fam = openmetrics_family(c, series[i].family);
+	const struct om_name *nm = &c->w->names[series[i].family];
 	const char *const *claim;
 	const char *type;
 	bool reasons = false;
@@ -1010,22 +1059,22 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 
 		if (f->hist != HIST_NONE) {
 			openmetrics_write_hist(
-				c, fam, x,
+				c, x,
 				x->field == x->family ?
 					NULL :
 					openmetrics_reason(xf, f, reason,
 							   sizeof(reason)));
 			continue;
 		}
-		strbuf_addf(c->out, "%s%s", fam,
-			    f->type == FIELD_CUMULATIVE ? "_total" : "");
-		openmetrics_labels(c->out, &c->w->scopes[x->scope],
+		openmetrics_sample(c->out, nm, "_total",
+				   f->type == FIELD_CUMULATIVE ? 6 : 0);
+		openmetrics_labels(c->out, c->w, &c->w->scopes[x->scope],
 				   x->field == x->family ?
 					   NULL :
 					   openmetrics_reason(xf, f, reason,
 							      sizeof(reason)),
-				   NULL);
-		strbuf_add(c->out, " ");
+				   NULL, 0);
+		strbuf_addn(c->out, " ", 1);
 		openmetrics_scaled(c->out, x->total, 0, f);
 		strbuf_add(c->out, "\n");
 	}
@@ -1038,6 +1087,7 @@ struct openmetrics_writer *openmetrics_writer_new(bool per_vcpu)
 	w->per_vcpu = per_vcpu;
 	levels_seen_init(&w->seen);
 	levels_scratch_init(&w->sums);
+	strbuf_init(&w->labs);
 	return w;
 }
 
@@ -1049,6 +1099,7 @@ void openmetrics_writer_free(struct openmetrics_writer *w)
 		free(w->names[i].fam);
 		free(w->names[i].from);
 		free(w->names[i].used);
+		free(w->names[i].les);
 	}
 	free(w->names);
 	levels_seen_free(&w->seen);
@@ -1059,6 +1110,7 @@ void openmetrics_writer_free(struct openmetrics_writer *w)
 	free(w->has_reasons);
 	free(w->done);
 	free(w->reserved);
+	strbuf_free(&w->labs);
 	free(w);
 }
 
@@ -1079,6 +1131,7 @@ void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
 		w->nnames = nf;
 	}
 	w->nscopes = w->nseries = 0;
+	strbuf_reset(&w->labs);
 	levels_scratch_reset(&w->sums);
 	levels_seen_prune(&w->seen, snap);
 	openmetrics_names(&c);

@@ -162,6 +162,9 @@ if want scale; then
 	#    (bench reads: pread against io_uring, see bench.c).
 	# BENCH_SCALE_OLD names another kvmstat binary, run alternately with
 	# this one in each round (old and new compared in one run).
+	# BENCH_SCALE_FULL=1 (fake VMs): after each VM count's figures, one
+	# line per binary with the exporter's and JSON's figures again, every
+	# value of every stats file non-zero (FAKEVMS_FULL=1).
 	# Test-guest VMs where /dev/kvm works; else fake VMs (fakevms.c: memfds
 	# laid out as stats files behind a fake /proc root, their directories
 	# in a fake KVM debugfs).
@@ -287,26 +290,90 @@ if want scale; then
 			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
 			echo "${r:-failed}"
 		}
+		# fakes_start NVM [ENV...]: NVM fake VMs x 4 vCPUs (fakevms.c,
+		# ENV in its environment) behind $SROOT, their debugfs in
+		# $TMP/sdbg; fv: its pid, fvfd: its stdin
+		fakes_start() {
+			local n=$1
+			shift
+			rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
+			mkfifo "$TMP/fv.in"
+			env "$@" "$TMP/fakevms" "$SROOT" "$n" 4 "$TMP/sdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+			fv=$!
+			PIDS+=("$fv")
+			exec {fvfd}>"$TMP/fv.in"
+			for _ in $(seq 1 600); do
+				grep -q '^ready$' "$TMP/fv.out" && break
+				kill -0 "$fv" 2>/dev/null || break
+				sleep 0.05
+			done
+			grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
+			# a fake KVM debugfs beside it, as the host's: VMs and
+			# vCPUs are told by inotify there
+			export KVMSTAT_PROC_ROOT=$SROOT KVMSTAT_DEBUGFS_ROOT=$TMP/sdbg
+		}
+		fakes_stop() {
+			echo quit >&"$fvfd"
+			exec {fvfd}>&-
+			wait "$fv"
+			rm -f "$TMP/fv.in"
+			unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+		}
+		# json_cpu BIN [ARGS...]: the main thread's CPU per refresh of
+		# BIN -S --json -l -s 1 ARGS over 6 s, us
+		json_cpu() {
+			local bin=$1 k a b l1 l2
+			shift
+			"$bin" -S --json -l -s 1 "$@" >"$TMP/json.log" 2>/dev/null &
+			k=$!
+			for _ in $(seq 1 200); do
+				[ "$(wc -l <"$TMP/json.log")" -ge 2 ] && break
+				sleep 0.05
+			done
+			a=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null); l1=$(wc -l <"$TMP/json.log")
+			sleep 6
+			b=$(awk '{ print $1 }' "/proc/$k/task/$k/schedstat" 2>/dev/null); l2=$(wc -l <"$TMP/json.log")
+			kill -TERM "$k"; wait "$k" 2>/dev/null
+			awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) 'BEGIN {
+				if (n > 0 && b > a) printf "%.0f\n", (b - a) / n / 1000; else print "nan" }'
+		}
+		# scale_full NVM: one line of figures of NVM fake VMs whose every
+		# stats value is non-zero (FAKEVMS_FULL=1; median of the rounds,
+		# new and old alternately): the exporter's CPU per refresh, its
+		# series and KB, its peak RSS, one --json -1 sample's KB and with -i (totals
+		# since the VMs started: every VM's every field), the CPU per
+		# refresh of --json -l -i
+		scale_full() {
+			local t j ji
+			fakes_start "$1" FAKEVMS_FULL=1
+			j=$(./kvmstat -S --json -1 -s 0.5 2>/dev/null | wc -c)
+			ji=$(./kvmstat -S -i --json -1 -s 0.5 2>/dev/null | wc -c)
+			for t in new old; do : >"$TMP/$t.fexp"; : >"$TMP/$t.fjson"; done
+			for _ in $(seq "${BENCH_SCALE_ROUNDS:-3}"); do
+				exporter_cpu ./kvmstat >>"$TMP/new.fexp"
+				[ -n "${BENCH_SCALE_OLD:-}" ] && exporter_cpu "$BENCH_SCALE_OLD" >>"$TMP/old.fexp"
+				json_cpu ./kvmstat -i >>"$TMP/new.fjson"
+				[ -n "${BENCH_SCALE_OLD:-}" ] && json_cpu "$BENCH_SCALE_OLD" -i >>"$TMP/old.fjson"
+			done
+			for t in new old; do
+				[ -s "$TMP/$t.fexp" ] || continue
+				printf '%6s FULL %s: exp us %s (runs %s) | series %s | KB %s | peak RSS %s MB | json KB %s, -i %s | json -l -i us %s (runs %s)\n' \
+					"$1" "$t" "$(awk '{ print $1 }' "$TMP/$t.fexp" | median)" \
+					"$(awk '{ printf "%s ", $1 }' "$TMP/$t.fexp")" \
+					"$(awk 'END { print $2 }' "$TMP/$t.fexp")" \
+					"$(awk 'END { printf "%.0f", $3 / 1024 }' "$TMP/$t.fexp")" \
+					"$(awk 'END { print $4 }' "$TMP/$t.fexp")" \
+					"$((j / 1024))" "$((ji / 1024))" \
+					"$(median <"$TMP/$t.fjson")" "$(tr '\n' ' ' <"$TMP/$t.fjson")"
+			done
+			fakes_stop
+		}
 		printf '%6s %6s | %10s %7s %7s | %8s %7s | %10s %7s | %8s %7s | %9s | %s\n' VMs fds \
 			"-l -S us" "us/fd" "us/VM" "all us" "us/fd" "exp us" "us/VM" "series" "KB" "json KB" "kvm_stat -l -d"
 		for nvm in ${BENCH_SCALE_VMS:-3 100 300 1000}; do
 			nfd=$((nvm * 5))
 			if [ -n "$SROOT" ]; then
-				rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
-				mkfifo "$TMP/fv.in"
-				"$TMP/fakevms" "$SROOT" "$nvm" 4 "$TMP/sdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-				fv=$!
-				PIDS+=("$fv")
-				exec {fvfd}>"$TMP/fv.in"
-				for _ in $(seq 1 600); do
-					grep -q '^ready$' "$TMP/fv.out" && break
-					kill -0 "$fv" 2>/dev/null || break
-					sleep 0.05
-				done
-				grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
-				# a fake KVM debugfs beside it, as the host's: VMs and
-				# vCPUs are told by inotify there
-				export KVMSTAT_PROC_ROOT=$SROOT KVMSTAT_DEBUGFS_ROOT=$TMP/sdbg
+				fakes_start "$nvm"
 			else
 				tests/guest/kvmguest -m $((nvm - 1)) -v 4 -s -w -t 3600 >"$TMP/idle.out" 2>&1 &
 				PIDS+=($!)
@@ -405,17 +472,18 @@ if want scale; then
 				else
 					echo "       busy VM: WRONG COUNT: kvmstat $got, the VM added $want"
 				fi
-				echo quit >&"$fvfd"
-				exec {fvfd}>&-
-				wait "$fv"
-				rm -f "$TMP/fv.in"
-				unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+				fakes_stop
+				# BENCH_SCALE_FULL=1: the exporter and JSON again with
+				# every value of every stats file non-zero (histogram
+				# buckets too), as on a host of busy guests
+				[ -n "${BENCH_SCALE_FULL:-}" ] && scale_full "$nvm"
 			else
 				for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 				PIDS=()
 			fi
 		done
 		echo "(-l -S us: main-thread CPU per refresh at -s 0.1 -f '^halt_exits\$', us/fd per stats fd held (5 per VM, 4 of them read); all us: the same with every field, all 5 read; exp us: the exporter's CPU per refresh, every thread, -s 1 scraped each second; series, KB: one default scrape; json KB: one --json -1 sample)"
+		[ -n "${BENCH_SCALE_FULL:-}" ] && [ -n "$SROOT" ] && echo "(FULL: fake VMs whose every stats value is non-zero, FAKEVMS_FULL=1; json KB of the new binary's --json -1, -i: with totals since the VMs started)"
 	fi
 fi
 

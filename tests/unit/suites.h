@@ -43,5 +43,6 @@ Suite *latency_suite(void);
 Suite *recording_suite(void);
 Suite *vcputime_suite(void);
 Suite *mtree_suite(void);
+Suite *numfmt_suite(void);
 
 #endif

@@ -7,6 +7,9 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +18,11 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "json_out.h"
+#include "json_text.h"
 #include "options.h"
 #include "stats.h"
 #include "suites.h"
+#include "testlib.h"
 #include "util.h"
 
 /* Until frontend.h declares it with the other front-ends. */
@@ -439,6 +444,117 @@ START_TEST(test_frontend_bad_file)
 }
 END_TEST
 
+/* A random real: every bit pattern that is finite, whole numbers, short
+ * decimals, -0 and 0. */
+static double jt_real(uint64_t *s)
+{
+	uint64_t r = test_rand(s), bits = test_rand(s);
+	double d;
+
+	switch (r % 5) {
+	case 0:
+		memcpy(&d, &bits, sizeof(d));
+		return isfinite(d) ? d : 1.5;
+	case 1:
+		return (double)(int64_t)(bits >> (r % 64)) * (r & 64 ? -1 : 1);
+	case 2:
+		return (double)(bits % 100000) / pow(10, (double)(r % 12));
+	case 3:
+		return r & 8 ? -0.0 : 0.0;
+	default:
+		return (double)bits * pow(10, (double)((int)(r % 80) - 40));
+	}
+}
+
+/* A random string: ASCII, control characters, quotes, backslashes,
+ * slashes, DEL and multi-byte UTF-8. */
+static json_t *jt_string(uint64_t *s)
+{
+	static const char *const parts[] = {
+		"a",	"Z9",	    "\"",	    "\\",
+		"/",	"\n",	    "\t",	    "\r",
+		"\b",	"\f",	    "\x01",	    "\x1f",
+		"\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+		" "
+	};
+	char buf[64] = "";
+	size_t n = test_rand(s) % 8;
+
+	for (size_t i = 0; i < n; i++)
+		strcat(buf, parts[test_rand(s) % ARRAY_SIZE(parts)]);
+	return json_string(buf);
+}
+
+/* A random tree of depth at most depth. */
+static json_t *jt_tree(uint64_t *s, int depth)
+{
+	uint64_t r = test_rand(s);
+	json_t *j;
+	size_t n;
+
+	switch (depth > 0 ? r % 9 : r % 7) {
+	case 0:
+		return json_integer((json_int_t)test_rand(s) >> (r % 64));
+	case 1:
+		return json_integer(r & 1 ? LLONG_MIN : LLONG_MAX);
+	case 2:
+		return json_real(jt_real(s));
+	case 3:
+		return jt_string(s);
+	case 4:
+		return r & 1 ? json_true() : json_false();
+	case 5:
+		return json_null();
+	case 6:
+		return json_integer(-(json_int_t)(r % 1000));
+	case 7:
+		j = json_array();
+		n = test_rand(s) % 5;
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(j, jt_tree(s, depth - 1));
+		return j;
+	default:
+		j = json_object();
+		n = test_rand(s) % 5;
+		for (size_t i = 0; i < n; i++) {
+			json_t *k = jt_string(s);
+
+			json_object_set_new(j, json_string_value(k),
+					    jt_tree(s, depth - 1));
+			json_decref(k);
+		}
+		return j;
+	}
+}
+
+/* json_text_write writes what json_dumps writes, compact and pretty. */
+START_TEST(test_text_as_jansson)
+{
+	uint64_t s = 0x853c49e6748fea9bull;
+
+	for (int i = 0; i < 20000; i++) {
+		json_t *t = jt_tree(&s, 4);
+
+		for (int pretty = 0; pretty < 2; pretty++) {
+			char *want = json_dumps(t,
+						JSON_ENCODE_ANY |
+							(pretty ?
+								 JSON_INDENT(2) :
+								 JSON_COMPACT));
+			struct strbuf b;
+
+			strbuf_init(&b);
+			json_text_write(&b, t, pretty, 0);
+			ck_assert_msg(!strcmp(b.s, want), "got\n%s\nwant\n%s",
+				      b.s, want);
+			strbuf_free(&b);
+			free(want);
+		}
+		json_decref(t);
+	}
+}
+END_TEST
+
 Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -452,6 +568,7 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_frontend_lines);
 	tcase_add_test(tc, test_frontend_bad_file);
+	tcase_add_test(tc, test_text_as_jansson);
 	suite_add_tcase(s, tc);
 	return s;
 }

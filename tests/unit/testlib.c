@@ -93,3 +93,11 @@ bool test_provider_probe(const struct provider_ops *ops, const struct options *o
 	provider_cfg_init(&c, o);
 	return ops->probe(&c);
 }
+
+uint64_t test_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 2685821657736338717ull;
+}

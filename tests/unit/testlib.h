@@ -10,6 +10,7 @@
 #define KVMSTAT_TESTLIB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Whether KVMSTAT_REQUIRE_KVM=1: every check must run, a skip fails. */
@@ -28,6 +29,10 @@ void test_skip_init(void);
 /* After the run: prints how many checks were skipped and why to out;
  * returns the number. */
 unsigned int test_skip_summary(FILE *out);
+
+/* The next of a deterministic 64-bit sequence (xorshift64*) from *state
+ * (not 0), for checks over many generated values. */
+uint64_t test_rand(uint64_t *state);
 
 struct options;
 struct provider;
