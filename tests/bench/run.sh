@@ -51,6 +51,36 @@ main_cpu() {
 	awk -v a="${a:-0}" -v b="${b:-0}" -v n=$((l2 - l1)) -v f="$fds" 'BEGIN {
 		if (n > 0 && b > a) printf "%.0f %d\n", (b - a) / n / 1000, f; else print "nan " f }'
 }
+# fakes_start ROOT DEBUGFS NVM [ENV...]: NVM fake VMs x 4 vCPUs
+# (tests/fakes/fakevms.c, ENV in its environment) behind the fake proc
+# root ROOT, their KVM debugfs directories in DEBUGFS (VMs and vCPUs are
+# told by inotify there, as on the host), both exported for kvmstat; fv:
+# its pid, fvfd: its stdin, its answers in $TMP/fv.out
+fakes_start() {
+	local root=$1 dbg=$2 n=$3
+	shift 3
+	[ -x "$TMP/fakevms" ] || cc -O2 -o "$TMP/fakevms" tests/fakes/fakevms.c || exit 1
+	rm -rf "$root" "$dbg" "$TMP/fv.in"; mkdir -p "$root" "$dbg"; ln -s /proc/self "$root/self"
+	mkfifo "$TMP/fv.in"
+	env "$@" "$TMP/fakevms" "$root" "$n" 4 "$dbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
+	fv=$!
+	PIDS+=("$fv")
+	exec {fvfd}>"$TMP/fv.in"
+	for _ in $(seq 1 600); do
+		grep -q '^ready$' "$TMP/fv.out" && break
+		kill -0 "$fv" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
+	export KVMSTAT_PROC_ROOT=$root KVMSTAT_DEBUGFS_ROOT=$dbg
+}
+fakes_stop() {
+	echo quit >&"$fvfd"
+	exec {fvfd}>&-
+	wait "$fv"
+	rm -f "$TMP/fv.in"
+	unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+}
 spread() {	# quartiles and range of a list, as percentages
 	sort -g | awk '{ v[NR] = 100 * $1 } END { if (NR) printf "IQR %.1f-%.1f%%, range %.1f-%.1f%%",
 		v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)], v[1], v[NR] }'
@@ -290,35 +320,6 @@ if want scale; then
 			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
 			echo "${r:-failed}"
 		}
-		# fakes_start NVM [ENV...]: NVM fake VMs x 4 vCPUs (fakevms.c,
-		# ENV in its environment) behind $SROOT, their debugfs in
-		# $TMP/sdbg; fv: its pid, fvfd: its stdin
-		fakes_start() {
-			local n=$1
-			shift
-			rm -rf "$SROOT" "$TMP/sdbg"; mkdir -p "$SROOT" "$TMP/sdbg"; ln -s /proc/self "$SROOT/self"
-			mkfifo "$TMP/fv.in"
-			env "$@" "$TMP/fakevms" "$SROOT" "$n" 4 "$TMP/sdbg" <"$TMP/fv.in" >"$TMP/fv.out" 2>"$TMP/fv.err" &
-			fv=$!
-			PIDS+=("$fv")
-			exec {fvfd}>"$TMP/fv.in"
-			for _ in $(seq 1 600); do
-				grep -q '^ready$' "$TMP/fv.out" && break
-				kill -0 "$fv" 2>/dev/null || break
-				sleep 0.05
-			done
-			grep -q '^ready$' "$TMP/fv.out" || { echo "fake VMs failed: $(cat "$TMP/fv.err")"; exit 1; }
-			# a fake KVM debugfs beside it, as the host's: VMs and
-			# vCPUs are told by inotify there
-			export KVMSTAT_PROC_ROOT=$SROOT KVMSTAT_DEBUGFS_ROOT=$TMP/sdbg
-		}
-		fakes_stop() {
-			echo quit >&"$fvfd"
-			exec {fvfd}>&-
-			wait "$fv"
-			rm -f "$TMP/fv.in"
-			unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
-		}
 		# json_cpu BIN [ARGS...]: the main thread's CPU per refresh of
 		# BIN -S --json -l -s 1 ARGS over 6 s, us
 		json_cpu() {
@@ -345,7 +346,7 @@ if want scale; then
 		# refresh of --json -l -i
 		scale_full() {
 			local t j ji
-			fakes_start "$1" FAKEVMS_FULL=1
+			fakes_start "$SROOT" "$TMP/sdbg" "$1" FAKEVMS_FULL=1
 			j=$(./kvmstat -S --json -1 -s 0.5 2>/dev/null | wc -c)
 			ji=$(./kvmstat -S -i --json -1 -s 0.5 2>/dev/null | wc -c)
 			for t in new old; do : >"$TMP/$t.fexp"; : >"$TMP/$t.fjson"; done
@@ -373,7 +374,7 @@ if want scale; then
 		for nvm in ${BENCH_SCALE_VMS:-3 100 300 1000}; do
 			nfd=$((nvm * 5))
 			if [ -n "$SROOT" ]; then
-				fakes_start "$nvm"
+				fakes_start "$SROOT" "$TMP/sdbg" "$nvm"
 			else
 				tests/guest/kvmguest -m $((nvm - 1)) -v 4 -s -w -t 3600 >"$TMP/idle.out" 2>&1 &
 				PIDS+=($!)
@@ -727,21 +728,9 @@ if want vcputime; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "skipped: needs root (pidfd_getfd)"
 	else
-		cc -O2 -o "$TMP/vtfakevms" tests/fakes/fakevms.c || exit 1
 		VROOT=$TMP/vtproc
-		rm -rf "$VROOT" "$TMP/vtdbg"; mkdir -p "$VROOT" "$TMP/vtdbg"; ln -s /proc/self "$VROOT/self"
-		mkfifo "$TMP/vt.in"
-		FAKEVMS_THREADS=idle "$TMP/vtfakevms" "$VROOT" "$nvm" 4 "$TMP/vtdbg" <"$TMP/vt.in" >"$TMP/vt.out" 2>"$TMP/vt.err" &
-		vtf=$!
-		PIDS+=("$vtf")
-		exec {vtfd}>"$TMP/vt.in"
-		for _ in $(seq 1 600); do
-			grep -q '^ready$' "$TMP/vt.out" && break
-			kill -0 "$vtf" 2>/dev/null || break
-			sleep 0.05
-		done
-		grep -q '^ready$' "$TMP/vt.out" || { echo "fake VMs failed: $(cat "$TMP/vt.err")"; exit 1; }
-		echo stop >&"$vtfd" # VM 0's stats stop moving too
+		fakes_start "$VROOT" "$TMP/vtdbg" "$nvm" FAKEVMS_THREADS=idle
+		echo stop >&"$fvfd" # VM 0's stats stop moving too
 		# vt_cpu ARGS...: "US_PER_REFRESH FDS" of kvmstat -l -S -s 0.1 ARGS
 		vt_cpu() {
 			main_cpu 3 "$TMP/vt.log" env KVMSTAT_PROC_ROOT="$VROOT" \
@@ -760,9 +749,7 @@ if want vcputime; then
 		printf '%-34s %8s us/refresh  %5s fds  (runs %s)\n' "with --vcpu-time" "$on" \
 			"$(awk 'END { print $2 }' "$TMP/vt.on")" "$(awk '{ printf "%s ", $1 }' "$TMP/vt.on")"
 		awk -v a="$off" -v b="$on" -v n="$nvm" 'BEGIN { if (b > a) printf "%-34s %8.0f us/refresh, %.2f us per VM (%d threads each)\n", "added", b - a, (b - a) / n, 5 }'
-		echo quit >&"$vtfd"
-		exec {vtfd}>&-
-		wait "$vtf"
+		fakes_stop
 	fi
 fi
 
@@ -794,22 +781,8 @@ if want record; then
 			done
 		else
 			echo "VMs: FAKE (no /dev/kvm: tests/fakes/fakevms.c; the busy VM's vCPU 0 adds to halt_exits alone)"
-			cc -O2 -o "$TMP/rfakevms" tests/fakes/fakevms.c || exit 1
 			RROOT="$TMP/rproc"
-			mkdir -p "$RROOT" "$TMP/rdbg"
-			ln -s /proc/self "$RROOT/self"
-			mkfifo "$TMP/rfv.in"
-			"$TMP/rfakevms" "$RROOT" "$nvm" 4 "$TMP/rdbg" <"$TMP/rfv.in" >"$TMP/rfv.out" 2>"$TMP/rfv.err" &
-			rfv=$!
-			PIDS+=("$rfv")
-			exec {rfvfd}>"$TMP/rfv.in"
-			for _ in $(seq 1 600); do
-				grep -q '^ready$' "$TMP/rfv.out" && break
-				kill -0 "$rfv" 2>/dev/null || break
-				sleep 0.05
-			done
-			grep -q '^ready$' "$TMP/rfv.out" || { echo "fake VMs failed: $(cat "$TMP/rfv.err")"; exit 1; }
-			export KVMSTAT_PROC_ROOT=$RROOT KVMSTAT_DEBUGFS_ROOT=$TMP/rdbg
+			fakes_start "$RROOT" "$TMP/rdbg" "$nvm"
 		fi
 		# rec_run SECONDS ARGS...: kvmstat -l -S -s 0.1 ARGS for SECONDS
 		# after its 5th line; prints "US_PER_REFRESH"
@@ -848,10 +821,7 @@ if want record; then
 		b=$(median <"$TMP/rec.b")
 		echo "main-thread CPU per refresh: $a us without, $b us with --record ($(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.1f%%", 100 * (b - a) / a }')); runs: without $(tr '\n' ' ' <"$TMP/rec.a"), with $(tr '\n' ' ' <"$TMP/rec.b")"
 		if [ -n "$RROOT" ]; then
-			echo quit >&"$rfvfd"
-			exec {rfvfd}>&-
-			wait "$rfv"
-			unset KVMSTAT_PROC_ROOT KVMSTAT_DEBUGFS_ROOT
+			fakes_stop
 		else
 			for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 			PIDS=()
