@@ -269,12 +269,13 @@ if want scale; then
 				echo "failed ($(grep -m1 '^kvmstat:' <<<"$out"))"
 			fi
 		}
-		# monitor_keys BIN: "B P", the median ms (of 5) from a key to the
-		# frame it asks for in the monitor (-S -s 3, so that no refresh
-		# brings it) under tmux: b, the guests view; p, the list of
-		# running guests to pick from (capture-pane polled every 5 ms)
+		# monitor_keys BIN: "B P PC", the median ms (of 5) from a key to
+		# the frame it asks for in the monitor (-S -s 3, so that no
+		# refresh brings it) under tmux: b, the guests view; p, the list
+		# of running guests to pick from (capture-pane polled every 5 ms,
+		# which the ms include); PC: the monitor's own CPU ms for p
 		monitor_keys() {
-			local s="kvmstat-keys-$$" t
+			local s="kvmstat-keys-$$" t m c
 			if ! command -v tmux >/dev/null; then echo "- -"; return; fi
 			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
 				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} $1 -S -s 3; sleep 30"
@@ -289,7 +290,8 @@ if want scale; then
 			}
 			frame "kvm statistics - summary" >/dev/null
 			sleep 3.2
-			: >"$TMP/kb"; : >"$TMP/kp"
+			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
+			: >"$TMP/kb"; : >"$TMP/kp"; : >"$TMP/kpc"
 			for _ in 1 2 3 4 5; do
 				sleep 0.3
 				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - guests" >>"$TMP/kb"
@@ -297,13 +299,15 @@ if want scale; then
 				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - summary" >/dev/null
 				sleep 0.3
 				t=$EPOCHREALTIME
+				c=$(awk '{ print $1 }' "/proc/$m/task/$m/schedstat" 2>/dev/null)
 				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" p; frame "Show pid" >/dev/null
 				frame "vm0" >/dev/null
 				awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }' >>"$TMP/kp"
+				awk -v a="${c:-0}" '{ printf "%.1f\n", ($1 - a) / 1e6 }' "/proc/$m/task/$m/schedstat" >>"$TMP/kpc" 2>/dev/null
 				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" Escape; frame "kvm statistics - summary" >/dev/null
 			done
 			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
-			echo "$(median <"$TMP/kb") $(median <"$TMP/kp")"
+			echo "$(median <"$TMP/kb") $(median <"$TMP/kp") $(median <"$TMP/kpc")"
 		}
 		# monitor_rss: the peak RSS of the monitor (-S -s 0.5) under tmux
 		# over 3 s, the guests view ('b') shown for the last 1.5 s
@@ -444,13 +448,13 @@ if want scale; then
 			rss+="  monitor (tmux, b): $(monitor_rss) MB"
 			echo "       peak RSS (-S -s 0.5 and):$rss"
 			if [ -n "$SROOT" ]; then
-				read -r kb kp <<<"$(monitor_keys ./kvmstat)"
-				keys="new: b ${kb} ms, p ${kp} ms"
+				read -r kb kp kpc <<<"$(monitor_keys ./kvmstat)"
+				keys="new: b ${kb} ms, p ${kp} ms (its CPU ${kpc} ms)"
 				if [ -n "${BENCH_SCALE_OLD:-}" ]; then
-					read -r kb kp <<<"$(monitor_keys "$BENCH_SCALE_OLD")"
-					keys+="; old: b ${kb} ms, p ${kp} ms"
+					read -r kb kp kpc <<<"$(monitor_keys "$BENCH_SCALE_OLD")"
+					keys+="; old: b ${kb} ms, p ${kp} ms (its CPU ${kpc} ms)"
 				fi
-				echo "       monitor key to frame (median of 5; b guests view, p guest list): $keys"
+				echo "       monitor key to frame (median of 5; b guests view, p guest list, and the monitor's own CPU for p): $keys"
 			fi
 			if [ -n "$SROOT" ]; then
 				# the busy VM's count over a run of kvmstat -l: what it
