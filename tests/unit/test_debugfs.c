@@ -2,8 +2,10 @@
 /*
  * The debugfs provider against fake KVM debugfs trees that each test builds
  * in a temporary directory (top-level totals, <pid>-<fd> VM directories and
- * their vcpuN directories), and once against this host's real
- * /sys/kernel/debug/kvm, which says SKIP with the reason when it is absent.
+ * their vcpuN directories), and against this host's real
+ * /sys/kernel/debug/kvm, which says SKIP with the reason when it is absent:
+ * its counters as the kvm module shows them, and (tagged kvm) a VM made
+ * here through /dev/kvm.
  */
 #include <check.h>
 #include <dirent.h>
@@ -1059,38 +1061,46 @@ START_TEST(test_emfile)
 }
 END_TEST
 
+#define REAL_ROOT "/sys/kernel/debug/kvm"
+
+/* Opens f on this host's KVM debugfs, every VM; if it cannot be read, or
+ * lockdown hides every counter, skips test. */
+static bool real_debugfs_open(const char *test, struct dfx *f)
+{
+	int rc;
+
+	if (access(REAL_ROOT, R_OK | X_OK)) {
+		test_skip(test,
+			  "%s: %s (mount -t debugfs none /sys/kernel/debug, modprobe kvm, run as root)",
+			  REAL_ROOT, strerror(errno));
+		return false;
+	}
+	rc = dfx_open(f, REAL_ROOT, FILTER_DEFAULT, 0, true);
+	if (rc == -EPERM || rc == -EACCES) {
+		/* lockdown hides every counter: nothing to check here */
+		struct errmsg why = f->p.msg;
+
+		dfx_free(f);
+		test_skip(test, "%s", why.text);
+		return false;
+	}
+	ck_assert_msg(rc == 0, "open: %s", f->p.msg.text);
+	return true;
+}
+
 /*
- * This host's /sys/kernel/debug/kvm: which counters are readable, the
- * notice, values re-read on a second refresh (KVM's files cannot be pread,
- * so the provider reopens them), and with /dev/kvm a VM made here: its
- * directory, its vCPUs, -p, and its going.
+ * This host's /sys/kernel/debug/kvm (the kvm module, no VM of ours):
+ * which counters are readable, the notice, values re-read on a second
+ * refresh (KVM's files cannot be pread, so the provider reopens them).
  */
 START_TEST(test_real_debugfs)
 {
-	const char *root = "/sys/kernel/debug/kvm";
 	char line[4096] = "";
 	struct dfx f;
-	int kvm, vm, vcpu[2] = { -1, -1 };
-	pid_t me = getpid();
 	size_t n0 = 0;
-	int rc;
 
-	if (access(root, R_OK | X_OK)) {
-		test_skip("test_real_debugfs",
-			  "%s: %s (mount -t debugfs none /sys/kernel/debug, modprobe kvm, run as root)",
-			  root, strerror(errno));
+	if (!real_debugfs_open("test_real_debugfs", &f))
 		return;
-	}
-	rc = dfx_open(&f, root, FILTER_DEFAULT, 0, true);
-	if (rc == -EPERM || rc == -EACCES) {
-		/* lockdown hides every counter: nothing to check here */
-		struct errmsg why = f.p.msg;
-
-		dfx_free(&f);
-		test_skip("test_real_debugfs", "%s", why.text);
-		return;
-	}
-	ck_assert_msg(rc == 0, "open: %s", f.p.msg.text);
 	for (size_t i = 0; i < f.fields.n; i++) {
 		strncat(line, " ", sizeof(line) - strlen(line) - 1);
 		strncat(line, f.fields.v[i].name,
@@ -1110,14 +1120,31 @@ START_TEST(test_real_debugfs)
 	ck_assert_uint_eq(n0, f.fields.n);
 	dfx_read(&f);
 	ck_assert_uint_eq(dfx_count_pid(&f, 0), f.fields.n);
+	dfx_free(&f);
+}
+END_TEST
+
+/*
+ * A VM made here through /dev/kvm, in this host's KVM debugfs: its
+ * directory, its vCPUs, -p, and its going.
+ */
+START_TEST(test_real_debugfs_vm)
+{
+	struct dfx f;
+	int kvm, vm, vcpu[2] = { -1, -1 };
+	pid_t me = getpid();
+
+	if (!real_debugfs_open("test_real_debugfs_vm", &f))
+		return;
+	dfx_read(&f);
+	ck_assert_uint_eq(dfx_count_pid(&f, me), 0);
 
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
 		int err = errno;
 
 		dfx_free(&f);
-		test_skip("test_real_debugfs (VM part)", "/dev/kvm: %s",
-			  strerror(err));
+		test_skip("test_real_debugfs_vm", "/dev/kvm: %s", strerror(err));
 		return;
 	}
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
@@ -1140,7 +1167,8 @@ START_TEST(test_real_debugfs)
 	{
 		struct dfx g;
 
-		ck_assert_msg(dfx_open(&g, root, FILTER_DEFAULT, me, true) == 0,
+		ck_assert_msg(dfx_open(&g, REAL_ROOT, FILTER_DEFAULT, me,
+				       true) == 0,
 			      "open -p: %s", g.p.msg.text);
 		dfx_read(&g);
 		ck_assert_uint_gt(dfx_count_pid(&g, 0), 0);
@@ -1199,6 +1227,9 @@ Suite *debugfs_suite(void)
 	tc = tcase_create("host");
 	tcase_add_test(tc, test_missing_kvm_dir);
 	tcase_add_test(tc, test_real_debugfs);
+	suite_add_tcase(s, tc);
+	tc = test_kvm_tcase("host_vm");
+	tcase_add_test(tc, test_real_debugfs_vm);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -896,6 +896,7 @@ Suite *vm_suite(void)
 	Suite *s = suite_create("vm");
 	TCase *fake = tcase_create("fake_proc");
 	TCase *real = tcase_create("real_proc");
+	TCase *kvm = test_kvm_tcase("real_kvm");
 
 	tcase_add_test(fake, test_only_vm_fds_count);
 	tcase_add_test(fake, test_list_empty_and_bad_root);
@@ -914,7 +915,8 @@ Suite *vm_suite(void)
 	tcase_set_timeout(fake, 30);
 	suite_add_tcase(s, fake);
 	tcase_add_test(real, test_real_self_not_vm);
-	tcase_add_test(real, test_real_kvm_vm);
 	suite_add_tcase(s, real);
+	tcase_add_test(kvm, test_real_kvm_vm);
+	suite_add_tcase(s, kvm);
 	return s;
 }

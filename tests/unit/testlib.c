@@ -26,6 +26,14 @@ struct test_skips {
 
 static struct test_skips *skips;
 
+TCase *test_kvm_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_tags(tc, TEST_TAG_KVM);
+	return tc;
+}
+
 bool test_require_all(void)
 {
 	const char *req = getenv("KVMSTAT_REQUIRE_KVM");

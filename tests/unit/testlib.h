@@ -13,6 +13,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct TCase;
+/*
+ * A test case of checks that need real KVM: /dev/kvm, the test guest
+ * tests/guest/kvmguest, or kvm tracepoints firing for a running guest.
+ * Tagged "kvm", so that CK_EXCLUDE_TAGS=kvm runs everything else on any
+ * host and CK_INCLUDE_TAGS=kvm runs just these where KVM works. A check
+ * that needs no KVM never goes in one.
+ */
+#define TEST_TAG_KVM "kvm"
+struct TCase *test_kvm_tcase(const char *name);
+
 /* Whether KVMSTAT_REQUIRE_KVM=1: every check must run, a skip fails. */
 bool test_require_all(void);
 /*
