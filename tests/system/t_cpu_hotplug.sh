@@ -56,7 +56,7 @@ set_cpu() {
 	fail "cannot set CPU $CPU online=$1"
 }
 
-if [ -c /dev/kvm ] && [ -r /dev/kvm ]; then
+if kvm_usable; then
 	need_kvm
 	others=$(ls /sys/kernel/debug/kvm 2>/dev/null | grep -c -- '-[0-9]*$')
 	[ "$others" = 0 ] || skip "another VM runs on this host ($others): system-wide counts include it"

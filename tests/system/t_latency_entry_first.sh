@@ -49,7 +49,7 @@ rm -f "$TMP/go"
 start_tpgap 2:200:20
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs KVMSTAT_LATENCY_MARK=syscall \
 	start_kvmstat l -t -l -s 0.2 --latency -f '^kvm_exit$'
-sleep 0.8
+wait_polling "$l_PID"
 [ "$(links "$l_PID" sys_enter)" = 1 ] || fail "no sys_enter link before kvm_entry fired: $(cat "$TMP/l.err")"
 go_tpgap
 sleep 0.8

@@ -8,7 +8,7 @@
 # lists the running VMs, does the same.
 source tests/system/lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
-[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
+kvm_usable || skip_kvm
 [ -x "$GUEST" ] || fail "test guest $GUEST not built"
 command -v strace >/dev/null || skip "strace missing: apt-get install strace"
 command -v python3 >/dev/null || skip "no python3"

@@ -9,7 +9,7 @@
 # namespace too, where VMs are found by a /proc scan).
 source tests/system/lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
-[ -c /dev/kvm ] && [ -r /dev/kvm ] || skip "no /dev/kvm"
+kvm_usable || skip_kvm
 [ -x "$GUEST" ] || fail "test guest $GUEST not built"
 command -v unshare >/dev/null || skip "unshare missing: apt-get install util-linux"
 "$GUEST" -s -m 1 -v 1 -n 1 -k hlt -t 0 >/dev/null 2>"$TMP/probe.err" ||

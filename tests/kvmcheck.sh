@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make check's test run (and make check-kvm's, with "kvm"): the unit
+# checks and the whole-program tests, with real KVM for those that need
+# it. Where this host's KVM serves them (tests/kvm_probe.sh) everything
+# runs here. Elsewhere, or with KVMHOST=1, the rest runs here and the
+# tests that need KVM run on the emulated KVM host (tests/kvmhost/), once
+# per kernel of KVMHOST_KERNELS (default: 6.1 6.12); with KVMHOST_JOBS=2
+# two kernels boot side by side. A test that needs KVM skips only where
+# no kernel can be had, and this says so in one line (with
+# KVMHOST_REQUIRE=1, as CI sets, that fails).
+#   kvmcheck.sh [all|kvm]
+cd "$(dirname "$0")/.." || exit 1
+mode=${1:-all}
+BUILD=${BUILD:-build}
+UNIT=$BUILD/tests/check_kvmstat
+export BUILD KVMSTAT_TEST_DATA=tests/data CK_FORK=yes
+
+if [ -n "${KVMHOST:-}" ] && [ "$KVMHOST" != 0 ]; then
+	KVMSTAT_KVM="none: KVMHOST=1 asks for the emulated KVM host"
+else
+	KVMSTAT_KVM=$(tests/kvm_probe.sh)
+fi
+export KVMSTAT_KVM
+rc=0
+
+if [ "$KVMSTAT_KVM" = native ]; then
+	echo "KVM: this host's KVM runs the tests that need it"
+	if [ "$mode" = kvm ]; then
+		CK_INCLUDE_TAGS=kvm "$UNIT" || rc=1
+		tests/system/run.sh --kvm || rc=1
+	else
+		"$UNIT" || rc=1
+		tests/system/run.sh || rc=1
+	fi
+	exit $rc
+fi
+
+echo "KVM: not this host's (${KVMSTAT_KVM#none: }): the tests that need it run on the emulated KVM host"
+if [ "$mode" != kvm ]; then
+	CK_EXCLUDE_TAGS=kvm "$UNIT" || rc=1
+	# those that need KVM say so (status 76) and are left for below
+	tests/system/run.sh || rc=1
+fi
+
+mapfile -t kvm_list < <(tests/system/run.sh --list-kvm)
+kernels=${KVMHOST_KERNELS:-6.1 6.12}
+# the emulated host boots in a few seconds; each test's own limit is
+# KVMSTAT_TEST_TIMEOUT; the whole boot's, KVMHOST_TIMEOUT
+export KVMSTAT_TEST_TIMEOUT=${KVMSTAT_TEST_TIMEOUT:-600}
+
+# on_kernel K: the unit checks tagged kvm and every test of kvm_list on
+# the emulated host with kernel K. A host that panics or hangs fails the
+# test it was running (said in one line) and boots again for the rest.
+# Its log in $BUILD/kvmhost/K.log, its last line the summary.
+on_kernel() {
+	local k=$1 ver progress left unit=--unit boots=0 status cur hostfail=0 t0=$SECONDS
+	ver=$(tests/kvmhost/kvmhost.sh fetch "$k" 2>&1) || {
+		echo "SKIP kvm $k: ${ver#kvmhost: }"
+		return 125
+	}
+	progress=$BUILD/kvmhost/$k.progress
+	left=("${kvm_list[@]}")
+	: >"$progress"
+	while [ -n "$unit" ] || [ ${#left[@]} -gt 0 ]; do
+		boots=$((boots + 1))
+		tests/kvmhost/kvmhost.sh run -t "${KVMHOST_TIMEOUT:-3600}" "$k" -- \
+			tests/kvmhost/inside.sh "$progress" $unit "${left[@]}" 2>"$BUILD/kvmhost/$k.err"
+		status=$?
+		cat "$BUILD/kvmhost/$k.err"
+		[ $status -ge 123 ] && [ $status -le 125 ] || return $status
+		# the host died: the test it ran fails; the rest go on after a boot
+		cur=$(awk '$1 == "RUN" { c = $2 } $1 == "DONE" && $2 == c { c = "" } END { print c }' "$progress")
+		echo "FAIL ${cur:-boot} on kvm $k: $(tail -n 1 "$BUILD/kvmhost/$k.err")"
+		hostfail=1
+		[ $boots -lt 4 ] || { echo "FAIL kvm $k: the emulated host died $boots times"; return 1; }
+		grep -q '^DONE unit' "$progress" || [ "$cur" = unit ] && unit=
+		local rest=() seen=0 t
+		for t in "${left[@]}"; do
+			grep -q "^DONE $t " "$progress" && continue
+			[ "$t" = "$cur" ] && continue
+			rest+=("$t")
+		done
+		left=("${rest[@]}")
+		[ -n "$cur" ] || return 1
+	done
+	echo "kvm $k: the emulated host ran for $((SECONDS - t0)) s in $boots boots"
+	return $hostfail
+}
+
+results=()
+ran=0
+if [ "${KVMHOST_JOBS:-1}" -ge 2 ]; then
+	# side by side, each kernel's lines prefixed with its name
+	pids=()
+	for k in $kernels; do
+		(on_kernel "$k" 2>&1 | sed -u "s/^/[$k] /"; exit "${PIPESTATUS[0]}") &
+		pids+=($!)
+	done
+	i=0
+	for k in $kernels; do
+		wait "${pids[$i]}"
+		results+=("$k:$?")
+		i=$((i + 1))
+	done
+else
+	for k in $kernels; do
+		on_kernel "$k"
+		results+=("$k:$?")
+	done
+fi
+for r in "${results[@]}"; do
+	case ${r#*:} in
+	0) ran=$((ran + 1)) ;;
+	125) ;;
+	*) rc=1 ;;
+	esac
+done
+if [ $ran = 0 ] && [ $rc = 0 ]; then
+	echo "SKIP the ${#kvm_list[@]} tests that need KVM: no KVM here (${KVMSTAT_KVM#none: }) and no kernel for the emulated KVM host"
+	[ "${KVMHOST_REQUIRE:-0}" = 1 ] && rc=1
+fi
+exit $rc
