@@ -226,9 +226,17 @@ check-kvm: deps-test
 	@$(MAKE) --no-print-directory mounts
 	@tests/kvmcheck.sh kvm
 
+# KVMHOST=1: the guest-cost and scale sections (BENCH_ONLY, default
+# rate,programs,scale) on the emulated KVM host, first kernel of
+# KVMHOST_KERNELS; its figures are emulated: compare the ratios of one run
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench
-	tests/bench/run.sh $(BUILD)/tests/bench
+	@if [ -n "$(KVMHOST)" ] && [ "$(KVMHOST)" != 0 ]; then \
+		tests/kvmhost/kvmhost.sh run $(word 1,$(KVMHOST_KERNELS)) -- sh -c \
+			'tests/mounts.sh >/dev/null && BENCH_EMULATED=1 \
+			BENCH_ONLY=$${BENCH_ONLY:-rate,programs,scale} \
+			exec tests/bench/run.sh $(BUILD)/tests/bench'; \
+	else tests/bench/run.sh $(BUILD)/tests/bench; fi
 
 $(BUILD)/tests/bench: tests/bench/bench.c $(LIB) $(BUILD)/include/mincount.skel.h
 	@mkdir -p $(dir $@)

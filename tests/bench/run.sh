@@ -26,6 +26,12 @@ PIDS=()
 # when empty.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 KVM_STAT_CMD=${KVM_STAT_CMD:-$(command -v kvm_stat)}
+# make bench KVMHOST=1 runs here on the emulated KVM host (tests/kvmhost/)
+if [ -n "${BENCH_EMULATED:-}" ]; then
+	echo "EMULATED: on the emulated KVM host (kernel $(uname -r) under QEMU's TCG):" \
+		"absolute figures are the emulator's; compare only the ratios within this run"
+	BENCH_SCALE_VMS=${BENCH_SCALE_VMS:-3 100 300}
+fi
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # main_cpu SECONDS LOG CMD...: runs CMD (a kvmstat -l ...) into LOG; from
 # its 5th line on, the CPU of its main thread per line printed over

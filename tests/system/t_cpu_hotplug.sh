@@ -10,9 +10,10 @@
 # the host counts. Perf events filter by the real event's fields, which
 # task_rename's do not match: for them, kvm_userspace_exit and
 # kvm_vcpu_wakeup are system calls nothing else on the host makes, counted
-# in groups of one and of two events per CPU. The exit maker (or the vCPU
-# thread) pinned to the CPU that goes away makes exits there;
-# in turn:
+# in groups of one and of two events per CPU. The exit maker pinned to the
+# CPU that goes away makes exits there, 1000 at a time (with the test
+# guest, a guest of its own each time, its one vCPU pinned there, making
+# 1000 port I/O exits); in turn:
 #  - exits on the CPU, the CPU offline (a refresh reads its last counts),
 #    exits elsewhere, the CPU back online (a refresh opens its events
 #    again), exits on it;
@@ -83,15 +84,16 @@ else
 	MODE=fake
 fi
 
-# gen_start: the exit maker, its threads in GEN_TIDS. Fake: a process that
-# for each line N it reads makes N "exits", each a rename of itself, a
-# sched_rr_get_interval and a sched_get_priority_max. Guest: one vCPU making port I/O exits until
-# gen_end.
+# gen_start: the exit maker; WANT counts its exits from 0. Fake: a process
+# that for each line N it reads makes N "exits", each a rename of itself,
+# a sched_rr_get_interval and a sched_get_priority_max, its thread in
+# GEN_TIDS. Guest: none yet, each burst starts its own (a guest that runs
+# until gen_end would make exits before kvmstat starts, and one stopped
+# by a signal says nothing of how many it made).
 gen_start() {
+	WANT=0
 	if [ "$MODE" = guest ]; then
-		start_guest g -m 1 -v 1 -n 0 -k pio -t 30 -u 20
-		GEN_TIDS=$(awk '$1 == "vcpu" { print $4 }' "$TMP/g.out")
-		go_guest g
+		GEN_CPU=
 		return
 	fi
 	fresh "$TMP/gen.out"
@@ -114,24 +116,33 @@ for line in sys.stdin:
 	exec {GEN_FD}>"$TMP/gen.in"
 	wait_lines "$TMP/gen.out" 1
 	GEN_TIDS=$(head -1 "$TMP/gen.out")
-	WANT=0
 }
 
-# gen_on CPU: the exit maker's threads run on that CPU only
+# gen_on CPU: the exit maker's threads run on that CPU only (guest: the
+# next burst's vCPU)
 gen_on() {
 	local t
+	if [ "$MODE" = guest ]; then
+		GEN_CPU=$1
+		return
+	fi
 	for t in $GEN_TIDS; do
 		taskset -pc "$1" "$t" >/dev/null || fail "taskset $1 $t"
 	done
 }
 
-# gen_burst: exits on the CPU the maker runs on; fake: 1000 of them
+# gen_burst: 1000 exits on the CPU the maker runs on, made when it returns
 gen_burst() {
+	local n
 	if [ "$MODE" = guest ]; then
-		sleep 0.4
+		start_guest g -m 1 -v 1 -n 1000 -k pio -t 0 -c "$GEN_CPU"
+		go_guest g
+		wait_guest g
+		n=$(awk '$1 == "done" { s += $4 } END { print s + 0 }' "$TMP/g.out")
+		[ "$n" = 1000 ] || fail "the guest made $n exits, not 1000: $(cat "$TMP/g.out" "$TMP/g.err")"
+		WANT=$((WANT + 1000))
 		return
 	fi
-	local n
 	n=$(wc -l <"$TMP/gen.out")
 	echo 1000 >&"$GEN_FD"
 	wait_lines "$TMP/gen.out" $((n + 1))
@@ -140,13 +151,7 @@ gen_burst() {
 
 # gen_end: no more exits; WANT is how many were made
 gen_end() {
-	if [ "$MODE" = guest ]; then
-		kill -TERM "$g_PID"
-		wait "$g_PID"
-		WANT=$(awk '$1 == "done" { s += $4 } END { print s + 0 }' "$TMP/g.out")
-		[ "$WANT" -gt 0 ] || fail "the guest made no exits: $(cat "$TMP/g.out" "$TMP/g.err")"
-		return
-	fi
+	[ "$MODE" = guest ] && return
 	exec {GEN_FD}>&-
 	wait "$GEN"
 }
@@ -156,8 +161,32 @@ refreshes() {
 	wait_lines "$TMP/k.out" $(($(wc -l <"$TMP/k.out") + $1))
 }
 
+# kvmstat_start ARGS...: kvmstat as k. The fake maker's fifo keeps the
+# test as its one writer (the maker ends when the test closes it); the
+# guest has no fifo.
+kvmstat_start() {
+	if [ "$MODE" = fake ]; then
+		start_kvmstat k "$@" {GEN_FD}>&-
+	else
+		start_kvmstat k "$@"
+	fi
+}
+
 perf_fds() {
 	fds_linked "$k_PID" 'anon_inode:\[perf_event\]'
+}
+
+# wait_fds lt|eq N: until kvmstat holds fewer than N perf fds, or N
+# (10 s at most)
+wait_fds() {
+	local n
+	for _ in $(seq 1 200); do
+		n=$(perf_fds)
+		[ "$1" = lt ] && [ "$n" -lt "$2" ] && return 0
+		[ "$1" = eq ] && [ "$n" = "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$run: kvmstat holds $n perf fds after 10 s, want $1 $2 (CPU $CPU online: $(cat "$ONLINE"))"
 }
 
 # column_values: the log's deltas of FIELD, those not 0
@@ -203,8 +232,7 @@ for run in $runs; do
 	[ "$run" = bpf ] && opt=""
 	gen_start
 	gen_on "$CPU"
-	# the fifo's writer stays the test's alone: the maker ends at its close
-	start_kvmstat k -t -l -s 0.2 $opt -f "$FILTER" {GEN_FD}>&-
+	kvmstat_start -t -l -s 0.2 $opt -f "$FILTER"
 	wait_lines "$TMP/k.out" 2
 	nfds=$(perf_fds)
 	gen_burst
@@ -243,8 +271,7 @@ for run in $runs; do
 	gen_start
 	gen_on "$OTHER"
 	set_cpu 0
-	# the fifo's writer stays the test's alone: the maker ends at its close
-	start_kvmstat k -t -l -s 0.2 $opt -f "$FILTER" {GEN_FD}>&-
+	kvmstat_start -t -l -s 0.2 $opt -f "$FILTER"
 	wait_lines "$TMP/k.out" 2
 	set_cpu 1
 	refreshes 2
@@ -261,12 +288,14 @@ for run in $runs; do
 	# and online, exits on it at once; the end logs the partial interval
 	gen_start
 	gen_on "$OTHER"
-	start_kvmstat k -t -l -s 20 $opt -f "$FILTER" {GEN_FD}>&-
+	kvmstat_start -t -l -s 20 $opt -f "$FILTER"
 	wait_polling "$k_PID"
+	# perf: until the uevents have taken the CPU's events away and
+	# brought them back (the refresh is 20 s away); BPF counts on
 	set_cpu 0
-	sleep 0.3
+	if [ "$run" = bpf ]; then sleep 0.3; else wait_fds lt "$nfds"; fi
 	set_cpu 1
-	sleep 0.3
+	if [ "$run" = bpf ]; then sleep 0.3; else wait_fds eq "$nfds"; fi
 	gen_on "$CPU"
 	gen_burst
 	gen_on "$OTHER"

@@ -87,6 +87,13 @@ prom_median_wait
 prom_stop
 echo "ok: Prometheus reads kvm_userspace_exit_total{reason=\"HLT\"} = $((V * N)), per vCPU $N"
 
-http_checks
+# The HTTP checks (status codes, negotiation, 5 x 200 concurrent scrapes
+# with memory flat, idle connections) do not depend on where the counts
+# come from, and t_exporter_fixture runs them natively. On the emulated
+# KVM host (tests/kvmhost/) 1,000 curl processes under TCG outlast the
+# test's time limit, so they run only where KVM is this host's own.
+if [ -z "${KVMHOST_KERNEL:-}" ]; then
+	http_checks
+fi
 
 stop_headless

@@ -13,7 +13,9 @@ for t in curl; do
 done
 source tests/system/exporter_lib.sh
 
-start_guest g -v 2 -n 0 -k pio -t 20
+# busy until the test ends it (cleanup), however slowly the scrapes go
+# (an emulated KVM host runs them several times slower than 6 s)
+start_guest g -v 2 -n 0 -k pio -t 900
 VM=${g_VMS% }
 go_guest g
 PORT=$(free_port)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Time in the VMM, on a real guest (issue 14): a 2-vCPU test guest makes N
-# port I/O exits per vCPU and spends 50 µs (vCPU 0) and 500 µs (vCPU 1)
+# port I/O exits per vCPU and spends 300 µs (vCPU 0) and 1,500 µs (vCPU 1)
 # in user space after each one before it runs the guest again (-u).
 # kvmstat --latency --json -1 must time each vCPU's IO exits into the log2
-# bucket that holds its spin: p50 below 65.5 µs (the bucket [32.8 µs,
-# 65.5 µs)) and below 524 µs ([262 µs, 524 µs)), min at least the spin,
+# bucket that holds its spin: p50 below 524 µs (the bucket [262 µs,
+# 524 µs)) and below 2,097 µs ([1,049 µs, 2,097 µs)), min at least the spin,
 # and count every exit that was followed by a return to the guest: N - 1
 # (the guest stops after its last exit, which so never ends), while
 # kvm_userspace_exit(IO) counts all N.
@@ -21,7 +21,7 @@ N=300
 # map types of kvmstat $1's BPF maps, one a line
 map_types() { grep -h '^map_type:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u; }
 for state in task hash; do
-	start_guest g -v 2 -n $N -k pio -u 50,500 -t 1
+	start_guest g -v 2 -n $N -k pio -u 300,1500 -t 1
 	vm=${g_VMS%% *}
 	KVMSTAT_LATENCY_STATE=$state start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
 	wait_polling "$k_PID"
@@ -42,7 +42,10 @@ for state in task hash; do
 		h=$(jq -c --argjson v $v '.latency.histograms[] |
 			select(.kind == "vmm" and .reason == "IO" and .vcpu == $v)' "$TMP/k.out")
 		[ -n "$h" ] || fail "$state: no VMM-time histogram of vCPU $v: $(jq -c .latency "$TMP/k.out")"
-		spin=$((v ? 500000 : 50000)) want=$((v ? 524288 : 65536))
+		# each spin leaves room in its bucket for the way from the exit
+		# to user space and back: a few µs natively, up to ~100 µs on
+		# the emulated KVM host (TCG)
+		spin=$((v ? 1500000 : 300000)) want=$((v ? 2097152 : 524288))
 		[ "$(jq .count <<<"$h")" = $((N - 1)) ] || fail "$state: vCPU $v: count, want $((N - 1)): $h"
 		[ "$(jq .p50_ns <<<"$h")" = $want ] || fail "$state: vCPU $v: p50 bound, want $want ns: $h"
 		[ "$(jq .min_ns <<<"$h")" -ge $spin ] || fail "$state: vCPU $v: min below the $spin ns spin: $h"

@@ -16,7 +16,13 @@ for vm in $vm1 $vm2; do
 	start_kvmstat "k$vm" -t -1 -s 1.5 -p "$vm" --per-vcpu -f '^kvm_userspace_exit$|^kvm_userspace_exit\(HLT\)'
 done
 start_kvmstat one -t -1 -s 1.5 -p "$vm1" --vcpu 2 -f '^kvm_userspace_exit\(HLT\)'
-sleep 0.4
+# each counting before the guest goes (a fixed pause was too short on
+# the emulated KVM host, where loading the BPF programs takes seconds)
+for vm in $vm1 $vm2; do
+	v="k${vm}_PID"
+	wait_polling "${!v}"
+done
+wait_polling "$one_PID"
 go_guest g
 for vm in $vm1 $vm2; do
 	v="k${vm}_PID"; wait "${!v}" || fail "kvmstat -p $vm: $(cat "$TMP/k$vm.err")"
