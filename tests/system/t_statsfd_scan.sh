@@ -17,7 +17,8 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 "$GUEST" -s -m 1 -v 1 -n 1 -k hlt -t 0 >/dev/null 2>"$TMP/probe.err" ||
 	skip "test guest cannot open binary stats fds: $(cat "$TMP/probe.err")"
 
-# a bystander holding 2000 fds
+# a bystander holding 2000 fds (above the usual soft limit of 1024)
+ulimit -Sn 2100 2>/dev/null || ulimit -Sn "$(ulimit -Hn)"
 python3 -c '
 import os, sys, time
 fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(2000)]

@@ -16,11 +16,14 @@ tmux_cleanup() {
 }
 trap tmux_cleanup EXIT
 
-tests/guest/kvmguest -m 1 -v 3 -n 0 -k pio -t 60 >"$TMP/a.out" &
+# busy until the test ends them (cleanup): on the emulated KVM host the
+# steps below take minutes, not seconds
+tests/guest/kvmguest -m 1 -v 3 -n 0 -k pio -t 900 >"$TMP/a.out" &
 PIDS+=($!)
-tests/guest/kvmguest -m 1 -v 1 -n 0 -k hlt -t 60 >"$TMP/b.out" &
+tests/guest/kvmguest -m 1 -v 1 -n 0 -k hlt -t 900 >"$TMP/b.out" &
 PIDS+=($!)
-for _ in $(seq 100); do grep -q ready "$TMP/a.out" && grep -q ready "$TMP/b.out" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q ready "$TMP/a.out" && grep -q ready "$TMP/b.out" && break; sleep 0.05; done
+grep -q ready "$TMP/a.out" && grep -q ready "$TMP/b.out" || fail "guests not ready in 30 s"
 vm_a=$(awk '$1 == "vm" { print $2 }' "$TMP/a.out")
 vm_b=$(awk '$1 == "vm" { print $2 }' "$TMP/b.out")
 tids_a=$(awk '$1 == "vcpu" { print $4 }' "$TMP/a.out")

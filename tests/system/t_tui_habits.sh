@@ -44,9 +44,9 @@ secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
 grep -q "the monitor needs a terminal" "$TMP/noterm.err" || fail "no terminal: $(cat "$TMP/noterm.err")"
 awk -v s="$secs" 'BEGIN { exit !(s < 0.5) }' || fail "no terminal: the error took $secs s"
 
-named_guest habits-a -k pio -t 90
+named_guest habits-a -k pio -t 900
 vm_a=$VM
-named_guest habits-b -k hlt -t 90
+named_guest habits-b -k hlt -t 900
 vm_b=$VM
 
 start_monitor h1 -t -s 1
@@ -187,7 +187,7 @@ if [ -n "$peer" ]; then
 	[ "$ours" = "$theirs" ] || fail "header '$ours', kvm_stat's '$theirs'"
 	peer_screen | head -n 1 | grep -q "Guest is DEAD" || fail "kvm_stat: $(peer_screen)"
 fi
-named_guest habits-c -k pio -t 30
+named_guest habits-c -k pio -t 300
 vm_c2=$VM
 expect "kvm statistics - pid $vm_c2 (habits-c)" 60
 expect_not "Guest is DEAD"

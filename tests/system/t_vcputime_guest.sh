@@ -16,11 +16,13 @@ source tests/system/lib.sh
 # shellcheck disable=SC2119 # no debugfs needed
 need_statsfd_guest
 
-# vt NAME GUEST-ARGS...: a guest running 4 s, kvmstat -S -1 --vcpu-time
-# --json on it over its second second, into $TMP/NAME.json
+# vt NAME GUEST-ARGS...: a guest running 10 s, kvmstat -S -1 --vcpu-time
+# --json on it over one second from its second, into $TMP/NAME.json (the
+# guest outlives kvmstat's start even on the emulated KVM host, where
+# starting kvmstat takes seconds)
 vt() {
 	local name=$1 vm; shift
-	start_guest "$name" -s -n 0 -t 4 "$@"
+	start_guest "$name" -s -n 0 -t 10 "$@"
 	vm=$(eval echo "\${${name}_VMS}")
 	go_guest "$name"
 	sleep 1
