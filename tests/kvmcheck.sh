@@ -59,12 +59,15 @@ on_kernel() {
 		echo "SKIP kvm $k: ${ver#kvmhost: }"
 		return 125
 	}
-	progress=$BUILD/kvmhost/$k.progress
+	# read while the host runs: shared uncached (kvmhost.sh)
+	mkdir -p "$BUILD/kvmhost/progress-$k"
+	progress=$(cd "$BUILD/kvmhost/progress-$k" && pwd)/progress
 	left=("${kvm_list[@]}")
 	: >"$progress"
 	while [ -n "$unit" ] || [ ${#left[@]} -gt 0 ]; do
 		boots=$((boots + 1))
-		tests/kvmhost/kvmhost.sh run -t "${KVMHOST_TIMEOUT:-3600}" "$k" -- \
+		KVMHOST_SYNC_DIRS=${progress%/progress} \
+			tests/kvmhost/kvmhost.sh run -t "${KVMHOST_TIMEOUT:-3600}" "$k" -- \
 			tests/kvmhost/inside.sh "$progress" $unit "${left[@]}" 2>"$BUILD/kvmhost/$k.err"
 		status=$?
 		cat "$BUILD/kvmhost/$k.err"

@@ -58,7 +58,12 @@ fetch() {
 	meta=$(meta_package "$k") || die "unknown kernel '$k' (known: $(kernels | tr '\n' ' '))" 2
 	dir=$CACHE/$k
 	if [ -r "$dir/ready" ]; then
-		cat "$dir/ready"
+		ver=$(cat "$dir/ready")
+		# an initramfs older than its first stage is made again
+		if [ "$HERE/init" -nt "$dir/initrd" ]; then
+			initrd "$dir" "$ver" || die "cannot build the initramfs for $k" 125
+		fi
+		echo "$ver"
 		return 0
 	fi
 	pkg=$(image_package "$meta")
@@ -112,7 +117,7 @@ module_order() {
 # (decompressed: busybox's insmod reads no .ko.xz), mounts the shared
 # root and hands over to stage2.sh there.
 initrd() {
-	local dir=$1 ver=$2 ird=$1/initrd.d f m bb
+	local dir=$1 ver=$2 ird=$1/initrd.d.$$ f m bb
 	bb=$(command -v busybox) || { echo "kvmhost: no busybox (apt-get install busybox-static)" >&2; return 1; }
 	rm -rf "$ird"
 	mkdir -p "$ird/bin" "$ird/mod" "$ird/proc" "$ird/sys" "$ird/dev" "$ird/root"
@@ -133,7 +138,8 @@ initrd() {
 	done
 	cp "$HERE/init" "$ird/init"
 	chmod 0755 "$ird/init"
-	(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initrd" || return 1
+	(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initrd.new" || return 1
+	mv "$dir/initrd.new" "$dir/initrd"
 	rm -rf "$ird"
 }
 
@@ -141,7 +147,7 @@ kernels() { printf '%s\n' 6.1 6.12; }
 
 # run [-t SECS] KERNEL [--] COMMAND...: see the top of this file
 run() {
-	local timeout=${KVMHOST_TIMEOUT:-3600} k ver dir rd qpid rc status line
+	local timeout=${KVMHOST_TIMEOUT:-3600} k ver dir rd qpid rc status line syncline=
 	if [ "${1:-}" = -t ]; then
 		timeout=$2
 		shift 2
@@ -169,12 +175,24 @@ run() {
 	# here as it comes
 	tail -n +1 -f "$rd/out" &
 	local tpid=$!
+	# the root is shared with cache=loose (exec and stat from the guest's
+	# page cache: process starts several times faster than uncached); the
+	# run's directory and KVMHOST_SYNC_DIRS (":"-separated), which the
+	# host reads while the command runs, are shared again uncached over it
+	local sync=() syncargs=() d i=0
+	IFS=: read -r -a sync <<<"$rd${KVMHOST_SYNC_DIRS:+:$KVMHOST_SYNC_DIRS}"
+	for d in "${sync[@]}"; do
+		syncargs+=(-virtfs "local,path=$d,mount_tag=sync$i,security_model=passthrough,multidevs=remap")
+		syncline="${syncline:-} kvmhost.sync=sync$i:$d"
+		i=$((i + 1))
+	done
 	"$QEMU" -accel "tcg,$TCG" -cpu max -smp "$SMP" -m "$MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$dir/root/boot/vmlinuz-$ver" -initrd "$dir/initrd" \
-		-append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 kvmhost.run=$rd kvmhost.stage2=$HERE/stage2.sh" \
+		-append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 kvmhost.run=$rd kvmhost.stage2=$HERE/stage2.sh kvmhost.cache=${KVMHOST_9P_CACHE:-loose}$syncline" \
 		-serial "file:$rd/console" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,multidevs=remap \
+		"${syncargs[@]}" \
 		</dev/null >"$rd/qemu.log" 2>&1 &
 	qpid=$!
 	local start=$SECONDS hung=

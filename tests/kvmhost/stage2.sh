@@ -15,12 +15,26 @@ ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
+# what the host reads while the command runs, shared again uncached
+for a in $(cat /proc/cmdline); do
+	case $a in
+	kvmhost.sync=*)
+		a=${a#*=}
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,access=client,cache=none \
+			"${a%%:*}" "${a#*:}" || echo "kvmhost: cannot mount ${a#*:} uncached" >/dev/console
+		;;
+	esac
+done
 # unix sockets and flock want a local file system, not 9p
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 hostname kvmhost
+# the file limits systemd gives a booted host's services and logins (the
+# kernel's own, 1024 and 4096, are what PID 1 starts with)
+ulimit -Hn 524288
+ulimit -Sn 1024
 # a heartbeat: kvmhost.sh takes a host whose heartbeat stops as hung
 (while :; do date +%s >"$run/heartbeat"; sleep 5; done) &
 # the command's output goes straight to the host's file
