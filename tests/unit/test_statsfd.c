@@ -3,18 +3,22 @@
  * The binary stats parser on blobs each test builds in a memfd: valid ones
  * with every type, unit, base and histogram shape, descriptors the parser
  * must skip, and malformed ones that must be refused with a reason (never
- * a crash or a read out of bounds: CI runs this under ASan). Then, against
- * the project's test guest holding real stats fds (-s): the invariants the
- * kernel's own selftest checks, and the provider end to end (exact counts,
+ * a crash or a read out of bounds: CI runs this under ASan). On a fake
+ * proc root and debugfs directory: a VM that KVM names before its VMM's
+ * fd table holds it, as a real kernel does. Then, against the project's
+ * test guest holding real stats fds (-s): the invariants the kernel's own
+ * selftest checks, and the provider end to end (exact counts,
  * units, histograms, -i, a VM exiting). Those say SKIP with the reason
  * without root or /dev/kvm, and fail then with KVMSTAT_REQUIRE_KVM=1.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <linux/kvm.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -794,15 +799,19 @@ struct pfx {
 	struct provider p;
 };
 
-static void pfx_open(struct pfx *f, pid_t pid, bool include_past,
-		     const char *filter)
+/* Opens the provider on the proc root and KVM debugfs directory given
+ * (NULL: the system's). */
+static void pfx_open_at(struct pfx *f, const char *proc_root,
+			const char *debugfs_root, pid_t pid, bool include_past,
+			const char *filter)
 {
 	struct errmsg err;
 
 	memset(f, 0, sizeof(*f));
 	f->o.pid = pid;
 	f->o.include_past = include_past;
-	f->o.proc_root = "/proc";
+	f->o.proc_root = proc_root ? proc_root : "/proc";
+	f->o.debugfs_root = debugfs_root;
 	if (filter)
 		ck_assert_int_eq(filter_set(&f->o.filter, filter, &err), 0);
 	stats_init(&f->s, include_past);
@@ -816,6 +825,12 @@ static void pfx_open(struct pfx *f, pid_t pid, bool include_past,
 	f->p.want_vcpus = true;
 	ck_assert_msg(test_provider_open(&f->p, &f->o) == 0, "open: %s",
 		      f->p.msg.text);
+}
+
+static void pfx_open(struct pfx *f, pid_t pid, bool include_past,
+		     const char *filter)
+{
+	pfx_open_at(f, NULL, NULL, pid, include_past, filter);
 }
 
 static void pfx_sample(struct pfx *f)
@@ -1137,10 +1152,140 @@ START_TEST(test_real_permission)
 }
 END_TEST
 
+/* The fake_vms case's tree (a fake proc root and KVM debugfs directory),
+ * made and removed around the case, also when a check fails. */
+static char fake_top[32];
+
+static int tree_rm_one(const char *path, const struct stat *st, int flag,
+		       struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void fake_setup(void)
+{
+	snprintf(fake_top, sizeof(fake_top), "/tmp/kvmstat-statsfd.XXXXXX");
+	if (!mkdtemp(fake_top))
+		fake_top[0] = '\0';
+}
+
+static void fake_teardown(void)
+{
+	if (fake_top[0])
+		nftw(fake_top, tree_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fake_top[0] = '\0';
+}
+
+/* A link DIR/fd/FD naming target, as a fake proc root shows an fd. */
+static void fake_fd_link(const char *dir, int fd, const char *target)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/fd/%d", dir, fd);
+	ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/* What the loop does between refreshes, for ms milliseconds: polls the
+ * provider's wake fd and wakes it. */
+static void pfx_idle(struct pfx *f, int ms)
+{
+	uint64_t end = util_now_ns() + (uint64_t)ms * 1000000;
+	int fd = f->p.ops->wake_fd(&f->p);
+
+	ck_assert_int_ge(fd, 0);
+	while (util_now_ns() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		poll(&pfd, 1, 2);
+		f->p.ops->wake(&f->p);
+	}
+}
+
+/*
+ * A VM that starts during the run, in the order real KVM makes it:
+ * KVM_CREATE_VM creates its debugfs directory "PID-FD" before the VM fd
+ * is in the VMM's fd table, and the VMM opens the stats fds after that.
+ * Told of the directory by inotify, the provider finds no VM in that
+ * process yet: it must look again until the fds come, so that the VM's
+ * 200 HLT exits, made before the next refresh, are all counted (not left
+ * to a full scan 30 s on, after a VM of a few seconds has gone).
+ */
+START_TEST(test_vm_named_before_fd)
+{
+	static const struct tdesc halt[] = {
+		{ "halt_exits", T_CUM | U_NONE, 0, 1, 0, 0 },
+	};
+	static const uint64_t zero[] = { 0 };
+	char proc[64], dbg[64], dir[96], path[128];
+	const struct stat_cell *c;
+	uint64_t exits = 200;
+	uint32_t data_off;
+	struct blob bl;
+	struct pfx f;
+	pid_t vmm;
+	int fd;
+
+	ck_assert_msg(fake_top[0], "no temporary directory");
+	snprintf(proc, sizeof(proc), "%s/proc", fake_top);
+	snprintf(dbg, sizeof(dbg), "%s/kvm", fake_top);
+	ck_assert_int_eq(mkdir(proc, 0755), 0);
+	ck_assert_int_eq(mkdir(dbg, 0755), 0);
+	bl = blob_make(halt, 1, zero, 1);
+	data_off = hdr_get(&bl, 5);
+	fd = blob_fd(&bl);
+	free(bl.b);
+	/* the VMM: holds the vCPU's stats file (a memfd) under the same fd
+	 * number as this process, so the provider copies it from there */
+	vmm = fork();
+	ck_assert_int_ge(vmm, 0);
+	if (!vmm) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	/* its process before KVM_CREATE_VM: no VM fd */
+	snprintf(dir, sizeof(dir), "%s/%d", proc, (int)vmm);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/fd", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	pfx_open_at(&f, proc, dbg, 0, false, "^halt_exits$");
+	pfx_sample(&f);
+
+	/* KVM_CREATE_VM: the debugfs directory, seen before fd_install */
+	snprintf(path, sizeof(path), "%s/%d-99", dbg, (int)vmm);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	pfx_idle(&f, 20);
+	fake_fd_link(dir, 99, "anon_inode:kvm-vm");
+	pfx_idle(&f, 20);
+	fake_fd_link(dir, fd, "anon_inode:kvm-vcpu-stats:0");
+	pfx_idle(&f, 50);
+	/* its exits, all before the next refresh */
+	ck_assert_int_eq(pwrite(fd, &exits, sizeof(exits), data_off),
+			 (ssize_t)sizeof(exits));
+	pfx_sample(&f);
+	c = cell(&f, "halt_exits", vmm, SAMPLE_ALL_VCPUS);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->total, 200);
+	c = cell(&f, "halt_exits", 0, SAMPLE_ALL_VCPUS);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->total, 200);
+	ck_assert_int_eq(c->delta, 200);
+
+	pfx_close(&f);
+	close(fd);
+	kill(vmm, SIGKILL);
+	waitpid(vmm, NULL, 0);
+}
+END_TEST
+
 Suite *statsfd_suite(void)
 {
 	Suite *s = suite_create("statsfd");
 	TCase *blob = tcase_create("blobs");
+	TCase *fake = tcase_create("fake_vms");
 	TCase *real = test_kvm_tcase("real_kvm");
 
 	tcase_add_test(blob, test_valid_all_kinds);
@@ -1159,6 +1304,9 @@ Suite *statsfd_suite(void)
 	tcase_add_test(blob, test_not_seekable);
 	tcase_add_test(blob, test_schema_equal);
 	suite_add_tcase(s, blob);
+	tcase_add_unchecked_fixture(fake, fake_setup, fake_teardown);
+	tcase_add_test(fake, test_vm_named_before_fd);
+	suite_add_tcase(s, fake);
 	tcase_set_timeout(real, 30);
 	tcase_add_test(real, test_real_invariants);
 	tcase_add_test(real, test_real_provider);

@@ -180,9 +180,10 @@ static void sfd_known_keep(struct sfd_priv *d, pid_t pid, off_t nfds)
  * its last listing is taken to be unchanged: no VM still, or a VM with the
  * same stats fds. A process that creates a VM or opens a stats fd changes
  * its count; the full scans every SFD_FULL_SCAN_EVERY catch the rest
- * (a reused pid, an fd closed and another opened in between).
+ * (a reused pid, an fd closed and another opened in between). 0, or
+ * -errno when its fd directory could not be read (gone, or hidden).
  */
-static void sfd_scan_pid(struct provider *p, pid_t pid, bool full)
+static int sfd_scan_pid(struct provider *p, pid_t pid, bool full)
 {
 	struct sfd_priv *d = p->priv;
 	/* procfs gives a fd directory's size as its count of fds; another
@@ -194,21 +195,23 @@ static void sfd_scan_pid(struct provider *p, pid_t pid, bool full)
 	int rc;
 
 	if (vm && vm->dead)
-		return;
+		return 0;
 	/* A young VM's VMM is still opening fds, and may close one between
 	 * two looks (QEMU and the test guest close a setup pipe after the
 	 * last stats fd): its count could come back to what it was with a
-	 * stats fd more. Its links are read every time. */
-	if (vm && sfd_young_maybe(d, pid))
+	 * stats fd more. Its links are read every time; so are those of a
+	 * process KVM just named that holds no VM fd yet (see
+	 * sfd_young_scan). */
+	if (vm ? sfd_young_maybe(d, pid) : sfd_young_has(d, pid))
 		full = true;
 	if (!full && nfds) {
 		if (vm && vm->nfds == nfds) {
 			vm->mark = true;
-			return;
+			return 0;
 		}
 		if (!vm && sfd_known_same(d, pid, nfds)) {
 			sfd_known_keep(d, pid, nfds);
-			return;
+			return 0;
 		}
 	}
 	rc = sfd_scan_fds(d, pid, &is_vm, &n);
@@ -225,22 +228,23 @@ static void sfd_scan_pid(struct provider *p, pid_t pid, bool full)
 				vm->mark = true;
 			}
 		}
-		return;
+		return rc;
 	}
 	if (!is_vm) {
 		sfd_known_keep(d, pid, nfds);
-		return;
+		return 0;
 	}
 	if (!vm) {
 		vm = sfd_vm_add(d, pid);
 		if (!vm)
-			return;
+			return -ESRCH;
 	}
 	vm->mark = true;
 	vm->nfds = 0;
 	vm->nlinks = n;
 	if (vm->pidfd >= 0 && sfd_vm_sync(p, vm, n))
 		vm->nfds = nfds;
+	return 0;
 }
 
 /*
@@ -326,15 +330,20 @@ void sfd_reap(struct sfd_priv *d)
 			sfd_vm_finish(&d->vms[i]);
 }
 
-/* Looks at one process now (a VM just created, or a young one again). */
-void sfd_scan_one(struct provider *p, pid_t pid)
+/* Looks at one process now (a VM just created, or a young one again).
+ * 0, or -errno when its fd directory could not be read. */
+int sfd_scan_one(struct provider *p, pid_t pid)
 {
 	struct sfd_priv *d = p->priv;
-	size_t nold = d->nvms;
+	size_t nold = d->nvms, nknown = d->nknown_next;
+	int rc;
 
 	if (pid == d->self || (d->pid && pid != d->pid))
-		return;
-	sfd_scan_pid(p, pid, false);
+		return -ESRCH;
+	rc = sfd_scan_pid(p, pid, false);
+	/* the processes without a VM are the next scan's to note (it starts
+	 * their list afresh): a young one looked at every tick adds none */
+	d->nknown_next = nknown;
 	if (d->nvms > nold && d->nvms > 1)
 		qsort(d->vms, d->nvms, sizeof(*d->vms), sfd_vm_cmp);
 	if (d->nvms > nold)
@@ -344,4 +353,5 @@ void sfd_scan_one(struct provider *p, pid_t pid)
 	for (size_t i = 0; i < d->nvms; i++)
 		if (d->vms[i].pid == pid)
 			d->vms[i].mark = true;
+	return rc;
 }

@@ -23,8 +23,9 @@
  * read) and they are closed at once, which lets the kernel free the VM;
  * what it counted stays in the sums. A VM created between refreshes has
  * its stats fds copied as it appears, and is looked at again every 10 ms
- * for 2 s for the fds its VMM opens after creating it, so a VM that lives
- * less than one refresh is counted whole. Each VM's own debugfs
+ * for 2 s for the fds its VMM opens after creating it (KVM names it in
+ * debugfs even before its own fd is in the VMM's fd table), so a VM that
+ * lives less than one refresh is counted whole. Each VM's own debugfs
  * directory is watched too: a vCPU created later makes its VM young
  * again. The full scan (new VMs that inotify missed, stats fds opened or
  * closed later) runs at most every SFD_RESCAN_NS (2 s), only every

@@ -260,8 +260,9 @@ void sfd_scan(struct provider *p, uint64_t now);
 /* Without an epoll set (no fd left for one): the VMs whose process
  * exited, by one poll over every pidfd. */
 void sfd_reap(struct sfd_priv *d);
-/* Looks at one process now (a VM just created, or a young one again). */
-void sfd_scan_one(struct provider *p, pid_t pid);
+/* Looks at one process now (a VM just created, or a young one again).
+ * 0, or -errno when its fd directory could not be read (gone, hidden). */
+int sfd_scan_one(struct provider *p, pid_t pid);
 
 /* watch.c */
 

@@ -56,27 +56,43 @@ static void sfd_young_add(struct sfd_priv *d, pid_t pid, uint64_t now)
 						    now + SFD_YOUNG_FOR_NS };
 }
 
-/* Looks at the young VMs again; forgets those old enough or gone. */
+/*
+ * Looks at the young VMs again; forgets those old enough or gone. KVM
+ * names a VM in debugfs while KVM_CREATE_VM runs, before the VM fd is in
+ * its VMM's fd table: a process told of that way may hold no VM fd yet,
+ * and is looked at again, as long as it is there, until it does (else a
+ * VM made during the run waited for the next full scan, 30 s on).
+ */
 static void sfd_young_scan(struct provider *p, uint64_t now)
 {
 	struct sfd_priv *d = p->priv;
+	bool found = false;
 	size_t n = 0;
 
 	for (size_t i = 0; i < d->nyoung; i++) {
+		pid_t pid = d->young[i].pid;
 		struct sfd_vm *vm;
+		bool tracked, there;
+		int rc;
 
-		if (!d->young[i].pid) {
+		if (!pid) {
 			sfd_scan(p, now);
 			if (now < d->young[i].until)
 				d->young[n++] = d->young[i];
 			continue;
 		}
-		sfd_scan_one(p, d->young[i].pid);
-		vm = sfd_vm_find(d, d->young[i].pid);
-		if (now < d->young[i].until && vm && !vm->dead)
+		tracked = sfd_vm_find(d, pid) != NULL;
+		rc = sfd_scan_one(p, pid);
+		vm = sfd_vm_find(d, pid);
+		there = vm ? !vm->dead : !rc;
+		if (now < d->young[i].until && there)
 			d->young[n++] = d->young[i];
+		found |= !tracked && vm && !vm->dead;
 	}
 	d->nyoung = n;
+	/* a VM found now: its vCPUs are told as they come */
+	if (found)
+		sfd_watch_vms(d);
 }
 
 /* Watches vm's debugfs directory NAME ("PID-FD") for its vCPUs. */
