@@ -31,10 +31,11 @@ names() { awk '{ print $1 }' "$1" | LC_ALL=C sort; }
 N=400 V=2
 start_guest g -s -m 1 -v $V -n $N -k hlt -t 60
 vm=${g_VMS%% *}
-start_kvmstat b -1 -s 2 -p "$vm"
+start_kvmstat b -1 -s 10 -p "$vm"
 # the guest goes once kvmstat has taken its first sample: its exits all
 # fall in the interval (a fixed wait lost them all where opening the
-# providers took longer, as on the emulated KVM host)
+# providers took longer, as on the emulated KVM host); the interval is
+# long enough for that look, which takes a second or more there
 wait_polling "$b_PID"
 go_guest g
 wait "$b_PID" || fail "kvmstat -1 -p $vm exited $?: $(cat "$TMP/b.err")"

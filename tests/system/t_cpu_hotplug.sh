@@ -84,16 +84,19 @@ else
 	MODE=fake
 fi
 
-# gen_start: the exit maker; WANT counts its exits from 0. Fake: a process
-# that for each line N it reads makes N "exits", each a rename of itself,
-# a sched_rr_get_interval and a sched_get_priority_max, its thread in
-# GEN_TIDS. Guest: none yet, each burst starts its own (a guest that runs
-# until gen_end would make exits before kvmstat starts, and one stopped
-# by a signal says nothing of how many it made).
+# gen_start: the exit maker, its threads in GEN_TIDS; WANT counts its
+# exits from 0. Fake: a process that for each line N it reads makes N
+# "exits", each a rename of itself, a sched_rr_get_interval and a
+# sched_get_priority_max. Guest: a test guest set up to make 1000 port
+# I/O exits with its one vCPU, waiting for its go; each burst is one such
+# guest, the next one set up when a burst wants it (a guest that ran on
+# until gen_end would make exits before kvmstat starts, and one stopped by
+# a signal does not say how many it made). The first is set up before
+# kvmstat starts: the last case's one interval has no time to spare.
 gen_start() {
 	WANT=0
 	if [ "$MODE" = guest ]; then
-		GEN_CPU=
+		guest_ready
 		return
 	fi
 	fresh "$TMP/gen.out"
@@ -118,14 +121,20 @@ for line in sys.stdin:
 	GEN_TIDS=$(head -1 "$TMP/gen.out")
 }
 
+# guest_ready: the next burst's guest, set up and waiting, its vCPU
+# thread in GEN_TIDS (on the CPU gen_on said last, if any)
+guest_ready() {
+	start_guest g -m 1 -v 1 -n 1000 -k pio -t 0
+	GEN_TIDS=$(awk '$1 == "vcpu" { print $4 }' "$TMP/g.out")
+	[ -n "$GEN_TIDS" ] || fail "the guest named no vCPU thread: $(cat "$TMP/g.out")"
+	[ -z "${GEN_CPU:-}" ] || gen_on "$GEN_CPU"
+}
+
 # gen_on CPU: the exit maker's threads run on that CPU only (guest: the
-# next burst's vCPU)
+# one set up, and those set up after)
 gen_on() {
 	local t
-	if [ "$MODE" = guest ]; then
-		GEN_CPU=$1
-		return
-	fi
+	GEN_CPU=$1
 	for t in $GEN_TIDS; do
 		taskset -pc "$1" "$t" >/dev/null || fail "taskset $1 $t"
 	done
@@ -135,9 +144,10 @@ gen_on() {
 gen_burst() {
 	local n
 	if [ "$MODE" = guest ]; then
-		start_guest g -m 1 -v 1 -n 1000 -k pio -t 0 -c "$GEN_CPU"
+		[ -n "$GEN_TIDS" ] || guest_ready
 		go_guest g
 		wait_guest g
+		GEN_TIDS=
 		n=$(awk '$1 == "done" { s += $4 } END { print s + 0 }' "$TMP/g.out")
 		[ "$n" = 1000 ] || fail "the guest made $n exits, not 1000: $(cat "$TMP/g.out" "$TMP/g.err")"
 		WANT=$((WANT + 1000))
@@ -149,9 +159,17 @@ gen_burst() {
 	WANT=$((WANT + 1000))
 }
 
-# gen_end: no more exits; WANT is how many were made
+# gen_end: no more exits; WANT is how many were made (a guest set up for
+# a burst that did not come goes, having made none)
 gen_end() {
-	[ "$MODE" = guest ] && return
+	if [ "$MODE" = guest ]; then
+		if [ -n "$GEN_TIDS" ]; then
+			kill -TERM "$g_PID"
+			wait "$g_PID"
+		fi
+		GEN_TIDS='' GEN_CPU=''
+		return
+	fi
 	exec {GEN_FD}>&-
 	wait "$GEN"
 }
@@ -172,21 +190,25 @@ kvmstat_start() {
 	fi
 }
 
+# perf_fds: the perf event fds kvmstat holds (one find, not lib.sh's
+# fds_linked, which runs readlink once per fd: on the emulated KVM host a
+# process start takes up to a second, and kvmstat holds some 90 fds)
 perf_fds() {
-	fds_linked "$k_PID" 'anon_inode:\[perf_event\]'
+	find "/proc/$k_PID/fd" -mindepth 1 -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l
 }
 
 # wait_fds lt|eq N: until kvmstat holds fewer than N perf fds, or N
-# (10 s at most)
+# (20 s at most)
 wait_fds() {
-	local n
-	for _ in $(seq 1 200); do
+	local n end=$((SECONDS + 20))
+	while :; do
 		n=$(perf_fds)
 		[ "$1" = lt ] && [ "$n" -lt "$2" ] && return 0
 		[ "$1" = eq ] && [ "$n" = "$2" ] && return 0
+		[ "$SECONDS" -lt "$end" ] || break
 		sleep 0.05
 	done
-	fail "$run: kvmstat holds $n perf fds after 10 s, want $1 $2 (CPU $CPU online: $(cat "$ONLINE"))"
+	fail "$run: kvmstat holds $n perf fds after 20 s, want $1 $2 (CPU $CPU online: $(cat "$ONLINE"))"
 }
 
 # column_values: the log's deltas of FIELD, those not 0
@@ -284,14 +306,16 @@ for run in $runs; do
 	check "offline at the start"
 
 	# counted from the moment the CPU is back, not from the next refresh
-	# (the kernel's uevents say it): one 20 s interval, the CPU offline
-	# and online, exits on it at once; the end logs the partial interval
+	# (the kernel's uevents say it): one 25 s interval (-s allows 25.5
+	# at most; these steps have taken 20 s on the emulated KVM host),
+	# the CPU offline and online, exits on it at once; the end logs the
+	# partial interval
 	gen_start
 	gen_on "$OTHER"
-	kvmstat_start -t -l -s 20 $opt -f "$FILTER"
+	kvmstat_start -t -l -s 25 $opt -f "$FILTER"
 	wait_polling "$k_PID"
 	# perf: until the uevents have taken the CPU's events away and
-	# brought them back (the refresh is 20 s away); BPF counts on
+	# brought them back (the refresh is 25 s away); BPF counts on
 	set_cpu 0
 	if [ "$run" = bpf ]; then sleep 0.3; else wait_fds lt "$nfds"; fi
 	set_cpu 1

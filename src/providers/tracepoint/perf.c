@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -32,6 +33,10 @@
 #include "tracepoint_int.h"
 #include "util.h"
 #include "vm.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38 /* Linux 5.8 */
+#endif
 
 static int perf_open(struct perf_event_attr *pa, pid_t pid, int cpu,
 		     int group_fd)
@@ -89,6 +94,79 @@ static void tp_close_group(struct tp_priv *tp, struct tp_group *g)
 	g->nfds = 0;
 }
 
+/* Whether this process holds capability cap in its effective set. */
+static bool tp_has_cap(unsigned int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* kernel.perf_event_paranoid into *level; false where it cannot be read. */
+static bool tp_paranoid(long *level)
+{
+	char buf[32];
+
+	if (fs_read_at(AT_FDCWD, "/proc/sys/kernel/perf_event_paranoid", buf,
+		       sizeof(buf)) <= 0)
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	return !util_parse_int(buf, LONG_MIN, LONG_MAX, level);
+}
+
+/*
+ * The kernel refused a perf event (-EACCES or -EPERM): what lets kvmstat
+ * open it, by the kernel's rules. At kernel.perf_event_paranoid 2 and
+ * below, CAP_PERFMON (or CAP_SYS_ADMIN, before Linux 5.8 the only one)
+ * opens any; without it a thread's kernel events need the sysctl at 1 or
+ * below and ptrace access to the thread, a CPU's at 0 or below. Above 2,
+ * a level Debian and Ubuntu add and default to (3 and 4), only
+ * CAP_SYS_ADMIN opens perf events at all, CAP_PERFMON or not. Root whose
+ * capabilities were cut (a container, a service's bounding set) lacks
+ * them as any user does: the capability is named, not the user.
+ */
+static void tp_perf_denied(struct tp_priv *tp, const char *event)
+{
+	bool admin = tp_has_cap(CAP_SYS_ADMIN);
+	bool perfmon = admin || tp_has_cap(CAP_PERFMON);
+	int need = tp->pid ? 1 : 0; /* a VM's threads, or every CPU */
+	long level;
+
+	if (!tp_paranoid(&level))
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s: it needs CAP_PERFMON, or CAP_SYS_ADMIN where kernel.perf_event_paranoid is above 2",
+			     event);
+	else if (level > 2 && !admin)
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s: kernel.perf_event_paranoid is %ld, where only CAP_SYS_ADMIN may open perf events (CAP_PERFMON is not enough): run with CAP_SYS_ADMIN, or lower it with sysctl kernel.perf_event_paranoid=2%s",
+			     event, level,
+			     perfmon ? " (CAP_PERFMON then suffices)" :
+				       " and give kvmstat CAP_PERFMON");
+	else if (!perfmon && level > need)
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s: it needs CAP_PERFMON (or CAP_SYS_ADMIN), which this process lacks, or sysctl kernel.perf_event_paranoid=%d (it is %ld) to let processes without it count%s",
+			     event, need, level,
+			     tp->pid ? " the threads they may ptrace" : "");
+	else if (!perfmon && tp->pid)
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s in VM %d's threads: without CAP_PERFMON it needs ptrace access to them (the VM's own user, or CAP_SYS_PTRACE)",
+			     event, (int)tp->pid);
+	else
+		provider_msg(tp->p, false,
+			     "no permission to count kvm:%s, though %s and kernel.perf_event_paranoid is %ld: a security module (SELinux, AppArmor) or a seccomp filter refuses perf events",
+			     event,
+			     admin   ? "kvmstat has CAP_SYS_ADMIN" :
+			     perfmon ? "kvmstat has CAP_PERFMON" :
+				       "the sysctl allows it",
+			     level);
+}
+
 /* The error for a perf event that could not be opened, with nopen perf
  * events open at that moment. */
 static int tp_perf_error(struct tp_priv *tp, int err, const char *event,
@@ -105,9 +183,7 @@ static int tp_perf_error(struct tp_priv *tp, int err, const char *event,
 			     "too many open files opening kvm:%s (%zu perf events open): raise the limit (ulimit -n) or select fewer fields with -f",
 			     event, nopen);
 	else if (err == -EACCES || err == -EPERM)
-		provider_msg(tp->p, false,
-			     "no permission to count kvm:%s: run as root, or allow it with sysctl kernel.perf_event_paranoid=-1",
-			     event);
+		tp_perf_denied(tp, event);
 	else if (err == -ENOENT || err == -ENODEV)
 		provider_msg(tp->p, false,
 			     "kvm:%s cannot be counted on this kernel (perf tracepoints unavailable)",
