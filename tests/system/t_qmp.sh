@@ -18,49 +18,76 @@ command -v jq >/dev/null || skip "jq missing: apt-get install jq"
 chmod 0711 "$TMP"
 SOCK=$TMP/qmp.sock
 
-# The direct reading: one QMP session, the sum over vCPUs of one stat.
+# The direct reader: one python process for the whole test (python3 may
+# be a shim, pyenv's, whose start takes half a minute and more on the
+# emulated KVM host: a process per reading took the test past its time
+# limit there). Each line "SOCKET NAME" on its input is one QMP session
+# on SOCKET, closed after it (QEMU serves one client at a time, kvmstat
+# comes next); it answers one line: the sum over vCPUs of stat NAME, or
+# "error: ...".
 cat >"$TMP/qmpread.py" <<'EOF'
 import json, socket, sys
 
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-sock.settimeout(5)
-sock.connect(sys.argv[1])
-f = sock.makefile("rwb")
+def reading(path, name):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(path)
+    with sock, sock.makefile("rwb") as f:
+        def message():
+            while True:
+                line = f.readline()
+                if not line:
+                    raise RuntimeError("QEMU closed the connection")
+                m = json.loads(line)
+                if "event" not in m:
+                    return m
 
-def message():
-    while True:
-        m = json.loads(f.readline())
-        if "event" not in m:
-            return m
+        def command(name, args=None):
+            req = {"execute": name}
+            if args is not None:
+                req["arguments"] = args
+            f.write(json.dumps(req).encode() + b"\n")
+            f.flush()
+            m = message()
+            if "return" not in m:
+                raise RuntimeError("%s: %s" % (name, m))
+            return m["return"]
 
-def command(name, args=None):
-    req = {"execute": name}
-    if args is not None:
-        req["arguments"] = args
-    f.write(json.dumps(req).encode() + b"\n")
-    f.flush()
-    m = message()
-    if "return" not in m:
-        sys.exit("%s: %s" % (name, m))
-    return m["return"]
+        message()
+        command("qmp_capabilities")
+        if name == "-raw":
+            # what QEMU answers, whole
+            return json.dumps([command("query-stats-schemas"),
+                               command("query-stats", {"target": "vcpu"})])
+        r = command("query-stats", {"target": "vcpu", "providers":
+                                    [{"provider": "kvm", "names": [name]}]})
+        vals = [s["value"] for v in r for s in v["stats"] if s["name"] == name]
+        if vals and isinstance(vals[0], list):
+            # a histogram: each bucket summed over vCPUs
+            return json.dumps([sum(b) for b in zip(*vals)])
+        return str(sum(vals))
 
-message()
-command("qmp_capabilities")
-if sys.argv[2] == "-raw":
-    # what QEMU answers, whole
-    print(json.dumps([command("query-stats-schemas"),
-                      command("query-stats", {"target": "vcpu"})]))
-    sys.exit(0)
-r = command("query-stats", {"target": "vcpu", "providers":
-                            [{"provider": "kvm", "names": [sys.argv[2]]}]})
-vals = [s["value"] for v in r for s in v["stats"] if s["name"] == sys.argv[2]]
-if vals and isinstance(vals[0], list):
-    # a histogram: each bucket summed over vCPUs
-    print(json.dumps([sum(b) for b in zip(*vals)]))
-else:
-    print(sum(vals))
+for line in sys.stdin:
+    path, name = line.split()
+    try:
+        out = reading(path, name)
+    except Exception as e:
+        out = "error: %s" % e
+    print(out, flush=True)
 EOF
-direct() { python3 "$TMP/qmpread.py" "$SOCK" "$1" || fail "direct query-stats of $1 failed"; }
+coproc QMPREAD { python3 "$TMP/qmpread.py" 2>"$TMP/qmpread.err"; }
+PIDS+=("$QMPREAD_PID")
+# direct NAME: the direct reading of NAME (-raw: QEMU's whole answer); the
+# first waits for python to start
+direct() {
+	local r
+	echo "$SOCK $1" >&"${QMPREAD[1]}" && IFS= read -r -t 300 r <&"${QMPREAD[0]}" ||
+		fail "direct query-stats of $1: no answer: $(cat "$TMP/qmpread.err")"
+	case $r in
+	error:*) fail "direct query-stats of $1 failed: ${r#error: }" ;;
+	esac
+	echo "$r"
+}
 
 # start_qemu ACCEL: QEMU with a QMP socket, QEMU_PID
 start_qemu() {
@@ -70,12 +97,13 @@ start_qemu() {
 		-qmp "unix:$SOCK,server=on,wait=off" >"$TMP/qemu.out" 2>&1 &
 	QEMU_PID=$!
 	PIDS+=("$QEMU_PID")
-	for _ in $(seq 1 100); do
-		[ -S "$SOCK" ] && break
+	# QEMU takes seconds to start on the emulated KVM host: a minute allowed
+	local end=$((SECONDS + 60))
+	while [ ! -S "$SOCK" ] && [ $SECONDS -lt $end ]; do
 		kill -0 "$QEMU_PID" 2>/dev/null || fail "QEMU died: $(cat "$TMP/qemu.out")"
 		sleep 0.05
 	done
-	[ -S "$SOCK" ] || fail "QEMU made no QMP socket: $(cat "$TMP/qemu.out")"
+	[ -S "$SOCK" ] || fail "QEMU made no QMP socket in 60 s: $(cat "$TMP/qemu.out")"
 }
 
 # QEMU without KVM has no KVM statistics: kvmstat says what to do
@@ -95,8 +123,10 @@ wait "$QEMU_PID" 2>/dev/null
 kvm_usable || skip_kvm
 start_qemu kvm
 
-# The BIOS finds nothing to boot and halts; timer interrupts keep exiting.
-for _ in $(seq 1 50); do
+# The BIOS finds nothing to boot and halts; timer interrupts keep exiting
+# (a minute allowed for its first halt: the emulated KVM host is slow)
+end=$((SECONDS + 60))
+while [ $SECONDS -lt $end ]; do
 	[ "$(direct exits)" -gt 0 ] && [ "$(direct halt_exits)" -gt 0 ] && break
 	sleep 0.1
 done
