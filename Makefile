@@ -214,7 +214,8 @@ check-layers:
 # check-kvm runs only the tests that need KVM.
 KVMHOST ?=
 KVMHOST_KERNELS ?= 6.1 6.12
-export KVMHOST KVMHOST_KERNELS BUILD
+KVMHOST_JOBS ?= 1
+export KVMHOST KVMHOST_KERNELS KVMHOST_JOBS BUILD
 
 check: check-layers deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
