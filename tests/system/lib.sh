@@ -162,10 +162,6 @@ fds_linked() {
 	for p; do args+=(${args[0]+-o} -lname "$p"); done
 	find /proc/"$pid"/fd -mindepth 1 \( "${args[@]}" \) 2>/dev/null | wc -l
 }
-		done
-	done
-	echo "$n"
-}
 
 # stats_links PID: the anon_inode:kvm-*stats fds that process holds.
 stats_links() {
