@@ -474,6 +474,11 @@ static int run_once(struct loop *l)
 	enum loop_wake wake;
 	int rc;
 
+	/* the VMs' memory maps (names of MMIO addresses) are asked by the
+	 * sample the render reads, not by the first: the guest may place
+	 * BARs in between (it boots), and a name the render misses is
+	 * asked again by no later refresh */
+	loop_brk_names_later(l);
 	rc = loop_first_sample(l);
 	if (!rc && nothing_matches(l))
 		return 0;
@@ -482,6 +487,7 @@ static int run_once(struct loop *l)
 			       &from);
 	if (rc || wake == LOOP_STOP)
 		return rc;
+	loop_brk_providers(l);
 	loop_sample_all(l);
 	rc = loop_render(l, false);
 	return rc == -EPIPE ? 0 : rc;

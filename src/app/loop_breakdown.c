@@ -28,6 +28,12 @@ void loop_brk_providers(struct loop *l)
 		l->provs[i].want_gpa_names = loop_brk_gpa(l);
 }
 
+void loop_brk_names_later(struct loop *l)
+{
+	for (size_t i = 0; i < l->nprovs; i++)
+		l->provs[i].want_gpa_names = false;
+}
+
 /* The breakdown's cfg.gpa_name: the first provider's name for it. */
 static const char *loop_gpa_name(void *ctx, pid_t pid, uint64_t gpa)
 {

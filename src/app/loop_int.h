@@ -35,6 +35,9 @@ const struct snap_breakdown *loop_brk_read(struct loop *l);
 /* Tells the open providers whether to learn the names of guest physical
  * addresses (mmio broken down). */
 void loop_brk_providers(struct loop *l);
+/* Tells them not to, until loop_brk_providers says again: -1's first
+ * sample, whose maps would be an interval old at its one render. */
+void loop_brk_names_later(struct loop *l);
 /* The delay between refreshes, in ns. */
 uint64_t loop_delay_ns(const struct loop *l);
 /* The first sample, then --vcpu checked against what it found. */

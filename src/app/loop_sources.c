@@ -75,13 +75,16 @@ bool loop_opens_alone(struct loop *l, const struct provider_ops *ops)
 }
 
 /*
- * Whether ops opens when -f keeps every field: then the filter alone left
- * it without a field, which is no failure (kvm_stat prints nothing and
- * ends with status 0).
+ * Whether ops, whose open failed with rc, opens when -f keeps every field:
+ * then the filter alone left it without a field, which is no failure
+ * (kvm_stat prints nothing and ends with status 0). Only -ENOENT says no
+ * field was found; another failure that does not come again (a QMP
+ * greeting later than the reply timeout) is the run's, not the filter's.
  */
-static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops)
+static bool opens_unfiltered(struct loop *l, const struct provider_ops *ops,
+			     int rc)
 {
-	return l->run.fields && loop_opens_alone(l, ops);
+	return rc == -ENOENT && l->run.fields && loop_opens_alone(l, ops);
 }
 
 /*
@@ -142,8 +145,7 @@ int loop_open_providers(struct loop *l, bool all_fields)
 
 			/* refused for want of privilege is a failure, even
 			 * where other fields (outside -f) could be read */
-			if (!all_fields && rc != -EACCES && rc != -EPERM &&
-			    opens_unfiltered(l, ops)) {
+			if (!all_fields && opens_unfiltered(l, ops, rc)) {
 				l->no_match = true;
 				continue;
 			}
