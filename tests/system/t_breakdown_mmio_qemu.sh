@@ -415,7 +415,10 @@ echo 4096 >"$INST/buffer_size_kb" || fail "cannot size $INST's buffer"
 	-S >"$TMP/qemu.out" 2>&1 &
 QEMU_PID=$!
 PIDS+=("$QEMU_PID")
-for _ in $(seq 1 1200); do
+# before SECS START: whether it is less than SECS seconds since START
+before() { ((${EPOCHREALTIME%.*} < ${2%.*} + $1)); }
+t=$EPOCHREALTIME
+while before 120 "$t"; do
 	[ -S "$TSOCK" ] && [ -S "$TMP/o.sock" ] && break
 	kill -0 "$QEMU_PID" 2>/dev/null || fail "QEMU died: $(cat "$TMP/qemu.out")"
 	sleep 0.1
@@ -453,13 +456,17 @@ begin o "--json -1" --qmp "$TMP/o.sock" --json -1 -s 25 --breakdown mmio -f "$F"
 echo 1 >"$INST/events/kvm/kvm_mmio/enable" || fail "cannot enable kvm_mmio in $INST"
 echo "$(at) s: kvmstat counts; cont"
 qmp cont
-for _ in $(seq 1 3000); do
+t=$EPOCHREALTIME
+while before 180 "$t"; do
 	grep -q mmio-done "$TMP/con" 2>/dev/null && break
 	kill -0 "$QEMU_PID" 2>/dev/null || fail "QEMU died: $(cat "$TMP/qemu.out")"
 	sleep 0.1
 done
-grep -q mmio-done "$TMP/con" ||
-	fail "the guest did not finish its boot sector in 300 s: $(tail -n 20 "$TMP/con")"
+if ! grep -q mmio-done "$TMP/con"; then
+	qmp stop
+	qmp "$TMP/regs" info registers -a
+	fail "the guest did not finish its boot sector in 180 s; its console: $(tail -n 20 "$TMP/con"); its vCPUs: $(grep -E '^(CPU#|EAX|EIP|CR0)' "$TMP/regs")"
+fi
 qmp stop
 stopped=$EPOCHREALTIME
 echo "$(at) s: the boot sector is done; QEMU stopped"
@@ -485,9 +492,9 @@ echo "$(at) s: ok: --json -1: each scope's table exact, named as QEMU's map says
 # the others: every output since the stop exact in its counts, a name
 # at most missing (its map older than a BAR), until the map is asked
 # again (10 s after a miss at most): then exact, within 60 s
-end=$((${EPOCHREALTIME%.*} + 60))
+t=$EPOCHREALTIME
 while why=$(check json "$TMP/k.out" "$stopped"); rc=$?; [ $rc = 2 ]; do
-	((${EPOCHREALTIME%.*} < end)) || break
+	before 60 "$t" || break
 	sleep 0.1
 done
 [ $rc = 0 ] || fail "kvmstat --json -l: $why; it said: $(cat "$TMP/k.err")"
@@ -495,9 +502,9 @@ stop k
 [ "$STATUS" = 0 ] || fail "kvmstat --json -l: status $STATUS: $(cat "$TMP/k.err")"
 why=$(check json "$TMP/k.out" "$stopped") || fail "kvmstat --json -l, its last line: $why"
 echo "$(at) s: ok: --json -l: each line since the stop exact, its names once the map was asked again"
-end=$((${EPOCHREALTIME%.*} + 60))
+t=$EPOCHREALTIME
 while scrape "$URL" >"$TMP/metrics"; why=$(check metrics "$TMP/metrics"); rc=$?; [ $rc = 2 ]; do
-	((${EPOCHREALTIME%.*} < end)) || break
+	before 60 "$t" || break
 	sleep 0.1
 done
 [ $rc = 0 ] || fail "kvmstat --listen: $why; it said: $(cat "$TMP/e.err")"
