@@ -36,6 +36,10 @@ struct provider_cfg {
 	size_t nqmp;
 	unsigned int qmp_reply_timeout_ms; /* 0: the defaults */
 	unsigned int qmp_retry_ms;
+	/* -1, -l, -L or CSV without --units: kvm_stat's NAME TOTAL DELTA
+	 * columns, whose debugfs field list leaves out KVM's time counters
+	 * (debugfs_kvm_stat_exempt) */
+	bool kvm_stat_columns;
 };
 
 struct provider_ops {

@@ -35,6 +35,9 @@ void provider_cfg_init(struct provider_cfg *c, const struct options *o)
 		.nqmp = o->nqmp,
 		.qmp_reply_timeout_ms = o->qmp_reply_timeout_ms,
 		.qmp_retry_ms = o->qmp_retry_ms,
+		.kvm_stat_columns = (o->mode == MODE_BATCH ||
+				     o->mode == MODE_LOG) &&
+				    !o->json && !o->units,
 	};
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The debugfs provider on a fixture tree: batch output byte for byte, -i,
 # -p on a VM directory, and a counter that moves during the sample; a
-# *_ns file is a time, in batch and in JSON.
+# *_ns file is a time, with --units and in JSON, and left out of the
+# plain columns as kvm_stat -d leaves it out.
 source tests/system/lib.sh
 
 root="$TMP/dbg"
@@ -42,6 +43,12 @@ KVMSTAT_DEBUGFS_ROOT=$ns "$KVMSTAT" -d -1 --units -i -s 0.6 >"$TMP/out" 2>"$TMP/
 wait
 grep -q '^halt_wait_ns  *1800000000  *300000000  1.80 s  +300 ms  [0-9.]*%$' "$TMP/out" ||
 	fail "*_ns in batch: $(cat "$TMP/out")"
+# kvm_stat -d's columns leave its time files out (without --units)
+echo 5 >"$ns/halt_poll_success_ns"
+KVMSTAT_DEBUGFS_ROOT=$ns "$KVMSTAT" -d -1 -i -s 0.1 >"$TMP/out" 2>"$TMP/err" ||
+	fail "status $?: $(cat "$TMP/err")"
+printf '%-42s%10d%10d\n' exits 1000 0 >"$TMP/want"
+cmp -s "$TMP/out" "$TMP/want" || fail "-1 shows what kvm_stat -d leaves out: $(cat "$TMP/out")"
 if command -v jq >/dev/null; then
 	KVMSTAT_DEBUGFS_ROOT=$ns "$KVMSTAT" -d --json -1 -s 0.1 >"$TMP/out.json" \
 		2>"$TMP/err" || fail "--json status $?: $(cat "$TMP/err")"

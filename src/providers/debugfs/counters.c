@@ -169,6 +169,20 @@ int debugfs_name_find(const struct provider *p, const char *name)
 	return -1;
 }
 
+bool debugfs_kvm_stat_exempt(const struct debugfs_priv *d, const char *name)
+{
+	static const char *const exempt[] = { "halt_poll_fail_ns",
+					      "halt_poll_success_ns",
+					      "halt_wait_ns" };
+
+	if (!d->kvm_stat_columns)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(exempt); i++)
+		if (!strcmp(name, exempt[i]))
+			return true;
+	return false;
+}
+
 /*
  * Declares the field of a counter file: the files carry no units, but KVM
  * names its time counters by their unit (halt_wait_ns: nanoseconds), and

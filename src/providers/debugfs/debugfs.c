@@ -129,7 +129,8 @@ static int debugfs_open_top(struct provider *p, size_t *hidden, size_t *filtered
 
 		if (fs_entry_type(e) != DT_REG)
 			continue;
-		if (!provider_keeps(p, e->name)) {
+		if (!provider_keeps(p, e->name) ||
+		    debugfs_kvm_stat_exempt(d, e->name)) {
 			(*filtered)++;
 			continue;
 		}
@@ -205,6 +206,7 @@ static int debugfs_open(struct provider *p, const struct provider_cfg *opts)
 	d = xcalloc(1, sizeof(*d));
 	d->root = xstrdup(root);
 	d->pid = opts->pid;
+	d->kvm_stat_columns = opts->kvm_stat_columns;
 	p->priv = d;
 	errmsg_clear(&p->msg);
 	p->notice = false;

@@ -107,9 +107,16 @@ struct debugfs_priv {
 	/* names another provider owns: read per VM, for the VMs it did not
 	 * serve (no top-level file for them) */
 	bool fallback;
+	/* kvm_stat's columns: its field list (debugfs_kvm_stat_exempt) */
+	bool kvm_stat_columns;
 };
 
 /* counters.c */
+/* A file kvm_stat -d leaves out of its fields (a time, not a count: its
+ * nanoseconds would overflow the count columns), as kvmstat does in those
+ * columns; --units, --json, the monitor and the exporter show it as a
+ * time. */
+bool debugfs_kvm_stat_exempt(const struct debugfs_priv *d, const char *name);
 /*
  * Exposed for tests. Errors that mean the kernel hides the file from us
  * (lockdown refuses writable debugfs files with EPERM; EACCES for plain

@@ -187,7 +187,8 @@ int debugfs_vm_list(struct provider *p, struct debugfs_vm *vm, bool first)
 			}
 			continue;
 		}
-		if (!first || type != DT_REG || !provider_keeps(p, e->name))
+		if (!first || type != DT_REG || !provider_keeps(p, e->name) ||
+		    debugfs_kvm_stat_exempt(p->priv, e->name))
 			continue;
 		rc = debugfs_open_counter(vm->dirfd, e->name, &fd, &ftype);
 		if (rc < 0 && debugfs_hidden_errno(rc)) {
