@@ -115,6 +115,7 @@ static struct options {
 	uint64_t port;	      /* --port: the pio kind's port */
 	uint64_t mmio_addr;   /* --mmio-addr: the mmio kind's address */
 	int cpu;	      /* -c: the host CPU of every vCPU thread, or -1 */
+	uint64_t wake_ns;     /* -W: idle vCPUs woken this often; 0: never */
 } opts = {
 	.cpu = -1,
 	.port = GUEST_PIO_PORT,
@@ -468,6 +469,26 @@ static void vcpus_kick(struct vm *vm)
 			pthread_kill(vm->vcpus[i].thread, SIGUSR2);
 }
 
+/* -W: until the deadline, a signal every wake_ns ends each idle vCPU's
+ * halt in the kernel, which KVM counts as one wait (halt_wait_ns,
+ * halt_wait_hist); KVM_RUN returns EINTR and the vCPU halts again. */
+static void vcpus_wake(struct vm *vm, const struct timespec *deadline)
+{
+	struct timespec next, now;
+
+	if (!opts.wake_ns)
+		return;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ts_ns(&now) + opts.wake_ns >= ts_ns(deadline))
+			return;
+		next.tv_sec = (ts_ns(&now) + opts.wake_ns) / 1000000000ull;
+		next.tv_nsec = (ts_ns(&now) + opts.wake_ns) % 1000000000ull;
+		sleep_until(&next);
+		vcpus_kick(vm);
+	}
+}
+
 /* ---------------------------------------------------------------------- */
 
 /* Runs until N exits of the chosen kind (or until stopped with -n 0). */
@@ -812,6 +833,7 @@ static int vm_main(int ready_fd)
 
 	if (!opts.exits) {
 		deadline = deadline_after(opts.hold);
+		vcpus_wake(&vm, &deadline);
 		sleep_until(&deadline);
 		atomic_store(&vm.stop, true);
 		vcpus_kick(&vm);
@@ -1110,6 +1132,9 @@ static void usage(FILE *f)
 		"                       code, no exits) or idle (HLT in the kernel\n"
 		"                       with interrupts off), both with -n 0\n"
 		"  -c, --cpu CPU        pin every vCPU thread to host CPU CPU\n"
+		"  -W, --wake MS        with -k idle, end each vCPU's halt every MS\n"
+		"                       milliseconds (a signal; KVM counts the wait\n"
+		"                       in halt_wait_ns and halt_wait_hist)\n"
 		"  -t, --hold SECONDS   keep the VMs alive this long after the exits;\n"
 		"                       with -n 0, run this long (default 2)\n"
 		"  -s, --stats-fds      open the KVM binary stats fds of VM and vCPUs\n"
@@ -1163,6 +1188,7 @@ static int parse_options(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "mmio-addr", required_argument, NULL, 'A' },
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "wake", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1171,7 +1197,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:h", longopts,
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:W:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1272,6 +1298,14 @@ static int parse_options(int argc, char **argv)
 			}
 			opts.cpu = (int)v;
 			break;
+		case 'W':
+			if (parse_u64(optarg, 60000, &v) || !v) {
+				error_msg("invalid wake period '%s' (1-60000 ms)",
+					  optarg);
+				return -EINVAL;
+			}
+			opts.wake_ns = v * 1000000;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1282,6 +1316,10 @@ static int parse_options(int argc, char **argv)
 	}
 	if (optind < argc) {
 		error_msg("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (opts.wake_ns && opts.kind != KIND_IDLE) {
+		error_msg("-W wakes halted vCPUs: add -k idle -n 0");
 		return -EINVAL;
 	}
 	if ((opts.kind == KIND_SPIN || opts.kind == KIND_IDLE) && opts.exits) {

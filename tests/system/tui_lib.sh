@@ -36,25 +36,33 @@ resize_and_quit() {
 }
 
 # crash_and_hangup ARGS: a crash inside kvmstat (SIGSEGV) restores the
-# terminal, then says so; a terminal that goes away ends the monitor
+# terminal, then says so; a terminal that goes away ends the monitor. Each
+# waits for the monitor's first frame (seconds on the emulated KVM host)
 crash_and_hangup() {
 	local c="$S-c" h="$S-hup" mon st
-	tmux new-session -d -s "$c" -x 80 -y 24 "$KVMSTAT $*; sleep 5"
-	sleep 1
+	# pane_shows SESSION TEXT: until the pane shows TEXT (30 s at most)
+	pane_shows() {
+		for _ in $(seq 300); do
+			tmux capture-pane -p -t "$1" 2>/dev/null | grep -qF -- "$2" && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	tmux new-session -d -s "$c" -x 80 -y 24 "$KVMSTAT $*; sleep 60"
+	pane_shows "$c" "kvm statistics" || fail "no monitor to crash: $(tmux capture-pane -p -t "$c")"
 	mon=$(pgrep -P "$(tmux list-panes -t "$c" -F '#{pane_pid}')" -x kvmstat)
 	[ -n "$mon" ] || fail "no monitor to crash"
 	kill -SEGV "$mon"
-	sleep 0.8
-	tmux capture-pane -p -t "$c" | grep -q "internal error (fatal signal); the terminal was restored" ||
+	pane_shows "$c" "internal error (fatal signal); the terminal was restored" ||
 		fail "crash not reported: $(tmux capture-pane -p -t "$c")"
 	[ "$(tmux display -p -t "$c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
 	tmux kill-session -t "$c"
 
 	tmux new-session -d -s "$h" -x 80 -y 24 "exec $KVMSTAT $*"
-	sleep 1
+	pane_shows "$h" "kvm statistics" || fail "no monitor to hang up on: $(tmux capture-pane -p -t "$h")"
 	mon=$(tmux list-panes -t "$h" -F '#{pane_pid}')
 	tmux kill-session -t "$h"
-	for _ in $(seq 30); do
+	for _ in $(seq 300); do
 		st=$(ps -o stat= -p "$mon" 2>/dev/null)
 		case "$st" in ""|Z*) break ;; esac
 		sleep 0.1
