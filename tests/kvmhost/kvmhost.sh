@@ -195,6 +195,8 @@ run() {
 		"${syncargs[@]}" \
 		</dev/null >"$rd/qemu.log" 2>&1 &
 	qpid=$!
+	# ended from outside (a signal, a timeout): QEMU and the tail go too
+	trap 'kill -KILL "$qpid" "$tpid" 2>/dev/null; wait "$qpid" "$tpid" 2>/dev/null; [ -n "${KVMHOST_KEEP:-}" ] || rm -rf "$rd"; exit 143' TERM INT HUP
 	local start=$SECONDS hung=
 	while kill -0 "$qpid" 2>/dev/null; do
 		if [ $((SECONDS - start)) -ge "$timeout" ]; then
@@ -212,6 +214,7 @@ run() {
 	done
 	wait "$qpid"
 	rc=$?
+	trap - TERM INT HUP
 	# the last of the output (tail polls each second)
 	sleep 1.1
 	kill "$tpid" 2>/dev/null

@@ -30,29 +30,12 @@ breakdown_tracefs "$TMP/tracefs"
 QSOCK=$TMP/qemu.sock
 
 # hmp CMD: one human-monitor-command on QEMU's own socket, its text
-cat >"$TMP/hmp.py" <<'EOF'
-import json, socket, sys
-
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(10)
-s.connect(sys.argv[1])
-f = s.makefile("rwb")
-
-def command(name, args=None):
-    f.write(json.dumps({"execute": name, "arguments": args or {}}).encode() + b"\n")
-    f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "event" not in m:
-            return m["return"]
-
-f.readline()
-command("qmp_capabilities")
-# the monitor ends its lines with CRLF
-sys.stdout.write(command("human-monitor-command",
-                         {"command-line": sys.argv[2]}).replace("\r\n", "\n"))
-EOF
-hmp() { python3 "$TMP/hmp.py" "$QSOCK" "$1" || fail "QEMU's monitor: $1 failed"; }
+hmp() {
+	local r
+	r=$(printf '%s %s\n' "$TMP/hmp.out" "$1" | python3 tests/system/qmpc.py "$QSOCK" 10) &&
+		[ "$r" = ok ] || fail "QEMU's monitor: $1 failed: $r"
+	cat "$TMP/hmp.out"
+}
 
 "$QEMU" -accel tcg -display none -nodefaults -m 64 \
 	-device virtio-net-pci,netdev=n0 -netdev user,id=n0 \

@@ -122,38 +122,7 @@ ld -m elf_i386 -Ttext 0x7c00 --oformat binary -o "$TMP/boot.bin" "$TMP/boot.o" 2
 truncate -s 1M "$TMP/disk.img"
 dd if="$TMP/boot.bin" of="$TMP/disk.img" conv=notrunc status=none
 
-# The test's QMP session, one for the whole run: a line in, stop, cont
-# or a human-monitor-command (its text to FILE), "ok" or the error out.
-cat >"$TMP/qmpc.py" <<'EOF'
-import json, socket, sys
-
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(120)
-s.connect(sys.argv[1])
-f = s.makefile("rwb")
-
-def command(name, args=None):
-    f.write(json.dumps({"execute": name, "arguments": args or {}}).encode() + b"\n")
-    f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "event" not in m:
-            return m
-
-f.readline()
-command("qmp_capabilities")
-for line in sys.stdin:
-    what = line.rstrip("\n").split(" ", 1)
-    if len(what) == 1:
-        r = command(what[0])
-    else:
-        r = command("human-monitor-command", {"command-line": what[1]})
-        if "return" in r:
-            with open(what[0], "w") as out:
-                # the monitor ends its lines with CRLF
-                out.write(r["return"].replace("\r\n", "\n"))
-    print("ok" if "return" in r else "error %s" % json.dumps(r), flush=True)
-EOF
+# The test's QMP session, one for the whole run (qmpc.py)
 TSOCK=$TMP/test.sock
 # qmp COMMAND | qmp FILE HMP-COMMAND: one command on the test's session
 qmp() {
@@ -452,7 +421,7 @@ run_guest() {
 		sleep 0.1
 	done
 	[ -S "$TSOCK" ] && [ -S "$TMP/o.sock" ] || fail "QEMU made no QMP sockets in 120 s: $(cat "$TMP/qemu.out")"
-	coproc QMPC { "$PY" "$TMP/qmpc.py" "$TSOCK" 2>"$TMP/qmpc.err"; }
+	coproc QMPC { "$PY" tests/system/qmpc.py "$TSOCK" 2>"$TMP/qmpc.err"; }
 	PIDS+=("$QMPC_PID")
 	# its monitor answers once QEMU has made the machine
 	qmp query-status
