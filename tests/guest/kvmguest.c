@@ -140,6 +140,7 @@ struct vcpu {
 	pid_t tid;
 	uint64_t exits;
 	uint64_t other_exits;
+	uint64_t spins_per_us; /* -u's spin loop, as last timed (0: not yet) */
 	int err;
 };
 
@@ -406,22 +407,51 @@ static void report_bad_exit(struct vcpu *vcpu)
 		  detail, vcpu->exits);
 }
 
-/* -u: busy in user space for us µs, as a VMM handling an exit would be. */
-static void spend_user(unsigned int index)
+/* Spins n times in user space, making no system call. */
+static void spin_user(uint64_t n)
 {
+	for (uint64_t i = 0; i < n; i++)
+		__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * -u: busy in user space for us µs, as a VMM handling an exit would be.
+ * The clock is read only every 50 µs or so, between runs of a spin loop
+ * timed as it goes: where the clock is read by a system call (a kernel
+ * that found the TSC unstable reads the HPET, which the vDSO cannot), a
+ * loop of clock reads would spend most of its time in the kernel.
+ */
+static void spend_user(struct vcpu *vcpu)
+{
+	const uint64_t chunk_us = 50;
 	struct timespec now;
-	uint64_t us, end;
+	uint64_t us, end, t, left_us, n, d;
 
 	if (!opts.nuser_us)
 		return;
-	us = opts.user_us[index < opts.nuser_us ? index : opts.nuser_us - 1];
+	us = opts.user_us[vcpu->index < opts.nuser_us ? vcpu->index :
+							opts.nuser_us - 1];
 	if (!us)
 		return;
+	if (!vcpu->spins_per_us)
+		vcpu->spins_per_us = 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	end = ts_ns(&now) + us * 1000;
-	do
+	t = ts_ns(&now);
+	end = t + us * 1000;
+	while (t < end) {
+		left_us = (end - t + 999) / 1000;
+		n = vcpu->spins_per_us *
+		    (left_us < chunk_us ? left_us : chunk_us);
+		spin_user(n);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	while (ts_ns(&now) < end);
+		/* each chunk times the next (one preempted only makes the
+		 * next ones shorter for a while) */
+		d = ts_ns(&now) - t;
+		vcpu->spins_per_us = d ? n * 1000 / d : 2 * vcpu->spins_per_us;
+		if (!vcpu->spins_per_us)
+			vcpu->spins_per_us = 1;
+		t = ts_ns(&now);
+	}
 }
 
 /* ---- spin and idle, pinning (kvmstat --vcpu-time's tests) ------------ */
@@ -538,7 +568,7 @@ static int vcpu_loop(struct vcpu *vcpu)
 				return err;
 			vcpu->exits++;
 			if (!opts.exits || vcpu->exits < opts.exits)
-				spend_user(vcpu->index);
+				spend_user(vcpu);
 			continue;
 		}
 		switch (run->exit_reason) {

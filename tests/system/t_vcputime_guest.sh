@@ -4,8 +4,10 @@
 # (tests/guest/kvmguest, binary stats fds kept as QEMU 8.1+ keeps them):
 #  - two vCPUs spinning in guest code (-k spin) pinned to one host CPU
 #    each wait for it about half the time;
-#  - a vCPU whose VMM spends 500 us after each port I/O exit (-u 500) is
-#    mostly in the VMM;
+#  - a vCPU whose VMM spends 20 ms in user space after each port I/O exit
+#    (-u 20000) is mostly in the VMM (an exit's way to user space and
+#    back takes a few µs natively but 0.4 to 1 ms on the emulated KVM
+#    host, where 500 µs left the VMM about half of the time);
 #  - a vCPU halted in the kernel (-k idle: in-kernel irqchip, HLT with
 #    interrupts off, never woken) is mostly halted, though its halt never
 #    ends (halt_wait_ns does not grow: blocking and the thread's state
@@ -26,7 +28,7 @@ vt() {
 	vm=$(eval echo "\${${name}_VMS}")
 	go_guest "$name"
 	sleep 1
-	"$KVMSTAT" -S -1 -s 1 --vcpu-time --json -p "$vm" >"$TMP/$name.json" 2>"$TMP/$name.jerr" ||
+	$OFF_CPU "$KVMSTAT" -S -1 -s 1 --vcpu-time --json -p "$vm" >"$TMP/$name.json" 2>"$TMP/$name.jerr" ||
 		fail "kvmstat on $name exited $?: $(cat "$TMP/$name.jerr")"
 	wait_guest "$name"
 	jq -e '.vcpu_time.vms | length == 1' "$TMP/$name.json" >/dev/null ||
@@ -46,6 +48,16 @@ rate() {
 }
 
 CPU=$(taskset -pc $$ | awk -F': ' '{ n = split($2, a, ","); split(a[n], b, "-"); print b[2] != "" ? b[2] : b[1] }')
+# kvmstat itself runs on the other CPUs: on the spinning vCPUs' CPU it
+# would make three sharing it (seen on the emulated KVM host: waits of 0.72)
+others=$(taskset -pc $$ | awk -F': ' -v c="$CPU" '{
+	n = split($2, a, ",")
+	for (i = 1; i <= n; i++) {
+		m = split(a[i], b, "-"); hi = m > 1 ? b[2] : b[1]
+		for (j = b[1]; j <= hi; j++) if (j != c) o = o (o == "" ? "" : ",") j
+	}
+	print o }')
+OFF_CPU=${others:+taskset -c $others}
 vt spin -k spin -v 2 -c "$CPU"
 for i in 0 1; do
 	w=$(rate spin "$i" waiting)
@@ -54,11 +66,11 @@ for i in 0 1; do
 done
 echo "ok: two spinning vCPUs on CPU $CPU wait $(rate spin 0 waiting), $(rate spin 1 waiting)"
 
-vt slow -k pio -u 500
+vt slow -k pio -u 20000
 v=$(rate slow 0 vmm)
 awk -v v="$v" 'BEGIN { exit !(v > 0.8) }' ||
-	fail "500 us in the VMM per exit: vmm $v of each second"
-echo "ok: a VMM spending 500 us per exit: vmm $v"
+	fail "20 ms in the VMM per exit: vmm $v of each second"
+echo "ok: a VMM spending 20 ms per exit: vmm $v"
 
 vt idle -k idle
 h=$(rate idle 0 halted)
