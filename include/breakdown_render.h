@@ -22,13 +22,14 @@ const struct snap_brk_table *breakdown_render_find(const struct snapshot *snap,
 						   int vcpu);
 /* Table t as text: a header, a row per key (count since the start,
  * share, rate over the last interval; with timed, the share of time,
- * min, avg, max, p50 and p99 of the time to re-entry). */
+ * min, avg, max, p50 and p99 of the time to re-entry, written with
+ * units.h's flags: UNITS_ASCII for "us"). */
 void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
-			    bool timed);
+			    bool timed, unsigned int units);
 /* The whole selection's table of kind, or of every kind asked for (kind
  * NULL: -1), each under a title; or the reason breakdowns are off. */
 void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
-			   const char *kind);
+			   const char *kind, unsigned int units);
 /* The bits of every kind (1 << kind; ioport, mmio, msr, hypercall). */
 #define BREAKDOWN_RENDER_ALL_KINDS 0xfu
 

@@ -17,8 +17,10 @@
 #include "strbuf.h"
 
 /* Both kinds' tables for the whole selection, each under a title line
- * (exit latency only where it is timed). snap->latency must be set. */
-void lat_render_text(struct strbuf *b, const struct snapshot *snap);
+ * (exit latency only where it is timed), times written with units.h's
+ * flags (UNITS_ASCII: "us"). snap->latency must be set. */
+void lat_render_text(struct strbuf *b, const struct snapshot *snap,
+		     unsigned int units);
 /* {"reentry", "exits_timed", "histograms": [{kind, reason, pid, tid,
  * vcpu, count, total_ns, min_ns, max_ns, p50_ns, ..., buckets: [{lo_ns,
  * hi_ns, count}]}]}: every scope, the whole selection's with pid 0.

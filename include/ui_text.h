@@ -29,9 +29,11 @@ void ui_text_escape_name(struct strbuf *b, const char *name);
  * snapshot, names escaped (ui_text_escape_name); rows that could not be read
  * are left out. With units (--units), those rows are shown with "-" and
  * the lines of fields with a unit, a histogram or a yes/no value go on
- * with them after the columns.
+ * with them after the columns, written with flags (units.h's
+ * UNITS_ASCII: "us" for "µs").
  */
-void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units);
+void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units,
+		   unsigned int flags);
 /*
  * The log's and CSV's columns are fixed when the run starts (the log
  * front-end keeps them): these take the names, or one interval's deltas,

@@ -8,7 +8,10 @@
  * least 1 (times stay in s, bytes stop at PiB); a value that is a whole
  * number in that unit is written whole ("999 ns", "2 ms", "4 KiB"),
  * others with three significant digits ("1.50 µs", "12.3 ms", "123 ms").
- * Negative values (deltas of gauges) keep their sign.
+ * Negative values (deltas of gauges) keep their sign. Microseconds are
+ * "µs" where the user's locale is UTF-8 and "us" elsewhere (the POSIX
+ * locale of cron jobs and bare ssh sessions, whose terminals cannot be
+ * trusted with the µ): text front-ends ask units_locale_flags once.
  */
 #ifndef KVMSTAT_UNITS_H
 #define KVMSTAT_UNITS_H
@@ -27,6 +30,13 @@ enum units_flags {
 	UNITS_COUNT = 1u << 1, /* a sum of several values: booleans are
 				 * written as the count of true ones */
 };
+
+/*
+ * UNITS_ASCII unless the character set of the user's locale (LC_ALL,
+ * LC_CTYPE, LANG, as setlocale(LC_CTYPE, "") reads them) is UTF-8; 0
+ * then. Leaves the process's locale as it is.
+ */
+unsigned int units_locale_flags(void);
 
 /* base^exponent of f: what one raw unit is worth in f's unit (1 for
  * plain counts). */

@@ -6,7 +6,11 @@
  * subset of YAML is read: one document (a byte-order mark, "---" and
  * "..." markers allowed), block mappings indented with spaces, plain or
  * quoted scalars, null, comments, blank lines; anything else is refused
- * with the line and what is wrong, never guessed at. Passwords are checked with
+ * with the line and what is wrong, never guessed at. A null reads as the
+ * toolkit reads it: an empty file, a document that is {} or null, a null
+ * section (http_server_config and rate_limit only so), and a null
+ * tls_server_config key the toolkit takes as unset all set nothing; no
+ * cert_file and key_file means plain HTTP. Passwords are checked with
  * libxcrypt's crypt_r against $2y$/$2b$/$2a$ hashes.
  */
 #ifndef KVMSTAT_WEBCONFIG_H
@@ -31,8 +35,9 @@ struct webconfig_user {
 };
 
 struct webconfig {
-	char *cert_file, *key_file; /* both or neither; paths relative to
-				     * the file's directory are resolved */
+	char *cert_file, *key_file; /* both (TLS) or neither (plain HTTP);
+				     * paths relative to the file's
+				     * directory are resolved */
 	struct webconfig_user *users;
 	size_t nusers;
 	int cost; /* the highest bcrypt cost of users, 0 without */

@@ -5,6 +5,10 @@
  * single- and double-quoted scalars, comments), strict about everything
  * else so that a setting it does not understand is an error, not a TLS or
  * password setting silently dropped; and the bcrypt check of basic auth.
+ * A null reads as the toolkit reads it: a null (or empty) section, or a
+ * whole document that is null or {}, sets nothing, and so does a null
+ * tls_server_config key whose null the toolkit takes as unset; TLS is on
+ * when cert_file and key_file are given, plain HTTP when neither is.
  */
 #include <crypt.h>
 #include <errno.h>
@@ -27,6 +31,32 @@ enum wc_section {
 	WC_NONE,
 	WC_TLS,	  /* tls_server_config */
 	WC_USERS, /* basic_auth_users */
+	WC_OTHER, /* a toolkit section kvmstat has no use for: only empty */
+};
+
+/* The toolkit's other sections, taken when null or empty: they set
+ * nothing then (kvmstat serves HTTP/1.1 with its own headers, unlimited). */
+static const char *const wc_other_sections[] = { "http_server_config",
+						 "rate_limit" };
+
+/*
+ * The keys of tls_server_config whose null the toolkit reads as unset (an
+ * empty string, an empty list): a null one is taken and sets nothing.
+ * kvmstat reads the first two; a value for any other is refused. Not here:
+ * min_version, max_version and prefer_server_cipher_suites, whose null is
+ * not unset but zero or false, a setting of its own.
+ */
+static const char *const wc_tls_keys[] = {
+	"cert_file",
+	"key_file",
+	"cert",
+	"key",
+	"client_ca",
+	"client_ca_file",
+	"client_auth_type",
+	"cipher_suites",
+	"curve_preferences",
+	"client_allowed_sans",
 };
 
 /* The parser's position. */
@@ -36,9 +66,14 @@ struct wc_parse {
 	const char *dir;
 	unsigned int line;    /* 1-based */
 	enum wc_section sect; /* the mapping lines are added to */
+	const char *other;    /* its name, when WC_OTHER */
 	int child_indent;     /* its entries' indentation, -1 unknown */
 	bool seen_tls, seen_users;
+	unsigned int seen_other; /* bit i: wc_other_sections[i] was read */
+	unsigned int seen_keys;	 /* bit i: wc_tls_keys[i] was read */
 	bool content; /* a "---" or an entry was read: no "---" from here */
+	bool entries; /* a "key: value" was read */
+	bool empty;   /* the document is "{}" or a null: nothing may follow */
 	bool ended;   /* "..." ended the document: only comments follow */
 };
 
@@ -204,6 +239,36 @@ static int webconfig_bcrypt(const char *h, int *cost)
 	return 0;
 }
 
+/*
+ * Takes a key of tls_server_config: a path for cert_file and key_file; a
+ * null for the keys whose null the toolkit reads as unset, which sets
+ * nothing. Each key once.
+ */
+static int webconfig_tls_key(struct wc_parse *p, const char *key,
+			     const char *val, bool has_val)
+{
+	size_t i = 0;
+	char **slot;
+
+	while (i < ARRAY_SIZE(wc_tls_keys) && strcmp(key, wc_tls_keys[i]))
+		i++;
+	if (i == ARRAY_SIZE(wc_tls_keys) || (has_val && i > 1))
+		return webconfig_err(
+			p,
+			"tls_server_config: \"%.64s\" is not supported (kvmstat reads cert_file and key_file)",
+			key);
+	if (p->seen_keys & 1u << i)
+		return webconfig_err(p, "%s twice", key);
+	p->seen_keys |= 1u << i;
+	if (!has_val)
+		return 0; /* null: unset */
+	if (!*val)
+		return webconfig_err(p, "\"%.64s\" has no value", key);
+	slot = i == 0 ? &p->w->cert_file : &p->w->key_file;
+	*slot = webconfig_path(p, val);
+	return 0;
+}
+
 /* Takes "key: value" at indentation indent. */
 static int webconfig_entry(struct wc_parse *p, int indent, const char *key,
 			   const char *val, bool has_val)
@@ -211,10 +276,29 @@ static int webconfig_entry(struct wc_parse *p, int indent, const char *key,
 	struct webconfig *w = p->w;
 	int cost, rc;
 
+	if (p->empty)
+		return webconfig_err(p,
+				     "an entry in a document that is \"{}\" or null");
+	p->entries = true;
 	if (indent == 0) {
 		bool empty = !has_val;
 
 		p->child_indent = -1;
+		for (size_t i = 0; i < ARRAY_SIZE(wc_other_sections); i++) {
+			if (strcmp(key, wc_other_sections[i]))
+				continue;
+			if (p->seen_other & 1u << i)
+				return webconfig_err(p, "%s twice", key);
+			p->seen_other |= 1u << i;
+			p->sect = WC_OTHER;
+			p->other = wc_other_sections[i];
+			if (!empty)
+				return webconfig_err(
+					p,
+					"\"%s\" is not supported: kvmstat reads tls_server_config and basic_auth_users (%s may only be null or empty)",
+					key, key);
+			return 0;
+		}
 		if (!strcmp(key, "tls_server_config")) {
 			if (p->seen_tls)
 				return webconfig_err(p,
@@ -249,25 +333,15 @@ static int webconfig_entry(struct wc_parse *p, int indent, const char *key,
 			p,
 			"indented %d spaces where the section's entries have %d (nested mappings are not supported)",
 			indent, p->child_indent);
+	if (p->sect == WC_OTHER)
+		return webconfig_err(
+			p,
+			"%s: \"%.64s\" is not supported (kvmstat reads tls_server_config and basic_auth_users; %s may only be null or empty)",
+			p->other, key, p->other);
+	if (p->sect == WC_TLS)
+		return webconfig_tls_key(p, key, val, has_val);
 	if (!has_val || !*val)
 		return webconfig_err(p, "\"%.64s\" has no value", key);
-	if (p->sect == WC_TLS) {
-		char **slot;
-
-		if (!strcmp(key, "cert_file"))
-			slot = &w->cert_file;
-		else if (!strcmp(key, "key_file"))
-			slot = &w->key_file;
-		else
-			return webconfig_err(
-				p,
-				"tls_server_config: \"%.64s\" is not supported (kvmstat reads cert_file and key_file)",
-				key);
-		if (*slot)
-			return webconfig_err(p, "%s twice", key);
-		*slot = webconfig_path(p, val);
-		return 0;
-	}
 	if (!*key || strchr(key, ':'))
 		return webconfig_err(p,
 				     "a user name must be non-empty, without ':'");
@@ -293,6 +367,31 @@ static int webconfig_entry(struct wc_parse *p, int indent, const char *key,
 	return 0;
 }
 
+/*
+ * Takes a document that is one node at s (on its own line, or after
+ * "---"): "{}" or a plain null, an empty configuration (no TLS, no users).
+ * 0, 1 when s is something else (an entry, probably), or -EINVAL.
+ */
+static int webconfig_empty_doc(struct wc_parse *p, const char *s,
+			       const char *end)
+{
+	char v[WC_VALUE_MAX];
+	const char *rest;
+	bool plain;
+
+	/* as a key: up to a ": ", where an entry would go on */
+	if (webconfig_scalar(p, s, end, true, v, sizeof(v), &plain, &rest) ||
+	    !plain || !webconfig_blank(rest, end) ||
+	    (strcmp(v, "{}") && !webconfig_null(v)))
+		return 1;
+	if (p->entries || p->empty)
+		return webconfig_err(p,
+				     "\"%s\" (an empty document) after other content",
+				     v);
+	p->empty = true;
+	return 0;
+}
+
 /* One line (without its newline). */
 static int webconfig_line(struct wc_parse *p, const char *s, const char *end)
 {
@@ -313,13 +412,25 @@ static int webconfig_line(struct wc_parse *p, const char *s, const char *end)
 		return webconfig_err(p,
 				     "a tab in the indentation: indent with spaces");
 	if (!indent && end - s >= 3 && !memcmp(s, "---", 3) &&
-	    webconfig_blank(s + 3, end)) {
+	    (end - s == 3 || s[3] == ' ' || s[3] == '\t')) {
 		/* the start of the document: after comments, not after
 		 * entries or another "---" */
 		if (p->content || p->ended)
 			return webconfig_err(p, "one YAML document only");
 		p->content = true;
-		return 0;
+		s += 3;
+		while (s < end && (*s == ' ' || *s == '\t'))
+			s++;
+		if (webconfig_blank(s, end))
+			return 0;
+		/* "--- {}": a node may share the marker's line, a
+		 * block mapping may not */
+		rc = webconfig_empty_doc(p, s, end);
+		if (rc > 0)
+			return webconfig_err(
+				p,
+				"only {} or null may follow \"---\" on its line: start the entries on the next line");
+		return rc;
 	}
 	if (p->ended)
 		return webconfig_err(p,
@@ -332,6 +443,11 @@ static int webconfig_line(struct wc_parse *p, const char *s, const char *end)
 	p->content = true;
 	if (*s == '-')
 		return webconfig_err(p, "a list where a mapping is expected");
+	if (!indent) {
+		rc = webconfig_empty_doc(p, s, end);
+		if (rc <= 0)
+			return rc;
+	}
 	rc = webconfig_scalar(p, s, end, true, key, sizeof(key), &plain, &rest);
 	if (rc)
 		return rc;
@@ -409,11 +525,6 @@ int webconfig_parse(const char *text, size_t len, const char *dir,
 		p.line++;
 		rc = errmsg_set(msg, -EINVAL,
 				"tls_server_config needs both cert_file and key_file");
-		goto out_free;
-	}
-	if (p.seen_tls && !out->cert_file) {
-		rc = errmsg_set(msg, -EINVAL,
-				"tls_server_config needs cert_file and key_file");
 		goto out_free;
 	}
 	return 0;

@@ -81,14 +81,15 @@ static size_t br_buckets(const struct snap_brk_row *r, struct hist_bucket *out)
 	return r->b && r->tcount ? r->nbuckets : 0;
 }
 
-static const char *br_ns(double ns, char *buf, size_t len)
+static const char *br_ns(double ns, unsigned int units, char *buf, size_t len)
 {
-	return units_format_seconds(ns / 1e9, 0, buf, len);
+	return units_format_seconds(ns / 1e9, units, buf, len);
 }
 
 /* The bucket bound of a percentile: "< 8.19 µs", ">= 275 s", "-". */
 static const char *br_pct(const struct hist_bucket *bk, size_t n,
-			  unsigned int permille, char *buf, size_t len)
+			  unsigned int permille, unsigned int units, char *buf,
+			  size_t len)
 {
 	long i = n ? hist_quantile(bk, n, permille) : -1;
 	char t[32];
@@ -96,14 +97,16 @@ static const char *br_pct(const struct hist_bucket *bk, size_t n,
 	if (i < 0)
 		return "-";
 	if (bk[i].hi == UINT64_MAX)
-		snprintf(buf, len, ">= %s", br_ns((double)bk[i].lo, t, 32));
+		snprintf(buf, len, ">= %s",
+			 br_ns((double)bk[i].lo, units, t, 32));
 	else
-		snprintf(buf, len, "< %s", br_ns((double)bk[i].hi, t, 32));
+		snprintf(buf, len, "< %s",
+			 br_ns((double)bk[i].hi, units, t, 32));
 	return buf;
 }
 
 void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
-			    bool timed)
+			    bool timed, unsigned int units)
 {
 	uint64_t time = 0;
 
@@ -134,12 +137,14 @@ void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
 				    time ? 100.0 * (double)r->sum /
 						    (double)time :
 					   0.0,
-				    br_ns((double)r->min, mn, sizeof(mn)),
+				    br_ns((double)r->min, units, mn, sizeof(mn)),
 				    br_ns((double)r->sum / (double)r->tcount,
-					  av, sizeof(av)),
-				    br_ns((double)r->max, mx, sizeof(mx)),
-				    br_pct(bk, nb, HIST_P50, p50, sizeof(p50)),
-				    br_pct(bk, nb, HIST_P99, p99, sizeof(p99)));
+					  units, av, sizeof(av)),
+				    br_ns((double)r->max, units, mx, sizeof(mx)),
+				    br_pct(bk, nb, HIST_P50, units, p50,
+					   sizeof(p50)),
+				    br_pct(bk, nb, HIST_P99, units, p99,
+					   sizeof(p99)));
 		else if (timed)
 			strbuf_addf(b, " %6s %10s %10s %10s %11s %11s", "-",
 				    "-", "-", "-", "-", "-");
@@ -150,7 +155,7 @@ void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
 }
 
 void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
-			   const char *kind)
+			   const char *kind, unsigned int units)
 {
 	const struct snap_breakdown *bd = snap->breakdown;
 
@@ -170,7 +175,7 @@ void breakdown_render_text(struct strbuf *b, const struct snapshot *snap,
 			    "\n%s exits by key (top %zu, the rest as other)\n",
 			    br_kinds[k].kind, bd->top);
 		if (t)
-			breakdown_render_table(b, t, bd->timed);
+			breakdown_render_table(b, t, bd->timed, units);
 		else
 			strbuf_addf(b, " %-22s\n (none yet)\n",
 				    br_kinds[k].title);

@@ -85,16 +85,17 @@ static struct lr_hist *lr_hists(const struct snapshot *snap,
 	return v;
 }
 
-static const char *lat_render_ns(double ns, char *buf, size_t len)
+static const char *lat_render_ns(double ns, unsigned int units, char *buf,
+				 size_t len)
 {
-	return units_format_seconds(ns / 1e9, 0, buf, len);
+	return units_format_seconds(ns / 1e9, units, buf, len);
 }
 
 /* "< 65.5 µs" for the bucket of a quantile, ">= 275 s" for the open last
  * one. */
 static const char *lat_render_bound(const struct snap_hist *h,
-				    unsigned int permille, char *buf,
-				    size_t len)
+				    unsigned int permille, unsigned int units,
+				    char *buf, size_t len)
 {
 	struct hist_bucket bk;
 	char t[32];
@@ -103,14 +104,15 @@ static const char *lat_render_bound(const struct snap_hist *h,
 		return "-";
 	if (bk.hi == UINT64_MAX)
 		snprintf(buf, len, ">= %s",
-			 lat_render_ns((double)bk.lo, t, sizeof(t)));
+			 lat_render_ns((double)bk.lo, units, t, sizeof(t)));
 	else
 		snprintf(buf, len, "< %s",
-			 lat_render_ns((double)bk.hi, t, sizeof(t)));
+			 lat_render_ns((double)bk.hi, units, t, sizeof(t)));
 	return buf;
 }
 
-void lat_render_text(struct strbuf *b, const struct snapshot *snap)
+void lat_render_text(struct strbuf *b, const struct snapshot *snap,
+		     unsigned int units)
 {
 	const struct snap_latency *lat = snap->latency;
 
@@ -140,16 +142,19 @@ void lat_render_text(struct strbuf *b, const struct snapshot *snap)
 				    v[i].reason, h->count,
 				    all ? 100.0 * (double)h->sum / (double)all :
 					  0.0,
-				    lat_render_ns((double)h->min, mn,
+				    lat_render_ns((double)h->min, units, mn,
 						  sizeof(mn)),
 				    lat_render_ns((double)h->sum /
 							  (double)h->count,
-						  av, sizeof(av)),
-				    lat_render_ns((double)h->max, mx,
+						  units, av, sizeof(av)),
+				    lat_render_ns((double)h->max, units, mx,
 						  sizeof(mx)),
-				    lat_render_bound(h, HIST_P50, p[0], 32),
-				    lat_render_bound(h, HIST_P90, p[1], 32),
-				    lat_render_bound(h, HIST_P99, p[2], 32));
+				    lat_render_bound(h, HIST_P50, units, p[0],
+						     32),
+				    lat_render_bound(h, HIST_P90, units, p[1],
+						     32),
+				    lat_render_bound(h, HIST_P99, units, p[2],
+						     32));
 		}
 		if (!n)
 			strbuf_add(b, " (none yet)\n");

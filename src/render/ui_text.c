@@ -53,7 +53,7 @@ void ui_text_timestamp(char *buf, size_t len, const struct timespec *wall)
 #define HIST_MAX_BUCKETS 128 /* KVM's log2 histograms have 32 or 64 */
 
 static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
-				const struct snap_row *r)
+				const struct snap_row *r, unsigned int flags)
 {
 	const struct field_info *f = snapshot_row_field(snap, r);
 	struct hist_bucket hb[HIST_MAX_BUCKETS];
@@ -72,7 +72,7 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 			n = HIST_MAX_BUCKETS;
 		if (n)
 			strbuf_addf(b, "  %s",
-				    hist_format_percentiles(f, hb, n, 0, p,
+				    hist_format_percentiles(f, hb, n, flags, p,
 							    sizeof(p)));
 		return;
 	}
@@ -80,7 +80,7 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 		struct hist_bucket one = { f->bucket_lo, f->bucket_hi, 0 };
 
 		strbuf_addf(b, "  %s",
-			    hist_format_range(f, &one, 0, p, sizeof(p)));
+			    hist_format_range(f, &one, flags, p, sizeof(p)));
 		return;
 	}
 	if (f->unit == UNIT_NONE)
@@ -95,17 +95,19 @@ static void ui_text_batch_extra(struct strbuf *b, const struct snapshot *snap,
 		return;
 	}
 	strbuf_addf(b, "  %s  %s%s",
-		    units_format(f, (double)r->total, UNITS_COUNT, x, sizeof(x)),
+		    units_format(f, (double)r->total, UNITS_COUNT | flags, x,
+				 sizeof(x)),
 		    r->delta < 0 ? "-" : "+",
 		    units_format(f,
 				 (double)(r->delta < 0 ? -r->delta : r->delta),
-				 UNITS_COUNT, y, sizeof(y)));
+				 UNITS_COUNT | flags, y, sizeof(y)));
 	if (units_has_share(f) && snap->interval_ns)
 		strbuf_addf(b, "  %.1f%%",
 			    units_share_pct(f, r->delta, snap->interval_ns));
 }
 
-void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
+void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units,
+		   unsigned int flags)
 {
 	struct strbuf name;
 
@@ -131,7 +133,7 @@ void ui_text_batch(struct strbuf *b, const struct snapshot *snap, bool units)
 		strbuf_addf(b, "%-42s%s%s%s%s", name.s, t[0] == ' ' ? "" : " ",
 			    t, d[0] == ' ' ? "" : " ", d);
 		if (units)
-			ui_text_batch_extra(b, snap, r);
+			ui_text_batch_extra(b, snap, r, flags);
 		strbuf_add(b, "\n");
 	}
 	strbuf_free(&name);

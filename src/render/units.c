@@ -5,10 +5,31 @@
  * base and exponent, then scaled to the largest unit it fills and written
  * whole or with three significant digits, as units.h describes.
  */
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "units.h"
+
+unsigned int units_locale_flags(void)
+{
+	/* a locale object of its own: the process's (the C locale, or
+	 * the monitor's LC_CTYPE) stays as it is */
+	locale_t loc = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+	const char *cs;
+	bool utf8;
+
+	/* a locale the system does not have: setlocale would fall back
+	 * to C, and so does this */
+	if (loc == (locale_t)0)
+		return UNITS_ASCII;
+	cs = nl_langinfo_l(CODESET, loc);
+	utf8 = cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "UTF8"));
+	freelocale(loc);
+	return utf8 ? 0 : UNITS_ASCII;
+}
 
 /* Kept free of libm: the binary links none. */
 static double units_dabs(double x)

@@ -61,7 +61,7 @@ for f in halt_exits halt_wait_ns halt_wait_hist 'halt_wait_hist(0)' 'kvm_userspa
 done
 "$KVMSTAT" -t -S -1 -i --units -s 0.3 -p "$vm" >"$TMP/u.out" 2>"$TMP/u.err" ||
 	fail "--units exited $?: $(cat "$TMP/u.err")"
-grep -qE '^halt_wait_ns .*[0-9] (ns|µs|ms|s)  [+-]' "$TMP/u.out" ||
+grep -qE '^halt_wait_ns .*[0-9] (ns|µs|us|ms|s)  [+-]' "$TMP/u.out" ||
 	fail "--units: no unit on halt_wait_ns: $(grep halt_wait_ns "$TMP/u.out")"
 grep -qE '^halt_wait_hist .*[0-9]  (p50 |no samples)' "$TMP/u.out" ||
 	fail "--units: no percentiles: $(grep '^halt_wait_hist ' "$TMP/u.out")"

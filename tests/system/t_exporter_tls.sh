@@ -5,8 +5,11 @@
 # reads the exact fixture value; a second job with a wrong password is
 # refused (401), as are curl without a password and plain HTTP. Listening
 # beyond loopback without TLS warns once on stderr; on loopback, or with
-# TLS, it does not. A web config kvmstat cannot use is one line, status 1.
-# Runs on a debugfs fixture, no KVM needed.
+# TLS, it does not. Nulls read as the exporter-toolkit reads them (issue
+# 31): with tls_server_config: null (or an empty file, or {}) the exporter
+# serves plain HTTP, with no password unless basic_auth_users asks for
+# one. A web config kvmstat cannot use is one line, status 1. Runs on a
+# debugfs fixture, no KVM needed.
 source tests/system/lib.sh
 for t in curl jq prometheus python3 openssl; do
 	command -v "$t" >/dev/null || skip "$t missing (make deps-test installs it)"
@@ -106,6 +109,42 @@ stop t
 [ ! -s "$TMP/t.err" ] || fail "0.0.0.0 with TLS printed: $(cat "$TMP/t.err")"
 echo "ok: one warning for 0.0.0.0 without TLS, none with"
 
+# a null tls_server_config (or nothing at all) is no TLS: plain HTTP, and
+# no password unless basic_auth_users gives one
+plain() {	# plain NAME TEXT [USER:PASSWORD]: TEXT serves plain HTTP
+	local name=$1 text=$2 p u body a=() v="${1}_PID"
+	[ -z "${3:-}" ] || a=(-u "$3")
+	# '' is an empty file, not a blank line
+	if [ -n "$text" ]; then printf '%s\n' "$text"; fi >"$TMP/$name.yml"
+	p=$(free_port)
+	u="http://127.0.0.1:$p/metrics"
+	start_kvmstat "$name" --listen "127.0.0.1:$p" --web-config "$TMP/$name.yml" -d -s 0.2 -f '^exits$'
+	for _ in $(seq 1 100); do
+		[ "$(code "${a[@]}" "$u")" = 200 ] && break
+		kill -0 "${!v}" 2>/dev/null || fail "'$text': kvmstat died: $(cat "$TMP/$name.err")"
+		sleep 0.1
+	done
+	body=$(curl -sf --max-time 5 "${a[@]}" "$u") || fail "'$text': no metrics over plain HTTP: $(cat "$TMP/$name.err")"
+	[ "$(metric "$body" kvm_exits_total)" = 4321 ] || fail "'$text': over plain HTTP: $body"
+	[ "$(code "https://127.0.0.1:$p/metrics")" = 200 ] && fail "'$text': answered over TLS"
+	if [ -n "${3:-}" ]; then
+		[ "$(code "$u")" = 401 ] || fail "'$text': no password is not 401"
+	fi
+	stop "$name"
+	[ "$STATUS" = 0 ] || fail "'$text': kvmstat exited $STATUS: $(cat "$TMP/$name.err")"
+	[ ! -s "$TMP/$name.err" ] || fail "'$text' on loopback printed: $(cat "$TMP/$name.err")"
+}
+plain n1 'tls_server_config: null'
+plain n2 ''
+plain n3 '{}'
+plain n4 "tls_server_config:
+  cert_file: ~
+  key_file: null
+basic_auth_users:
+  prom: '$hash'
+http_server_config: null" 'prom:s3cret pass'
+echo "ok: tls_server_config null, an empty file, {}: plain HTTP; with users, their password"
+
 # web configs kvmstat cannot use: one line naming the file, status 1
 bad() {	# bad TEXT WANT: the error names WANT
 	printf '%s\n' "$1" >"$TMP/bad.yml"
@@ -135,6 +174,9 @@ bad 'tls_server_config:
   key_file: k.pem' "line 2: a ': ' inside a value"
 bad 'tls_server_config:
   cert_file: ~
+  key_file: k.pem' 'needs both cert_file and key_file'
+bad 'tls_server_config:
+  cert_file: ""
   key_file: k.pem' 'line 2: "cert_file" has no value'
 "$KVMSTAT" -1 --web-config "$TMP/web.yml" >/dev/null 2>"$TMP/bad.err"
 [ $? = 2 ] || fail "--web-config without --listen is not a usage error"

@@ -6,7 +6,11 @@
 # written as such, but numbers stay in the C locale: the header says
 # "delay 1.0s", the delay prompt takes 0.5 (and says "0.5" after), the
 # %Total and time columns print a point, and no number on the screen has
-# a comma. A debugfs fixture whose counters a loop moves, no KVM needed.
+# a comma. In the POSIX locale (LANG, LC_ALL and LC_CTYPE unset, as under
+# cron, ssh and systemd) the terminal cannot be given a µ: the times say
+# us (issue 31), never the bare s a dropped µ leaves; in C.UTF-8 µs
+# again. A debugfs fixture whose counters a loop moves, no KVM needed
+# (t_units_locale.sh checks the latency view and the text outputs).
 source tests/system/lib.sh
 command -v tmux >/dev/null || skip "tmux not installed"
 
@@ -59,4 +63,32 @@ row halt_wait_ns | grep -qE '^halt_wait_ns +[0-9]+\.[0-9]+ µs +[0-9]+\.[0-9]+%w
 	fail "halt_wait_ns not with points: $(screen)"
 screen | grep -E '[0-9],[0-9]' && fail "a number with a decimal comma: $(screen)"
 echo "ok: in $L: delay 0.5 taken, numbers with a point: $(row exits); $(row halt_wait_ns)"
+resize_and_quit
+tmux kill-session -t "$S"
+
+# monitor ENV...: the monitor on the fixture, in the locale of env ENV
+# (the system's locales: not de_DE's LOCPATH)
+monitor() {
+	rm -f "$TMP/exit"
+	tmux new-session -d -s "$S" -x 120 -y 30 \
+		"env -u LOCPATH $* KVMSTAT_DEBUGFS_ROOT=$D $KVMSTAT -d -s 0.5; echo EXIT=\$? >$TMP/exit; sleep 60"
+	expect "kvm statistics - summary"
+}
+# time_row UNIT: halt_wait_ns's total and rate come to be in UNIT (us or
+# µs: the total counts from 0 ns, 3.5 µs a second)
+time_row() {
+	local re="^halt_wait_ns +[0-9]+(\.[0-9]+)? $1 +[0-9]+\.[0-9]+%w +[0-9]+(\.[0-9]+)? $1/s\$"
+	for _ in $(seq 100); do row halt_wait_ns | grep -qE "$re" && return; sleep 0.1; done
+	fail "halt_wait_ns not in $1: $(screen)"
+}
+monitor -u LANG -u LC_ALL -u LC_CTYPE
+time_row us
+screen | grep -q $'\xc2\xb5' && fail "a µ in the POSIX locale: $(screen)"
+screen | grep -E '[0-9] +s( |/|$)' && fail "a time in bare s: $(screen)"
+echo "ok: POSIX locale: $(row halt_wait_ns)"
+resize_and_quit
+tmux kill-session -t "$S"
+monitor -u LANG LC_ALL=C.UTF-8
+time_row µs
+echo "ok: C.UTF-8: $(row halt_wait_ns)"
 resize_and_quit

@@ -5,18 +5,22 @@
  * (include/lat_render.h, and openmetrics.c as every histogram): log2
  * bucket ranges, nearest-rank percentiles, the table's columns, the JSON
  * value, and exposition histograms whose buckets are cumulative, end in
- * +Inf and match _count.
+ * +Inf and match _count. Times in the tables are "µs", or "us" with
+ * UNITS_ASCII (a locale that is not UTF-8), as are the breakdown's times
+ * to re-entry (breakdown_render.h), which share the model.
  */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "breakdown_render.h"
 #include "hist.h"
 #include "lat_render.h"
 #include "latency.h"
 #include "openmetrics.h"
 #include "stats.h"
 #include "suites.h"
+#include "units.h"
 
 /* The stats, the readings and the header facts a snapshot is built of. */
 struct lt {
@@ -114,10 +118,18 @@ START_TEST(test_quantile)
 	lt_add(&t, LAT_VMM, "HLT", 0, SAMPLE_ALL_VCPUS, 0, 20, 1, 20, 0);
 	lt_build(&t);
 	strbuf_init(&b);
-	lat_render_text(&b, &t.snap);
+	lat_render_text(&b, &t.snap, 0);
 	/* IO: p50 and p90 < 65.5 µs, p99 < 524 µs */
 	ck_assert_msg(strstr(b.s, " < 65.5 µs  < 65.5 µs   < 524 µs\n"), "%s",
 		      b.s);
+	/* where µ cannot be shown: us, never a bare s (a byte narrower:
+	 * one more blank before it) */
+	strbuf_reset(&b);
+	lat_render_text(&b, &t.snap, UNITS_ASCII);
+	ck_assert_msg(strstr(b.s,
+			     "    262 us   < 65.5 us   < 65.5 us    < 524 us\n"),
+		      "%s", b.s);
+	ck_assert_msg(!strchr(b.s, '\xc2') && !strstr(b.s, "65.5  "), "%s", b.s);
 	strbuf_free(&b);
 	lt_free(&t);
 }
@@ -135,7 +147,7 @@ START_TEST(test_text)
 	lt_add(&t, LAT_VMM, "MMIO", 42, SAMPLE_ALL_VCPUS, 0, 20, 1, 20, 0);
 	lt_build(&t);
 	strbuf_init(&b);
-	lat_render_text(&b, &t.snap);
+	lat_render_text(&b, &t.snap, 0);
 	ck_assert_msg(strstr(b.s, "Time in the VMM (kvm_userspace_exit to "
 				  "re-entry at kvm_fpu(load))"),
 		      "%s", b.s);
@@ -150,6 +162,44 @@ START_TEST(test_text)
 	ck_assert_msg(!strstr(b.s, "MMIO"), "%s", b.s);
 	strbuf_free(&b);
 	lt_free(&t);
+}
+END_TEST
+
+/* A breakdown row's times to re-entry (21.7 µs each) in both forms. */
+START_TEST(test_breakdown_units)
+{
+	static uint64_t bk[LAT_NBUCKETS];
+	struct snap_brk_row row = { .key = 0x70,
+				    .dir = "out",
+				    .count = 10,
+				    .rate = 10,
+				    .nbuckets = LAT_NBUCKETS,
+				    .b = bk,
+				    .tcount = 10,
+				    .sum = 217000,
+				    .min = 21700,
+				    .max = 21700 };
+	struct snap_brk_table tb = { .kind = "ioport",
+				     .event = "kvm_pio",
+				     .vcpu = SAMPLE_ALL_VCPUS,
+				     .total = 10,
+				     .rows = &row,
+				     .nrows = 1 };
+	struct strbuf b;
+
+	bk[15] = 10; /* [16.4 µs, 32.8 µs) */
+	strbuf_init(&b);
+	breakdown_render_table(&b, &tb, true, 0);
+	ck_assert_msg(strstr(b.s, "   21.7 µs   21.7 µs   21.7 µs"
+				  "  < 32.8 µs  < 32.8 µs\n"),
+		      "%s", b.s);
+	strbuf_reset(&b);
+	breakdown_render_table(&b, &tb, true, UNITS_ASCII);
+	ck_assert_msg(strstr(b.s, "    21.7 us    21.7 us    21.7 us"
+				  "   < 32.8 us   < 32.8 us\n"),
+		      "%s", b.s);
+	ck_assert_msg(!strchr(b.s, '\xc2') && !strstr(b.s, "21.7  "), "%s", b.s);
+	strbuf_free(&b);
 }
 END_TEST
 
@@ -247,6 +297,7 @@ Suite *latency_suite(void)
 	tcase_add_test(t, test_bucket_range);
 	tcase_add_test(t, test_quantile);
 	tcase_add_test(t, test_text);
+	tcase_add_test(t, test_breakdown_units);
 	tcase_add_test(t, test_json);
 	tcase_add_test(t, test_prom);
 	suite_add_tcase(s, t);

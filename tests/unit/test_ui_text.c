@@ -14,6 +14,7 @@
 #include "stats.h"
 #include "suites.h"
 #include "ui_text.h"
+#include "units.h"
 
 static struct snap_row rows[] = {
 	{ .name = "exits", .total = 123456, .delta = 42, .valid = true },
@@ -47,7 +48,7 @@ START_TEST(test_batch)
 	struct strbuf b;
 
 	strbuf_init(&b);
-	ui_text_batch(&b, &s, true);
+	ui_text_batch(&b, &s, true, 0);
 	ck_assert_str_eq(
 		b.s,
 		"exits                                         123456        42\n"
@@ -56,7 +57,7 @@ START_TEST(test_batch)
 		"wide_ns                                    6444793915611025420 1234567890123\n");
 	/* kvm_stat's lines: what could not be read is left out */
 	strbuf_reset(&b);
-	ui_text_batch(&b, &s, false);
+	ui_text_batch(&b, &s, false, 0);
 	ck_assert_str_eq(
 		b.s,
 		"exits                                         123456        42\n"
@@ -388,14 +389,16 @@ START_TEST(test_scaled)
 END_TEST
 
 /* Batch rows of fields with units and histograms get their unit, share
- * of wall time, percentiles and bucket ranges after kvm_stat's columns. */
+ * of wall time, percentiles and bucket ranges after kvm_stat's columns;
+ * microseconds as "µs", or "us" with UNITS_ASCII (a locale that is not
+ * UTF-8), never the bare "s" a terminal leaves of a µ it cannot show. */
 START_TEST(test_batch_units_and_histograms)
 {
 	struct snapshot snap;
 	struct strbuf b;
 	struct stats s;
 	struct field_info *fi;
-	int ns, h, b0, b1, b2, plain, yes, no;
+	int ns, us, h, b0, b1, b2, plain, yes, no;
 
 	stats_init(&s, false);
 	plain = field_table_intern(&s.fields, "exits", -1, FIELD_CUMULATIVE,
@@ -403,6 +406,11 @@ START_TEST(test_batch_units_and_histograms)
 	ns = field_table_intern(&s.fields, "halt_wait_ns", -1, FIELD_CUMULATIVE,
 				"t");
 	fi = field_table_info(&s.fields, ns);
+	fi->unit = UNIT_SECONDS;
+	fi->exponent = -9;
+	us = field_table_intern(&s.fields, "halt_poll_fail_ns", -1,
+				FIELD_CUMULATIVE, "t");
+	fi = field_table_info(&s.fields, us);
 	fi->unit = UNIT_SECONDS;
 	fi->exponent = -9;
 	h = field_table_intern(&s.fields, "halt_wait_hist", -1,
@@ -438,6 +446,7 @@ START_TEST(test_batch_units_and_histograms)
 		sample_set_push(&s.set, no, 0, -1, 0, 0, 0);
 		sample_set_push(&s.set, plain, 0, -1, 0, 10 + 5 * round, 0);
 		sample_set_push(&s.set, ns, 0, -1, 0, 500000000ull * round, 0);
+		sample_set_push(&s.set, us, 0, -1, 0, 21700ull * round, 0);
 		sample_set_push(&s.set, b0, 0, -1, 0, 0, 0);
 		sample_set_push(&s.set, b1, 0, -1, 0, 98 * round, 0);
 		sample_set_push(&s.set, b2, 0, -1, 0, 2 * round, 0);
@@ -445,7 +454,7 @@ START_TEST(test_batch_units_and_histograms)
 	}
 	snapshot_build(&s, NULL, &snap);
 	strbuf_init(&b);
-	ui_text_batch(&b, &snap, false);
+	ui_text_batch(&b, &snap, false, 0);
 	/* without --units: kvm_stat's columns alone, integers */
 	ck_assert_msg(strstr(b.s,
 			     "halt_wait_ns                               500000000 500000000\n"),
@@ -457,7 +466,7 @@ START_TEST(test_batch_units_and_histograms)
 			      !strstr(b.s, "yes") && !strstr(b.s, "no\n"),
 		      "%s", b.s);
 	strbuf_reset(&b);
-	ui_text_batch(&b, &snap, true);
+	ui_text_batch(&b, &snap, true, 0);
 	/* plain counters keep kvm_stat's bytes exactly */
 	ck_assert_ptr_nonnull(strstr(
 		b.s,
@@ -476,6 +485,13 @@ START_TEST(test_batch_units_and_histograms)
 	ck_assert_msg(strstr(b.s,
 			     "guest_off                                          0         0  no\n"),
 		      "%s", b.s);
+	ck_assert_msg(strstr(b.s, "  21.7 \xc2\xb5s  +21.7 \xc2\xb5s  0.0%\n"),
+		      "%s", b.s);
+	strbuf_reset(&b);
+	ui_text_batch(&b, &snap, true, UNITS_ASCII);
+	ck_assert_msg(strstr(b.s, "  21.7 us  +21.7 us  0.0%\n"), "%s", b.s);
+	ck_assert_msg(strstr(b.s, "  500 ms  +500 ms  50.0%\n"), "%s", b.s);
+	ck_assert_msg(!strchr(b.s, '\xc2') && !strstr(b.s, "21.7  "), "%s", b.s);
 	strbuf_free(&b);
 	snapshot_free(&snap);
 	stats_free(&s);

@@ -2,12 +2,15 @@
 /*
  * Unit formatting and histogram percentiles, checked to the exact string:
  * times, sizes, booleans and counts, shares of wall time, bucket ranges,
- * nearest-rank percentiles and gathering buckets from the stats layer.
+ * nearest-rank percentiles and gathering buckets from the stats layer;
+ * "µs" or "us" as the locale's character set allows.
  */
 #include <check.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hist_fmt.h"
@@ -62,6 +65,87 @@ START_TEST(test_seconds)
 	expect(&ns, NAN, 0, "-");
 	ck_assert_str_eq(units_format_seconds(0.0025, 0, buf, sizeof(buf)),
 			 "2.50 ms");
+}
+END_TEST
+
+/* 21.7 µs in both forms: the ASCII one keeps its "u", never leaving the
+ * "21.7   s" (read as seconds) a terminal makes of a µ it cannot show. */
+START_TEST(test_micro_forms)
+{
+	struct field_info ns = field(UNIT_SECONDS, -9, 10);
+	char buf[UNITS_BUF];
+
+	expect(&ns, 21700, 0, "21.7 \xc2\xb5s");
+	expect(&ns, 21700, UNITS_ASCII, "21.7 us");
+	expect(&ns, 21700, UNITS_ASCII | UNITS_COUNT, "21.7 us");
+	expect(&ns, 999, UNITS_ASCII, "999 ns");
+	expect(&ns, 2500000, UNITS_ASCII, "2.50 ms");
+	ck_assert_str_eq(units_format_seconds(21.7e-6, UNITS_ASCII, buf,
+					      sizeof(buf)),
+			 "21.7 us");
+	ck_assert_str_eq(units_format_seconds(21.7e-6, 0, buf, sizeof(buf)),
+			 "21.7 \xc2\xb5s");
+}
+END_TEST
+
+/* The environment's locale variables, as they were. */
+static const char *const locale_vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+static char *saved_vars[3];
+
+static void locale_env(const char *lc_all, const char *lc_ctype,
+		       const char *lang)
+{
+	const char *v[] = { lc_all, lc_ctype, lang };
+
+	for (int i = 0; i < 3; i++)
+		if (v[i])
+			setenv(locale_vars[i], v[i], 1);
+		else
+			unsetenv(locale_vars[i]);
+}
+
+/* The flags of the locale that LC_ALL, LC_CTYPE and LANG name. */
+static unsigned int flags_in(const char *lc_all, const char *lc_ctype,
+			     const char *lang)
+{
+	locale_env(lc_all, lc_ctype, lang);
+	return units_locale_flags();
+}
+
+/* UNITS_ASCII unless the user's LC_CTYPE (LC_ALL over LC_CTYPE over
+ * LANG) is UTF-8; the process's own locale is left alone. */
+START_TEST(test_locale_flags)
+{
+	locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	char *before;
+
+	for (int i = 0; i < 3; i++) {
+		const char *v = getenv(locale_vars[i]);
+
+		saved_vars[i] = v ? strdup(v) : NULL;
+	}
+	before = strdup(setlocale(LC_CTYPE, NULL));
+	/* the POSIX locale of cron, ssh without SendEnv, systemd units */
+	ck_assert_uint_eq(flags_in(NULL, NULL, NULL), UNITS_ASCII);
+	ck_assert_uint_eq(flags_in("C", NULL, NULL), UNITS_ASCII);
+	ck_assert_uint_eq(flags_in(NULL, NULL, "POSIX"), UNITS_ASCII);
+	/* a locale the system lacks is C, as setlocale makes it */
+	ck_assert_uint_eq(flags_in("xx_NOWHERE.UTF-8", NULL, NULL), UNITS_ASCII);
+	if (utf8 != (locale_t)0) {
+		freelocale(utf8);
+		ck_assert_uint_eq(flags_in(NULL, NULL, "C.UTF-8"), 0);
+		ck_assert_uint_eq(flags_in(NULL, "C.UTF-8", NULL), 0);
+		ck_assert_uint_eq(flags_in("C.UTF-8", "C", "C"), 0);
+		/* the more specific variable wins */
+		ck_assert_uint_eq(flags_in(NULL, "C", "C.UTF-8"), UNITS_ASCII);
+		ck_assert_uint_eq(flags_in("C", "C.UTF-8", "C.UTF-8"),
+				  UNITS_ASCII);
+	}
+	ck_assert_str_eq(setlocale(LC_CTYPE, NULL), before);
+	free(before);
+	locale_env(saved_vars[0], saved_vars[1], saved_vars[2]);
+	for (int i = 0; i < 3; i++)
+		free(saved_vars[i]);
 }
 END_TEST
 
@@ -360,6 +444,8 @@ Suite *units_suite(void)
 	TCase *h = tcase_create("hist");
 
 	tcase_add_test(u, test_seconds);
+	tcase_add_test(u, test_micro_forms);
+	tcase_add_test(u, test_locale_flags);
 	tcase_add_test(u, test_bytes);
 	tcase_add_test(u, test_booleans_counts);
 	tcase_add_test(u, test_scale);

@@ -2,11 +2,13 @@
 /*
  * The --web-config reader: the exporter-toolkit forms it takes (comments,
  * quotes, relative paths, either section alone, a byte-order mark, "---"
- * after comments, nulls), what it refuses with the line (other settings,
- * lists, tabs, nesting, half a TLS pair, ": " in a plain value, a null
- * file or password, a password that is not a bcrypt hash or has a cost
- * crypt refuses) and the bcrypt check itself, as slow for an unknown user
- * as for a known one.
+ * after comments, nulls read as the toolkit reads them: a null or empty
+ * section, document or unset TLS key sets nothing, so no TLS), what it
+ * refuses with the line (other settings, lists, tabs, nesting, half a TLS
+ * pair, ": " in a plain value, a null password, a value for a TLS key
+ * kvmstat does not read, a password that is not a bcrypt hash or has a
+ * cost crypt refuses) and the bcrypt check itself, as slow for an unknown
+ * user as for a known one.
  */
 #include <check.h>
 #include <crypt.h>
@@ -98,6 +100,81 @@ START_TEST(test_sections_alone)
 END_TEST
 
 /*
+ * Nulls as the exporter-toolkit reads them: a null, empty or {} section,
+ * a document that is {} or null (or nothing), the toolkit's other
+ * sections when null, and null TLS keys that the toolkit takes as unset
+ * all set nothing: no TLS (plain HTTP), and no auth unless users are
+ * given.
+ */
+static const char *const empty_configs[] = {
+	"",
+	"# nothing\n",
+	"---\n",
+	"{}\n",
+	"{} # no TLS, no users\n",
+	"null\n",
+	"~\n",
+	"--- {}\n",
+	"--- null\n...\n",
+	"tls_server_config: null\n",
+	"tls_server_config: ~\n",
+	"tls_server_config: NULL # off\n",
+	"tls_server_config:\n",
+	"tls_server_config: {}\n",
+	"tls_server_config:\n  cert_file: null\n  key_file: ~\n",
+	"tls_server_config:\n  cert_file:\n  key_file: Null\n"
+	"  client_auth_type: null\n  client_ca_file: ~\n  cert: null\n"
+	"  key: null\n  client_ca: null\n  cipher_suites: null\n"
+	"  curve_preferences: ~\n  client_allowed_sans: null\n",
+	"http_server_config: null\nrate_limit: ~\n",
+	"http_server_config: {}\nrate_limit:\n",
+	"tls_server_config: null\nbasic_auth_users: null\n"
+	"http_server_config: null\n",
+};
+
+START_TEST(test_nulls)
+{
+	struct webconfig w;
+	struct errmsg m;
+
+	errmsg_clear(&m);
+	ck_assert_msg(!parse(empty_configs[_i], &w, &m), "'%s' gave '%s'",
+		      empty_configs[_i], m.text);
+	ck_assert_ptr_null(w.cert_file);
+	ck_assert_ptr_null(w.key_file);
+	ck_assert(!webconfig_auth(&w));
+	webconfig_free(&w);
+}
+END_TEST
+
+/* A null tls_server_config beside users: basic auth over plain HTTP. */
+START_TEST(test_null_tls_with_users)
+{
+	struct webconfig w;
+	struct errmsg m;
+	char text[CRYPT_OUTPUT_SIZE + 64];
+
+	make_hash();
+	snprintf(text, sizeof(text),
+		 "tls_server_config: null\nbasic_auth_users:\n  prom: %s\n",
+		 hash);
+	ck_assert_int_eq(parse(text, &w, &m), 0);
+	ck_assert_ptr_null(w.cert_file);
+	ck_assert(webconfig_auth(&w));
+	ck_assert(webconfig_check(&w, "prom", "pw"));
+	webconfig_free(&w);
+	/* a null key beside a pair: TLS with the pair */
+	ck_assert_int_eq(parse("tls_server_config:\n  client_ca_file: null\n"
+			       "  cert_file: a\n  key_file: b\n",
+			       &w, &m),
+			 0);
+	ck_assert_str_eq(w.cert_file, "/etc/k/a");
+	ck_assert_str_eq(w.key_file, "/etc/k/b");
+	webconfig_free(&w);
+}
+END_TEST
+
+/*
  * YAML a user may write, read as it means: a byte-order mark, "---" after
  * comments or with one, "..." at the end, quoted text that looks like a
  * null or holds ": ", a colon inside a plain value.
@@ -153,10 +230,33 @@ static const struct {
 	const char *text, *want;
 } bad[] = {
 	{ "http_server_config:\n  http2: false\n",
+	  "line 2: http_server_config: \"http2\" is not supported" },
+	{ "http_server_config: x\n",
 	  "line 1: \"http_server_config\" is not supported" },
+	{ "rate_limit:\n  burst: ~\n",
+	  "line 2: rate_limit: \"burst\" is not supported" },
+	{ "http_server_config: ~\nhttp_server_config: ~\n",
+	  "line 2: http_server_config twice" },
 	{ "tls_server_config:\n  cert_file: a\n",
 	  "needs both cert_file and key_file" },
-	{ "tls_server_config:\n", "needs cert_file and key_file" },
+	/* null is unset only where the toolkit reads it so: a null
+	 * min_version is a minimum of its own */
+	{ "tls_server_config:\n  min_version: null\n",
+	  "line 2: tls_server_config: \"min_version\" is not supported" },
+	{ "tls_server_config:\n  cert_fiel: null\n",
+	  "line 2: tls_server_config: \"cert_fiel\" is not supported" },
+	{ "tls_server_config:\n  client_auth_type: RequireAnyClientCert\n",
+	  "line 2: tls_server_config: \"client_auth_type\" is not supported" },
+	{ "tls_server_config:\n  cert_file: null\n  cert_file: a\n",
+	  "line 3: cert_file twice" },
+	{ "tls_server_config:\n  cert_file: \"\"\n  key_file: b\n",
+	  "line 2: \"cert_file\" has no value" },
+	{ "{}\ntls_server_config: null\n",
+	  "line 2: an entry in a document that is \"{}\" or null" },
+	{ "basic_auth_users: null\n~\n", "line 2: \"~\" (an empty document)" },
+	{ "--- tls_server_config: null\n",
+	  "line 1: only {} or null may follow \"---\"" },
+	{ "'null'\n", "line 1: \"key: value\" expected" },
 	{ "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n",
 	  "line 4: tls_server_config: \"min_version\" is not supported" },
 	{ "basic_auth_users:\n  u: secret\n",
@@ -180,12 +280,13 @@ static const struct {
 	  "line 2: a ': ' inside a value" },
 	{ "tls_server_config:\n  cert_file: a:\n  key_file: c\n",
 	  "line 2: a ': ' inside a value" },
+	/* a null file is unset: half a pair */
 	{ "tls_server_config:\n  cert_file: null\n  key_file: c\n",
-	  "line 2: \"cert_file\" has no value" },
+	  "needs both cert_file and key_file" },
 	{ "tls_server_config:\n  cert_file: a\n  key_file: ~\n",
-	  "line 3: \"key_file\" has no value" },
+	  "needs both cert_file and key_file" },
 	{ "tls_server_config:\n  cert_file: NULL # none\n  key_file: c\n",
-	  "line 2: \"cert_file\" has no value" },
+	  "needs both cert_file and key_file" },
 	{ "tls_server_config:\n  cert_file: {}\n  key_file: c\n",
 	  "line 2: \"cert_file\" is a mapping" },
 	{ "basic_auth_users:\n  prom: Null\n", "line 2: \"prom\" has no value" },
@@ -321,6 +422,10 @@ Suite *webconfig_suite(void)
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_sections_alone);
 	tcase_add_test(tc, test_yaml_forms);
+	tcase_add_loop_test(tc, test_nulls, 0,
+			    (int)(sizeof(empty_configs) /
+				  sizeof(empty_configs[0])));
+	tcase_add_test(tc, test_null_tls_with_users);
 	tcase_add_test(tc, test_costs);
 	tcase_add_test(tc, test_unknown_user_time);
 	tcase_add_loop_test(tc, test_refused, 0,

@@ -10,7 +10,6 @@
   */
 #include <curses.h>
 #include <errno.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include "tui_breakdown.h"
 #include "tui_int.h"
 #include "tui_lat.h"
+#include "units.h"
 #include "util.h"
 
 static struct tui_priv *tui_current;
@@ -84,7 +84,7 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	 * UTF-8 the units are written in ASCII (us). LC_CTYPE alone: numbers
 	 * are read and written in the C locale (0.5, not 0,5) */
 	setlocale(LC_CTYPE, "");
-	tp->ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	tp->units = units_locale_flags();
 	if (!newterm(NULL, stdout, stdin)) {
 		free(tp);
 		tui_current = NULL;
@@ -124,7 +124,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 			snprintf(title, sizeof(title), "pid %d", tp->pid);
 		else
 			snprintf(title, sizeof(title), "summary");
-		tui_brk_draw(snap, title, tp->brk_kind);
+		tui_brk_draw(snap, title, tp->brk_kind, tp->units);
 		return 0;
 	}
 	if (tp->vt.on) {
@@ -141,7 +141,7 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 			snprintf(title, sizeof(title), "pid %d", tp->pid);
 		else
 			snprintf(title, sizeof(title), "summary");
-		tui_lat_draw(snap, title);
+		tui_lat_draw(snap, title, tp->units);
 		return 0;
 	}
 	tui_free_rows(tp);

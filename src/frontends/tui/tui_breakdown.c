@@ -12,7 +12,8 @@
 #include "tui_breakdown.h"
 #include "tui_lat.h"
 
-void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind)
+void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind,
+		  unsigned int units)
 {
 	struct strbuf b;
 	char hdr[256];
@@ -23,7 +24,7 @@ void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind)
 	if (!s->breakdown)
 		strbuf_add(&b, "starting...\n");
 	else
-		breakdown_render_text(&b, s, kind);
+		breakdown_render_text(&b, s, kind, units);
 	tui_lat_page(hdr, b.s, " k or Esc back  r reset  h help  q quit ");
 	strbuf_free(&b);
 }

@@ -11,7 +11,9 @@
 #include "snapshot.h"
 
 /* Draws the table of kind (NULL: every kind asked for) of s for the
- * selection title ("pid 123", "summary") over the whole screen. */
-void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind);
+ * selection title ("pid 123", "summary") over the whole screen, times
+ * with units.h's flags units. */
+void tui_brk_draw(const struct snapshot *s, const char *title, const char *kind,
+		  unsigned int units);
 
 #endif

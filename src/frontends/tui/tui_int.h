@@ -72,7 +72,8 @@ struct tui_priv {
 	struct tui_vt vt;     /* 't': where vCPU time goes, over the others */
 	bool children;	      /* 'x' */
 	bool picking;	      /* events view: arrows moved a selection */
-	bool ascii;	      /* the terminal's locale is not UTF-8 */
+	unsigned int units;   /* units.h's flags: UNITS_ASCII ("us") where
+			       * the terminal's locale is not UTF-8 */
 	enum tui_prompt prompt;
 	char input[256]; /* prompt text being edited */
 	char hint[256];	 /* the value it replaces, shown beside */

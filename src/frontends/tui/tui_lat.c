@@ -37,7 +37,8 @@ void tui_lat_page(const char *hdr, const char *text, const char *footer)
 	refresh();
 }
 
-void tui_lat_draw(const struct snapshot *snap, const char *title)
+void tui_lat_draw(const struct snapshot *snap, const char *title,
+		  unsigned int units)
 {
 	struct strbuf b;
 	char hdr[256];
@@ -49,7 +50,7 @@ void tui_lat_draw(const struct snapshot *snap, const char *title)
 	else if (snap->latency->error)
 		strbuf_addf(&b, "latency is off: %s\n", snap->latency->error);
 	else
-		lat_render_text(&b, snap);
+		lat_render_text(&b, snap, units);
 	tui_lat_page(hdr, b.s, " l or Esc back  r reset  h help  q quit ");
 	strbuf_free(&b);
 }

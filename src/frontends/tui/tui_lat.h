@@ -9,8 +9,9 @@
 #include "snapshot.h"
 
 /* Draws s (NULL: not read yet) for the selection title (e.g. "pid 123",
- * or "summary") over the whole screen. */
-void tui_lat_draw(const struct snapshot *snap, const char *title);
+ * or "summary") over the whole screen, times with units.h's flags units. */
+void tui_lat_draw(const struct snapshot *snap, const char *title,
+		  unsigned int units);
 /* A page of text under a bold header, a footer in reverse (the latency
  * and breakdown views). */
 void tui_lat_page(const char *hdr, const char *text, const char *footer);

@@ -190,11 +190,9 @@ void tui_model_events(struct tui_priv *tp, const struct snapshot *snap)
 			/* values in their unit; time counters as a share of
 			 * wall time in the %Total column */
 			units_format(f, (double)x->total,
-				     UNITS_COUNT | (tp->ascii ? UNITS_ASCII : 0),
-				     t, sizeof(t));
-			units_format(f, x->rate,
-				     UNITS_COUNT | (tp->ascii ? UNITS_ASCII : 0),
-				     r, sizeof(r));
+				     UNITS_COUNT | tp->units, t, sizeof(t));
+			units_format(f, x->rate, UNITS_COUNT | tp->units, r,
+				     sizeof(r));
 			tui_set(row, 1, (double)x->total, "%s", t);
 			if (units_has_share(f) && snap->interval_ns)
 				tui_set(row, 2, -1, "%.1f%%w",
@@ -265,8 +263,8 @@ void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 	if (n > 128)
 		n = 128;
 	all = hist_total(tot, n);
-	hist_format_percentiles(f, hist_total(dlt, n) ? dlt : tot, n,
-				tp->ascii ? UNITS_ASCII : 0, sum, sizeof(sum));
+	hist_format_percentiles(f, hist_total(dlt, n) ? dlt : tot, n, tp->units,
+				sum, sizeof(sum));
 	tp->hist_summary = xasprintf("%s %s: %s", tp->hist,
 				     hist_total(dlt, n) ? "this interval" :
 							  "since start",
@@ -274,8 +272,7 @@ void tui_model_hist(struct tui_priv *tp, const struct snapshot *snap)
 	for (size_t i = 0; i < n; i++) {
 		struct tui_row *r = tui_add_row(tp);
 
-		hist_format_range(f, &tot[i], tp->ascii ? UNITS_ASCII : 0,
-				  range, sizeof(range));
+		hist_format_range(f, &tot[i], tp->units, range, sizeof(range));
 		tui_set(r, 0, (double)i, "%s", range);
 		tui_set(r, 1, (double)tot[i].count, "%llu",
 			(unsigned long long)tot[i].count);
