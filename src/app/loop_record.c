@@ -184,7 +184,7 @@ bool loop_replay_more(const struct loop *l)
 bool loop_replay_request(struct loop *l, const struct ui_request *req)
 {
 	long pos = (long)replay_pos(l->replay);
-	double t;
+	int64_t t;
 
 	switch (req->action) {
 	case UI_REPLAY_PAUSE:
@@ -197,7 +197,7 @@ bool loop_replay_request(struct loop *l, const struct ui_request *req)
 		return true;
 	case UI_REPLAY_JUMP:
 		l->replay_paused = true;
-		if (replay_parse_time(l->replay, req->when, &t)) {
+		if (replay_parse_time(l->replay, req->when, false, &t)) {
 			loop_replay_header(l);
 			snprintf(l->replay_at + strlen(l->replay_at),
 				 sizeof(l->replay_at) - strlen(l->replay_at),

@@ -252,7 +252,47 @@ void replay_fields(const struct replay *r, struct field_table *t)
 	}
 }
 
-int replay_parse_time(const struct replay *r, const char *text, double *out)
+/* "SECONDS[.FRACTION]" (or with a '-') in ns, read in decimal: a double
+ * holds today's seconds to 0.24 us only, so a refresh's own time to the
+ * microsecond or nanosecond could land past it. The digits past the
+ * nanosecond round up with up, else down. */
+static int rp_parse_seconds(const char *s, bool up, int64_t *ns)
+{
+	const int64_t max_sec = INT64_MAX / 1000000000 - 1;
+	bool neg = *s == '-', rest = false;
+	int64_t sec = 0, frac = 0;
+	int digits = 0, nfrac = 0;
+
+	for (s += neg; *s >= '0' && *s <= '9'; s++, digits++) {
+		if (sec > (max_sec - (*s - '0')) / 10)
+			return -ERANGE;
+		sec = sec * 10 + (*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+			if (nfrac < 9) {
+				frac = frac * 10 + (*s - '0');
+				nfrac++;
+			} else if (*s != '0') {
+				rest = true;
+			}
+		}
+	}
+	if (!digits || *s)
+		return -EINVAL;
+	for (; nfrac < 9; nfrac++)
+		frac *= 10;
+	*ns = sec * 1000000000 + frac;
+	/* the magnitude grows when rounding away from zero */
+	if (rest && up != neg)
+		*ns += 1;
+	if (neg)
+		*ns = -*ns;
+	return 0;
+}
+
+int replay_parse_time(const struct replay *r, const char *text, bool up,
+		      int64_t *ns)
 {
 	static const char *const formats[] = { "%Y-%m-%d %H:%M:%S",
 					       "%Y-%m-%dT%H:%M:%S",
@@ -260,16 +300,9 @@ int replay_parse_time(const struct replay *r, const char *text, double *out)
 					       "%Y-%m-%dT%H:%M", NULL };
 	struct tm tm;
 	const char *end;
-	char *e;
 
-	if (text[0] == '@') {
-		double v = strtod(text + 1, &e);
-
-		if (e == text + 1 || *e)
-			return -EINVAL;
-		*out = v;
-		return 0;
-	}
+	if (text[0] == '@')
+		return rp_parse_seconds(text + 1, up, ns);
 	for (size_t i = 0; formats[i]; i++) {
 		memset(&tm, 0, sizeof(tm));
 		end = strptime(text, formats[i], &tm);
@@ -294,7 +327,7 @@ int replay_parse_time(const struct replay *r, const char *text, double *out)
 		return -EINVAL;
 found:
 	tm.tm_isdst = -1;
-	*out = (double)mktime(&tm);
+	*ns = (int64_t)mktime(&tm) * 1000000000;
 	return 0;
 }
 
@@ -302,7 +335,7 @@ int replay_open(struct replay **out, const char *path, const char *from,
 		const char *to, struct errmsg *msg)
 {
 	struct replay *r = xcalloc(1, sizeof(*r));
-	double t;
+	int64_t t;
 	int rc;
 
 	hashtab_init(&r->index);
@@ -340,23 +373,23 @@ int replay_open(struct replay **out, const char *path, const char *from,
 	}
 	r->hi = r->nrefs;
 	if (from) {
-		if (replay_parse_time(r, from, &t)) {
+		if (replay_parse_time(r, from, true, &t)) {
 			rc = errmsg_set(msg, -EINVAL,
 					"--from needs a time (YYYY-MM-DD HH:MM[:SS], HH:MM[:SS] or @SECONDS), not \"%s\"",
 					from);
 			goto out_close;
 		}
-		while (r->lo < r->nrefs && r->refs[r->lo].wall_ns < t * 1e9)
+		while (r->lo < r->nrefs && r->refs[r->lo].wall_ns < t)
 			r->lo++;
 	}
 	if (to) {
-		if (replay_parse_time(r, to, &t)) {
+		if (replay_parse_time(r, to, false, &t)) {
 			rc = errmsg_set(msg, -EINVAL,
 					"--to needs a time (YYYY-MM-DD HH:MM[:SS], HH:MM[:SS] or @SECONDS), not \"%s\"",
 					to);
 			goto out_close;
 		}
-		while (r->hi > r->lo && r->refs[r->hi - 1].wall_ns > t * 1e9)
+		while (r->hi > r->lo && r->refs[r->hi - 1].wall_ns > t)
 			r->hi--;
 	}
 	if (r->hi <= r->lo) {
@@ -426,12 +459,11 @@ struct timespec replay_wall(const struct replay *r, size_t i)
 				  .tv_nsec = (long)(ns % 1000000000ll) };
 }
 
-size_t replay_find(const struct replay *r, double t)
+size_t replay_find(const struct replay *r, int64_t ns)
 {
 	size_t i = 0;
 
-	while (i + 1 < replay_count(r) &&
-	       r->refs[r->lo + i + 1].wall_ns <= t * 1e9)
+	while (i + 1 < replay_count(r) && r->refs[r->lo + i + 1].wall_ns <= ns)
 		i++;
 	return i;
 }

@@ -28,10 +28,14 @@ int replay_open(struct replay **out, const char *path, const char *from,
 		const char *to, struct errmsg *msg);
 void replay_close(struct replay *r);
 
-/* Wall-clock seconds of text: "YYYY-MM-DD HH:MM[:SS]" (or with a T),
- * "HH:MM[:SS]" on the day of the recording's first refresh (local time),
- * or "@SECONDS" since the epoch. -EINVAL when it is none of them. */
-int replay_parse_time(const struct replay *r, const char *text, double *out);
+/* Wall-clock time of text in ns since the epoch: "YYYY-MM-DD HH:MM[:SS]"
+ * (or with a T), "HH:MM[:SS]" on the day of the recording's first refresh
+ * (local time), or "@SECONDS[.FRACTION]" since the epoch, read exactly, so
+ * that a refresh's own time is that refresh's (its digits past the
+ * nanosecond round up with up, else down). -EINVAL when it is none of
+ * them, -ERANGE when it is past 2262. */
+int replay_parse_time(const struct replay *r, const char *text, bool up,
+		      int64_t *ns);
 
 /* Refreshes in the window, and the index of the one the stats hold
  * (SIZE_MAX before the first feed). */
@@ -39,9 +43,9 @@ size_t replay_count(const struct replay *r);
 size_t replay_pos(const struct replay *r);
 /* Wall clock of refresh i of the window. */
 struct timespec replay_wall(const struct replay *r, size_t i);
-/* The index of the last refresh at or before wall-clock seconds t (0 when
- * none is). */
-size_t replay_find(const struct replay *r, double t);
+/* The index of the last refresh at or before wall-clock ns since the
+ * epoch (0 when none is). */
+size_t replay_find(const struct replay *r, int64_t ns);
 /* The sources of the session of refresh i, its delay (-s) in seconds. */
 const char *replay_sources(const struct replay *r, size_t i);
 double replay_delay(const struct replay *r, size_t i);

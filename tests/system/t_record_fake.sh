@@ -100,9 +100,13 @@ GROUP BY minute ORDER BY minute" | awk -F'|' '{ s += $2 * 60 } END { print s }')
 echo "ok: sqlite3: integrity ok, WAL, busiest VMs alpha 78 beta 15, per-minute rates add up"
 
 # -1 over a window: from the 4th refresh to the 3rd before the end (their
-# times to the microsecond, rounded outwards: the edges' refreshes in)
-mapfile -t t < <(sqlite3 "$DB" 'SELECT printf("@%.6f", time - 0.0000005) FROM refresh ORDER BY id')
-mapfile -t u < <(sqlite3 "$DB" 'SELECT printf("@%.6f", time + 0.0000005) FROM refresh ORDER BY id')
+# times to the microsecond, rounded outwards: the edges' refreshes in).
+# Rounded from wall_ns, in integers: the REAL time holds today's seconds
+# to 0.24 us only, and rounded to the microsecond could land past wall_ns.
+mapfile -t t < <(sqlite3 "$DB" 'SELECT printf("@%d.%06d", wall_ns / 1000000000,
+	wall_ns / 1000 % 1000000) FROM refresh ORDER BY id')
+mapfile -t u < <(sqlite3 "$DB" 'SELECT printf("@%d.%06d", (wall_ns + 999) / 1000000000,
+	(wall_ns + 999) / 1000 % 1000000) FROM refresh ORDER BY id')
 n=${#t[@]}
 from=${t[3]} to=${u[n-3]}
 "$KVMSTAT" --replay "$DB" -1 -f '^halt_exits$' --from "$from" --to "$to" >"$TMP/win.out" 2>"$TMP/win.err" ||

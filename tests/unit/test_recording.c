@@ -9,6 +9,7 @@
  * gather into one family each with timestamps.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,127 @@ START_TEST(test_changed_only)
 	recdb_close(&db);
 	for (int r = 0; r < NREF; r++)
 		stats_free(&live[r]);
+	unlink(path);
+}
+END_TEST
+
+/* Wall clocks a double holds to 0.24 us only: the second a window opens
+ * at by its own time, the third one it closes at. */
+static const int64_t win_wall[NREF] = { 1795911821343462088ll,
+					1795911821543457870ll,
+					1795911821743457152ll };
+
+/* The replay's refresh count over [from, to] of path, or -1 when it
+ * holds none; with -1 over it, the host's exits delta in *delta. */
+static long win_count(const char *path, const char *from, const char *to,
+		      int64_t *delta)
+{
+	struct replay *rp;
+	struct stats s;
+	struct vmdir d;
+	struct errmsg err;
+	long n;
+
+	if (replay_open(&rp, path, from, to, &err))
+		return -1;
+	n = (long)replay_count(rp);
+	stats_init(&s, true);
+	vmdir_init(&d);
+	ck_assert_int_eq(replay_feed(rp, 0, REPLAY_START, &s, &d, &err), 0);
+	*delta = 0;
+	if (n > 1) {
+		ck_assert_int_eq(replay_feed(rp, (size_t)n - 1, REPLAY_OVER, &s,
+					     &d, &err),
+				 0);
+		*delta = s.sum[field_table_find(&s.fields, "exits")].delta;
+	}
+	replay_close(rp);
+	stats_free(&s);
+	vmdir_free(&d);
+	return n;
+}
+
+/* --from and --to at a refresh's own time, to the nanosecond or rounded
+ * outwards to the microsecond, keep it in, a nanosecond past leaves it
+ * out, and -1 gives the deltas between the edges; "@SECONDS" is read in
+ * decimal, its digits past the nanosecond rounded as asked. */
+START_TEST(test_window_edges)
+{
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
+	struct recorder_cfg cfg = { .path = path, .delay = 0.2 };
+	struct recorder *rec;
+	struct replay *rp;
+	struct stats s;
+	struct vmdir d;
+	struct errmsg err;
+	int64_t delta = -1, ns;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	ck_assert_int_eq(recorder_open(&rec, &cfg, &err), 0);
+	stats_init(&s, false);
+	vmdir_init(&d);
+	for (int r = 0; r < NREF; r++) {
+		rec_push(&s, r);
+		s.wall.tv_sec = (time_t)(win_wall[r] / 1000000000);
+		s.wall.tv_nsec = (long)(win_wall[r] % 1000000000);
+		ck_assert_int_eq(recorder_write(rec, &s, &d, "test", &err), 0);
+	}
+	recorder_close(rec);
+	stats_free(&s);
+	vmdir_free(&d);
+
+	ck_assert_int_eq(win_count(path, "@1795911821.543457870",
+				   "@1795911821.743457152", &delta),
+			 2);
+	ck_assert_int_eq(delta, 180 - 150);
+	ck_assert_int_eq(win_count(path, "@1795911821.543457",
+				   "@1795911821.743458", &delta),
+			 2);
+	ck_assert_int_eq(delta, 180 - 150);
+	ck_assert_int_eq(win_count(path, "@1795911821.543457871",
+				   "@1795911821.743457152", &delta),
+			 1);
+	ck_assert_int_eq(win_count(path, "@1795911821.543457870",
+				   "@1795911821.743457151", &delta),
+			 1);
+	/* past the nanosecond: up for --from, down for --to */
+	ck_assert_int_eq(win_count(path, "@1795911821.5434578701",
+				   "@1795911821.7434571529", &delta),
+			 1);
+	ck_assert_int_eq(win_count(path, "@1795911821.743457153", NULL, &delta),
+			 -1);
+
+	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
+	ck_assert_int_eq(replay_parse_time(rp, "@1795911821.5434578701", false,
+					   &ns),
+			 0);
+	ck_assert_int_eq(ns, win_wall[1]);
+	ck_assert_int_eq(replay_parse_time(rp, "@1795911821.5434578701", true,
+					   &ns),
+			 0);
+	ck_assert_int_eq(ns, win_wall[1] + 1);
+	ck_assert_int_eq(replay_parse_time(rp, "@.5", true, &ns), 0);
+	ck_assert_int_eq(ns, 500000000);
+	ck_assert_int_eq(replay_parse_time(rp, "@-1.0000000001", true, &ns), 0);
+	ck_assert_int_eq(ns, -1000000000);
+	ck_assert_int_eq(replay_parse_time(rp, "@-1.0000000001", false, &ns), 0);
+	ck_assert_int_eq(ns, -1000000001);
+	ck_assert_int_eq(replay_parse_time(rp, "@", false, &ns), -EINVAL);
+	ck_assert_int_eq(replay_parse_time(rp, "@1e9", false, &ns), -EINVAL);
+	ck_assert_int_eq(replay_parse_time(rp, "@99999999999", false, &ns),
+			 -ERANGE);
+	/* j: the last refresh at or before the time */
+	ck_assert_uint_eq(replay_find(rp, win_wall[1]), 1);
+	ck_assert_uint_eq(replay_find(rp, win_wall[1] - 1), 0);
+	replay_close(rp);
+	unlink(path);
+	strcat(path, "-wal");
+	unlink(path);
+	path[strlen(path) - 4] = '\0';
+	strcat(path, "-shm");
 	unlink(path);
 }
 END_TEST
@@ -404,6 +526,7 @@ Suite *recording_suite(void)
 
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_changed_only);
+	tcase_add_test(tc, test_window_edges);
 	tcase_add_test(tc, test_breakdown_roundtrip);
 	tcase_add_test(tc, test_foreign_refused);
 	tcase_add_test(tc, test_om_history);
