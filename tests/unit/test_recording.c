@@ -82,6 +82,20 @@ static void rec_same(const struct stats *a, const struct stats *b)
 
 /* Records NREF refreshes into path; the live stats of each into live[]
  * (caller frees). */
+/* Removes a recording and the WAL files SQLite left beside it (path has
+ * room for the suffix). */
+static void rec_unlink(char *path)
+{
+	size_t n = strlen(path);
+
+	unlink(path);
+	strcat(path, "-wal");
+	unlink(path);
+	strcpy(path + n, "-shm");
+	unlink(path);
+	path[n] = '\0';
+}
+
 static void rec_make(const char *path, struct stats live[NREF])
 {
 	struct recorder_cfg cfg = { .path = path, .delay = 1 };
@@ -147,12 +161,7 @@ START_TEST(test_roundtrip)
 	vmdir_free(&d);
 	for (int r = 0; r < NREF; r++)
 		stats_free(&live[r]);
-	unlink(path);
-	strcat(path, "-wal");
-	unlink(path);
-	path[strlen(path) - 4] = '\0';
-	strcat(path, "-shm");
-	unlink(path);
+	rec_unlink(path);
 }
 END_TEST
 
@@ -184,7 +193,7 @@ START_TEST(test_changed_only)
 	recdb_close(&db);
 	for (int r = 0; r < NREF; r++)
 		stats_free(&live[r]);
-	unlink(path);
+	rec_unlink(path);
 }
 END_TEST
 
@@ -300,12 +309,7 @@ START_TEST(test_window_edges)
 	ck_assert_uint_eq(replay_find(rp, win_wall[1]), 1);
 	ck_assert_uint_eq(replay_find(rp, win_wall[1] - 1), 0);
 	replay_close(rp);
-	unlink(path);
-	strcat(path, "-wal");
-	unlink(path);
-	path[strlen(path) - 4] = '\0';
-	strcat(path, "-shm");
-	unlink(path);
+	rec_unlink(path);
 }
 END_TEST
 
@@ -515,7 +519,7 @@ START_TEST(test_breakdown_roundtrip)
 	rp_brk_close(rp);
 	rec_brk_free(w);
 	recdb_close(&db);
-	unlink(path);
+	rec_unlink(path);
 }
 END_TEST
 
