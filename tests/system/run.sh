@@ -75,7 +75,8 @@ for t in "${tests[@]}"; do
 		[ -z "$known" ] || echo "    listed as a known failure here ($known): take it off the list"
 	elif [ -n "$known" ] && [ $rc != 76 ] && [ $rc != 77 ]; then
 		xfail=$((xfail + 1)); echo "KNOWN-FAIL $name (status $rc, ${secs}s): $known"
-		sed 's/^/    /' "$out" | tail -n 5
+		# where it failed (a screen dump may follow), else its last lines
+		{ grep -a -m 1 -A 3 'FAIL' "$out" || tail -n 5 "$out"; } | sed 's/^/    /'
 	elif [ $rc = 76 ] && [ "${KVMSTAT_KVM:-}" != native ]; then
 		later=$((later + 1)); later_names+=("$name")
 	elif [ $rc = 77 ] && [ "${KVMSTAT_REQUIRE_KVM:-0}" != 1 ]; then

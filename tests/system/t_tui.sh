@@ -61,13 +61,16 @@ keys x; expect_not "+children"
 
 keys b; expect "kvm statistics - guests"
 expect "$vm_a "; expect "$vm_b "
-# a VM that starts is picked up; one that exits is marked gone
-tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 1.5 >"$TMP/c.out" &
+# a VM that starts is picked up; one that exits is marked gone (it lives
+# until it is shown: on the emulated KVM host that takes seconds)
+tests/guest/kvmguest -m 1 -v 1 -n 0 -k pio -t 900 >"$TMP/c.out" &
 c_pid=$!
 PIDS+=($c_pid)
-for _ in $(seq 100); do grep -q ready "$TMP/c.out" && break; sleep 0.05; done
+for _ in $(seq 200); do grep -q ready "$TMP/c.out" && break; sleep 0.05; done
 vm_c=$(awk '$1 == "vm" { print $2 }' "$TMP/c.out")
+[ -n "$vm_c" ] || fail "guest c not ready: $(cat "$TMP/c.out")"
 expect "$vm_c "
+kill -TERM "$vm_c"
 wait "$c_pid"
 expect "(gone)" 40
 keys Home Enter; expect "vCPUs of pid"

@@ -173,14 +173,20 @@ else
 	echo "kvm_stat comparison skipped: no peer at $PEER (or no python3/unshare)"
 fi
 peer_screen() { tmux capture-pane -p -t peer; }
-named_guest habits-c -k pio -t 4
+# the guest lives until both monitors show it (on the emulated KVM host
+# they take seconds to start), then its VM process is ended
+named_guest habits-c -k pio -t 900
 vm_c=$VM
 start_monitor h3 -t -s 0.5 -g habits-c
 if [ -n "$peer" ]; then
 	tmux new-session -d -s peer -x 120 -y 40 \
-		"unshare -m sh -c 'mount --bind $TMP/cpuinfo /proc/cpuinfo && exec python3 $PEER -g habits-c'; sleep 60"
+		"unshare -m sh -c 'mount --bind $TMP/cpuinfo /proc/cpuinfo && exec python3 $PEER -g habits-c'; sleep 600"
 fi
 expect "kvm statistics - pid $vm_c (habits-c)"
+if [ -n "$peer" ]; then
+	for _ in $(seq 600); do peer_screen | grep -q "pid $vm_c " && break; sleep 0.1; done
+fi
+kill -TERM "$vm_c"
 for _ in $(seq 100); do [ -d "/proc/$vm_c" ] || break; sleep 0.1; done
 expect "Guest is DEAD" 30
 if [ -n "$peer" ]; then
