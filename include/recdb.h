@@ -17,8 +17,11 @@
 
 /* 'KVMR': the application id of a kvmstat recording. */
 #define RECDB_APP_ID 0x4b564d52
-/* The layout this kvmstat writes and reads (PRAGMA user_version). */
-#define RECDB_VERSION 2
+/* The layout this kvmstat writes (PRAGMA user_version): 3 added vCPU
+ * time's tables to 2. It reads both; recording into a file of layout 2
+ * adds them. */
+#define RECDB_VERSION 3
+#define RECDB_VERSION_OLDEST 2
 
 struct recdb {
 	sqlite3 *db;
@@ -28,8 +31,8 @@ struct recdb {
 /*
  * Opens path: for writing (create: made when missing, the schema added to
  * an empty file, WAL), or to read an existing recording. A file that is no
- * SQLite database, another program's database, or a layout of another
- * version is refused: -EINVAL with one line naming the file and the fix.
+ * SQLite database, another program's database, or a layout this kvmstat
+ * does not know is refused: -EINVAL with one line naming the file and the fix.
  */
 int recdb_open(struct recdb *r, const char *path, bool create,
 	       struct errmsg *msg);

@@ -687,7 +687,7 @@ static int loop_open_steps(struct loop *l, const struct options *opts,
 		if (rc)
 			loop_fail(l, rc, false, "%s", l->brk_msg.text);
 	}
-	if (!rc && opts->vcpu_time)
+	if (!rc && opts->vcpu_time && !opts->replay)
 		rc = loop_vcputime_on(l, true);
 	if (rc) {
 		loop_say_notes(l, false); /* what was mounted on the way */

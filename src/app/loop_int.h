@@ -57,6 +57,8 @@ void loop_record_breakdown(struct loop *l, const struct snap_breakdown *brk);
 /* Records exit latency a render read (lat NULL: off) with that refresh. */
 void loop_record_latency(struct loop *l, const struct hist_set *hs,
 			 const struct snap_latency *lat);
+/* Records where vCPU time went, as a render showed it (NULL: off). */
+void loop_record_vcputime(struct loop *l, const struct vcputime *vt);
 /* Opens --replay's file in place of the providers. */
 int loop_replay_open(struct loop *l);
 /* Makes the stats hold refresh i of the replay (clamped to the window),

@@ -84,6 +84,14 @@ void loop_record_latency(struct loop *l, const struct hist_set *hs,
 		loop_record_stop(l, &err);
 }
 
+void loop_record_vcputime(struct loop *l, const struct vcputime *vt)
+{
+	struct errmsg err;
+
+	if (l->rec && recorder_vcputime(l->rec, vt, &err))
+		loop_record_stop(l, &err);
+}
+
 /* A write failed (a full disk): the recording stops, said once; what it
  * holds stays whole. */
 static void loop_record_stop(struct loop *l, const struct errmsg *err)
@@ -128,6 +136,10 @@ int loop_replay_open(struct loop *l)
 	rc = replay_open(&l->replay, o->replay, o->from, o->to, &err);
 	if (rc)
 		return loop_fail(l, rc, rc == -EINVAL, "--replay: %s", err.text);
+	if (o->vcpu_time && !replay_has_vcputime(l->replay))
+		return loop_fail(l, -ENOENT, false,
+				 "--replay: %s holds no vCPU time: record with --vcpu-time (or the monitor's t) to see it",
+				 o->replay);
 	replay_fields(l->replay, &l->stats.fields);
 	snprintf(l->providers, sizeof(l->providers), "%s",
 		 replay_sources(l->replay, 0));

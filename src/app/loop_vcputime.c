@@ -2,13 +2,15 @@
 /*
  * Where each vCPU's time goes, for the loop: the collector (vtscan.h)
  * started by --vcpu-time or the monitor's 't', updated before each render
- * from the same refresh's stats (KVM's halt statistics) and exit latency.
+ * from the same refresh's stats (KVM's halt statistics) and exit latency,
+ * and recorded with the refresh; a replay's is the recording's.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "loop_int.h"
+#include "replay.h"
 #include "util.h"
 #include "vtscan.h"
 
@@ -63,9 +65,13 @@ void loop_vcputime(struct loop *l, const struct hist_set *hs,
 		return;
 	l->vt->stamp = l->stats.refreshes;
 	vtscan_update(l->vt, &r);
+	loop_record_vcputime(l, vtscan_result(l->vt));
 }
 
 const struct vcputime *loop_vcputime_result(const struct loop *l)
 {
+	/* a replay's is the one recorded, at the refresh it holds */
+	if (l->replay)
+		return replay_vcputime(l->replay, l->opts->per_vcpu);
 	return l->vt ? vtscan_result(l->vt) : NULL;
 }

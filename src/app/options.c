@@ -408,8 +408,8 @@ static int options_check_recording(const struct options *o, bool once, bool log,
 			msg, -EINVAL,
 			"--record and --replay cannot be combined: copy the file instead");
 	if (o->use_debugfs || o->use_tracepoints || o->use_statsfd || o->nqmp ||
-	    o->latency || o->breakdown || o->vcpu_time || o->listen ||
-	    o->fields_help || o->include_past)
+	    o->latency || o->breakdown || o->listen || o->fields_help ||
+	    o->include_past)
 		return errmsg_set(
 			msg, -EINVAL,
 			"--replay shows a recording, not the host: drop %s",
@@ -425,8 +425,6 @@ static int options_check_recording(const struct options *o, bool once, bool log,
 				"--latency (it shows as recorded)" :
 			o->breakdown ?
 				"--breakdown (its tables show as recorded)" :
-			o->vcpu_time ?
-				"--vcpu-time (not recorded)" :
 			o->listen ?
 				"--listen (--export openmetrics writes the metrics)" :
 			o->include_past ? "-i" :
@@ -677,10 +675,11 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 	if (o->vcpu >= 0 && !o->pid && !o->guest)
 		return errmsg_set(msg, -EINVAL,
 				  "--vcpu works on one VM: add -p PID or -g NAME");
-	if (o->per_vcpu && !o->pid && !o->guest && !o->json && !o->listen)
+	if (o->per_vcpu && !o->pid && !o->guest && !o->json && !o->listen &&
+	    !o->export_fmt)
 		return errmsg_set(
 			msg, -EINVAL,
-			"--per-vcpu works on one VM in this mode: add -p PID or -g NAME (or use it with --json or --listen)");
+			"--per-vcpu works on one VM in this mode: add -p PID or -g NAME (or use it with --json, --listen or --export)");
 	if (o->json && !once && !log)
 		return errmsg_set(
 			msg, -EINVAL,

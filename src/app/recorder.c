@@ -19,6 +19,7 @@
 #include "hashtab.h"
 #include "rec_brk.h"
 #include "rec_lat.h"
+#include "rec_vt.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "util.h"
@@ -67,6 +68,7 @@ struct recorder {
 	long long refresh;   /* the last refresh written, or 0 */
 	struct rec_brk *brk; /* the breakdowns written last */
 	struct rec_lat *lat; /* exit latency written last */
+	struct rec_vt *vt;   /* vCPU time's statements */
 	sqlite3_stmt *ins_refresh, *ins_field, *get_field, *ins_scope,
 		*ins_value, *ins_vm;
 };
@@ -379,8 +381,9 @@ static int rec_drop_before(struct recorder *r, long long keep,
 	long long first = recdb_int(&r->db, sess, keep);
 	char *brk = rec_brk_drop_sql(keep, first);
 	char *lat = rec_lat_drop_sql(keep, first);
+	char *vt = rec_vt_drop_sql(keep);
 	char *sql = xasprintf(
-		"BEGIN;%s%s"
+		"BEGIN;%s%s%s"
 		"INSERT OR IGNORE INTO value SELECT %lld, scope, field, total,"
 		" delta, fresh, tid FROM (SELECT scope, field, total, delta,"
 		" fresh, tid, max(refresh) FROM value WHERE refresh < %lld"
@@ -396,13 +399,14 @@ static int rec_drop_before(struct recorder *r, long long keep,
 		"DELETE FROM session WHERE id <> %lld AND id NOT IN"
 		" (SELECT session FROM refresh);"
 		"COMMIT",
-		brk, lat, keep, keep, r->session, keep, keep, r->session, keep,
-		keep, keep, r->session);
+		brk, lat, vt, keep, keep, r->session, keep, keep, r->session,
+		keep, keep, keep, r->session);
 	int rc = recdb_exec(&r->db, sql, msg);
 
 	free(sql);
 	free(brk);
 	free(lat);
+	free(vt);
 	free(sess);
 	if (rc)
 		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
@@ -608,6 +612,7 @@ int recorder_open(struct recorder **out, const struct recorder_cfg *cfg,
 	hashtab_init(&r->scope_index);
 	r->brk = rec_brk_new();
 	r->lat = rec_lat_new();
+	r->vt = rec_vt_new();
 	rc = recdb_open(&r->db, cfg->path, true, msg);
 	if (!rc)
 		rc = rec_prepare(r, msg);
@@ -657,6 +662,23 @@ int recorder_latency(struct recorder *r, const struct field_table *fields,
 	return rc;
 }
 
+int recorder_vcputime(struct recorder *r, const struct vcputime *vt,
+		      struct errmsg *msg)
+{
+	int rc;
+
+	if (!r->refresh || !vt)
+		return 0;
+	rc = recdb_exec(&r->db, "BEGIN", msg);
+	if (!rc)
+		rc = rec_vt_write(r->vt, &r->db, r->refresh, vt, msg);
+	if (!rc)
+		rc = recdb_exec(&r->db, "COMMIT", msg);
+	if (rc)
+		sqlite3_exec(r->db.db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 void recorder_restart(struct recorder *r)
 {
 	if (r)
@@ -675,6 +697,7 @@ void recorder_close(struct recorder *r)
 	sqlite3_finalize(r->ins_vm);
 	rec_brk_free(r->brk);
 	rec_lat_free(r->lat);
+	rec_vt_free(r->vt);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nvms; i++) {
 		free(r->vms[i].name);

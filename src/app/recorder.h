@@ -15,6 +15,7 @@
 #include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "vcputime.h"
 #include "vmdir.h"
 
 struct recorder;
@@ -67,6 +68,11 @@ int recorder_breakdown(struct recorder *r, const struct snap_breakdown *brk,
 int recorder_latency(struct recorder *r, const struct field_table *fields,
 		     const struct hist_set *hs, const struct snap_latency *info,
 		     struct errmsg *msg);
+/* Where vCPU time went as a render showed it (vt NULL: off, nothing
+ * written), into the refresh written last: every row. 0, or -errno with
+ * a line, as recorder_write. */
+int recorder_vcputime(struct recorder *r, const struct vcputime *vt,
+		      struct errmsg *msg);
 /* The run's stats started afresh (the monitor reopened its sources): the
  * next write begins a new session. */
 void recorder_restart(struct recorder *r);

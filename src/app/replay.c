@@ -17,6 +17,7 @@
 #include "hashtab.h"
 #include "rec_brk.h"
 #include "rec_lat.h"
+#include "rec_vt.h"
 #include "recdb.h"
 #include "recorder.h"
 #include "replay.h"
@@ -77,6 +78,7 @@ struct replay {
 	sqlite3_stmt *rows, *state, *vm_rows, *vm_state;
 	struct rp_brk *brk; /* the breakdowns' tables */
 	struct rp_lat *lat; /* exit latency's histograms */
+	struct rp_vt *vt;   /* where vCPU time went */
 	int *sids;	    /* stats field id by db id */
 };
 
@@ -215,6 +217,16 @@ const struct snap_latency *replay_latency(const struct replay *r,
 	if (r->cur == SIZE_MAX || !r->sids)
 		return NULL;
 	return rp_lat_read(r->lat, r->sids, r->nfields, hs, info);
+}
+
+const struct vcputime *replay_vcputime(const struct replay *r, bool per_vcpu)
+{
+	return r->cur == SIZE_MAX ? NULL : rp_vt_read(r->vt, per_vcpu);
+}
+
+bool replay_has_vcputime(const struct replay *r)
+{
+	return rp_vt_any(r->vt, r->refs[r->lo].id, r->refs[r->hi - 1].id);
 }
 
 void replay_fields(const struct replay *r, struct field_table *t)
@@ -366,8 +378,9 @@ int replay_open(struct replay **out, const char *path, const char *from,
 			      msg);
 	r->brk = rp_brk_open(&r->db, msg);
 	r->lat = rp_lat_open(&r->db, msg);
+	r->vt = rp_vt_open(&r->db, msg);
 	if (!r->rows || !r->state || !r->vm_rows || !r->vm_state || !r->brk ||
-	    !r->lat) {
+	    !r->lat || !r->vt) {
 		rc = -EINVAL;
 		goto out_close;
 	}
@@ -418,6 +431,7 @@ void replay_close(struct replay *r)
 	sqlite3_finalize(r->vm_state);
 	rp_brk_close(r->brk);
 	rp_lat_close(r->lat);
+	rp_vt_close(r->vt);
 	free(r->sids);
 	recdb_close(&r->db);
 	for (size_t i = 0; i < r->nsessions; i++)
@@ -708,6 +722,10 @@ int replay_feed(struct replay *r, size_t i, enum replay_how how,
 	if (!rc)
 		rc = rp_lat_feed(r->lat, r->refs[rp_session_start(r, k)].id,
 				 from, r->refs[k].id, msg);
+	/* over a window, vCPU time's intervals summed from its first */
+	if (!rc)
+		rc = rp_vt_feed(r->vt, how == REPLAY_OVER ? from : 0,
+				r->refs[k].id, msg);
 	if (rc)
 		return rc;
 	rp_fold(r, s, false, r->refs[k].mono_ns);

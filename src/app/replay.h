@@ -18,6 +18,7 @@
 #include "hist.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "vcputime.h"
 #include "vmdir.h"
 
 struct replay;
@@ -77,6 +78,13 @@ const struct snap_breakdown *replay_breakdown(const struct replay *r);
 const struct snap_latency *replay_latency(const struct replay *r,
 					  struct hist_set *hs,
 					  struct snap_latency *info);
+/* Where vCPU time went at the refresh the stats hold (over a window, the
+ * intervals from its first refresh summed), or NULL when it was not
+ * recorded there; the replay's, valid until the next feed. per_vcpu: the
+ * outputs' series per vCPU (--per-vcpu). */
+const struct vcputime *replay_vcputime(const struct replay *r, bool per_vcpu);
+/* Whether a refresh of the window holds vCPU time (--vcpu-time). */
+bool replay_has_vcputime(const struct replay *r);
 /* The recording's fields into t (a fresh table), in their ids' order. */
 void replay_fields(const struct replay *r, struct field_table *t);
 

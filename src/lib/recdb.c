@@ -68,6 +68,29 @@ static const char recdb_schema[] =
 	" bucket_size INTEGER NOT NULL, buckets BLOB,"
 	" PRIMARY KEY(refresh, field, pid, vcpu)) WITHOUT ROWID;";
 
+/* What layout 3 added to 2 (vCPU time): a file of layout 2 that is
+ * recorded into again gets it. */
+static const char recdb_schema_3[] =
+	"CREATE TABLE vt_read(refresh INTEGER PRIMARY KEY, source TEXT);"
+	"CREATE TABLE vt_value(refresh INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" vcpu INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT,"
+	" fresh INTEGER NOT NULL, interval_ns INTEGER NOT NULL,"
+	" merged INTEGER NOT NULL, measured INTEGER NOT NULL,"
+	" guest_ns INTEGER NOT NULL, kernel_ns INTEGER NOT NULL,"
+	" vmm_ns INTEGER NOT NULL, halted_ns INTEGER NOT NULL,"
+	" waiting_ns INTEGER NOT NULL, guest_kernel_ns INTEGER NOT NULL,"
+	" halted_vmm_ns INTEGER NOT NULL, guest_delta_ns INTEGER NOT NULL,"
+	" kernel_delta_ns INTEGER NOT NULL, vmm_delta_ns INTEGER NOT NULL,"
+	" halted_delta_ns INTEGER NOT NULL, waiting_delta_ns INTEGER NOT NULL,"
+	" guest_kernel_delta_ns INTEGER NOT NULL,"
+	" halted_vmm_delta_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(refresh, pid, vcpu)) WITHOUT ROWID;"
+	"CREATE TABLE vt_thread(refresh INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, name TEXT NOT NULL, vhost INTEGER NOT NULL,"
+	" total_ns INTEGER NOT NULL, delta_ns INTEGER NOT NULL,"
+	" interval_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(refresh, pid, tid)) WITHOUT ROWID;";
+
 int recdb_fail(struct recdb *r, int rc, const char *what, struct errmsg *msg)
 {
 	int prim = rc & 0xff;
@@ -126,11 +149,12 @@ long long recdb_int(struct recdb *r, const char *sql, long long fallback)
 }
 
 /* The mark and layout of an opened file: 1 empty (no schema yet), 0 a
- * kvmstat recording this kvmstat reads, or -errno with a line. */
-static int recdb_check(struct recdb *r, struct errmsg *msg)
+ * kvmstat recording this kvmstat reads (*ver its layout), or -errno with
+ * a line. */
+static int recdb_check(struct recdb *r, long long *ver, struct errmsg *msg)
 {
 	sqlite3_stmt *st;
-	long long app, ver, tables = 0;
+	long long app, tables = 0;
 	int rc;
 
 	/* the first read: an SQLite file or not */
@@ -144,17 +168,18 @@ static int recdb_check(struct recdb *r, struct errmsg *msg)
 	if (rc != SQLITE_ROW)
 		return recdb_fail(r, rc, "read", msg);
 	app = recdb_int(r, "PRAGMA application_id", 0);
-	ver = recdb_int(r, "PRAGMA user_version", 0);
+	*ver = recdb_int(r, "PRAGMA user_version", 0);
 	if (!tables && !app)
 		return 1;
 	if (app != RECDB_APP_ID)
 		return errmsg_set(msg, -EINVAL,
 				  "%s is an SQLite database of another program, not a kvmstat recording: give another file",
 				  r->path);
-	if (ver != RECDB_VERSION)
+	if (*ver < RECDB_VERSION_OLDEST || *ver > RECDB_VERSION)
 		return errmsg_set(msg, -EINVAL,
-				  "%s is a kvmstat recording of layout %lld; this kvmstat reads %d: use the kvmstat that wrote it, or give another file",
-				  r->path, ver, RECDB_VERSION);
+				  "%s is a kvmstat recording of layout %lld; this kvmstat reads %d to %d: use the kvmstat that wrote it, or give another file",
+				  r->path, *ver, RECDB_VERSION_OLDEST,
+				  RECDB_VERSION);
 	return 0;
 }
 
@@ -163,6 +188,7 @@ int recdb_open(struct recdb *r, const char *path, bool create,
 {
 	int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
 			     SQLITE_OPEN_READONLY;
+	long long ver = 0;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -179,7 +205,7 @@ int recdb_open(struct recdb *r, const char *path, bool create,
 		goto out_close;
 	}
 	sqlite3_busy_timeout(r->db, 2000);
-	rc = recdb_check(r, msg);
+	rc = recdb_check(r, &ver, msg);
 	if (rc < 0)
 		goto out_close;
 	if (rc == 1 && !create) {
@@ -191,15 +217,26 @@ int recdb_open(struct recdb *r, const char *path, bool create,
 	if (!create)
 		return 0;
 	if (rc == 1) {
-		char *sql = xasprintf("BEGIN;%sPRAGMA application_id=%d;"
+		char *sql = xasprintf("BEGIN;%s%sPRAGMA application_id=%d;"
 				      "PRAGMA user_version=%d;COMMIT",
-				      recdb_schema, RECDB_APP_ID,
-				      RECDB_VERSION);
+				      recdb_schema, recdb_schema_3,
+				      RECDB_APP_ID, RECDB_VERSION);
 
 		rc = recdb_exec(r, sql, msg);
 		free(sql);
 		if (rc)
 			goto out_close;
+	} else if (ver == 2) {
+		/* recorded into again: layout 3's tables added */
+		char *sql = xasprintf("BEGIN;%sPRAGMA user_version=3;COMMIT",
+				      recdb_schema_3);
+
+		rc = recdb_exec(r, sql, msg);
+		free(sql);
+		if (rc) {
+			sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+			goto out_close;
+		}
 	}
 	rc = recdb_exec(r, "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL",
 			msg);

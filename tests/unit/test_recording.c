@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "app/rec_brk.h"
+#include "app/rec_vt.h"
 #include "app/recorder.h"
 #include "app/replay.h"
 #include "errmsg.h"
@@ -24,6 +25,7 @@
 #include "stats.h"
 #include "suites.h"
 #include "util.h"
+#include "vcputime.h"
 
 /* Three refreshes of a counter (host, a VM, two vCPUs, one of them not
  * read at the third), a gauge, and a counter that appears at the second. */
@@ -523,6 +525,295 @@ START_TEST(test_breakdown_roundtrip)
 }
 END_TEST
 
+/* vCPU time of refresh r (0..NREF-1; off at 1 when gap): two VMs, 42
+ * with two vCPUs and two other threads (one a vhost worker), 43 with one
+ * vCPU and a merged state; every number a function of r. */
+struct vt_fix {
+	struct vcputime_row rows[3];
+	struct vcputime_thread ths[2];
+	struct vcputime_vm vms[2];
+	struct vcputime vt;
+};
+
+static void vt_fill(struct vt_fix *f, int r)
+{
+	memset(f, 0, sizeof(*f));
+	for (int k = 0; k < 3; k++) {
+		struct vcputime_row *x = &f->rows[k];
+
+		x->vcpu = k == 2 ? 0 : k;
+		x->tid = 4201 + k;
+		x->interval_ns = 1000000000ull + (uint64_t)r;
+		x->fresh = !(k == 1 && r == 2);
+		x->merged = k == 2 ? 1u << VT_GUEST_KERNEL : 0;
+		x->measured = k == 2 ? 0x5c : 0x1f;
+		for (int st = 0; st < VT_NSTATES; st++) {
+			x->delta_ns[st] = (uint64_t)(st + 1) * 1000 +
+					  (uint64_t)(r * 100 + k);
+			x->total_ns[st] = (uint64_t)(r + 1) * x->delta_ns[st] +
+					  (1ull << 40);
+		}
+	}
+	f->ths[0] = (struct vcputime_thread){
+		4200, "qemu-kvm", 5000 + r, 100 + r, 1000000000ull + r, false
+	};
+	f->ths[1] = (struct vcputime_thread){
+		4299, "vhost-4200", 7000 + r, 200 + r, 1000000000ull + r, true
+	};
+	f->vms[0] = (struct vcputime_vm){ .pid = 42,
+					  .guest = "alpha",
+					  .vcpus = &f->rows[0],
+					  .nvcpus = 2,
+					  .threads = f->ths,
+					  .nthreads = 2 };
+	f->vms[1] = (struct vcputime_vm){
+		.pid = 43, .guest = NULL, .vcpus = &f->rows[2], .nvcpus = 1
+	};
+	for (int i = 0; i < 2; i++) {
+		f->vms[i].sum.vcpu = -1;
+		for (size_t k = 0; k < f->vms[i].nvcpus; k++)
+			vcputime_add(&f->vms[i].sum, &f->vms[i].vcpus[k]);
+		f->vms[i].interval_ns = f->vms[i].sum.interval_ns;
+	}
+	f->vt = (struct vcputime){ .vms = f->vms,
+				   .nvms = 2,
+				   .source = r ? "from schedstat" : NULL };
+}
+
+static void vt_row_same(const struct vcputime_row *a,
+			const struct vcputime_row *b)
+{
+	ck_assert_int_eq(a->vcpu, b->vcpu);
+	ck_assert_int_eq(a->tid, b->tid);
+	ck_assert_uint_eq(a->interval_ns, b->interval_ns);
+	ck_assert_uint_eq(a->merged, b->merged);
+	ck_assert_uint_eq(a->measured, b->measured);
+	ck_assert_int_eq(a->fresh, b->fresh);
+	for (int st = 0; st < VT_NSTATES; st++) {
+		ck_assert_uint_eq(a->total_ns[st], b->total_ns[st]);
+		ck_assert_uint_eq(a->delta_ns[st], b->delta_ns[st]);
+	}
+}
+
+/* Whether b is what a showed, every number and name. */
+static void vt_same(const struct vcputime *a, const struct vcputime *b)
+{
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(a->nvms, b->nvms);
+	if (a->source)
+		ck_assert_str_eq(a->source, b->source);
+	else
+		ck_assert_ptr_null(b->source);
+	for (size_t i = 0; i < a->nvms; i++) {
+		const struct vcputime_vm *x = &a->vms[i], *y = &b->vms[i];
+
+		ck_assert_int_eq(x->pid, y->pid);
+		if (x->guest)
+			ck_assert_str_eq(x->guest, y->guest);
+		else
+			ck_assert_ptr_null(y->guest);
+		ck_assert_uint_eq(x->interval_ns, y->interval_ns);
+		vt_row_same(&x->sum, &y->sum);
+		ck_assert_uint_eq(x->nvcpus, y->nvcpus);
+		for (size_t k = 0; k < x->nvcpus; k++)
+			vt_row_same(&x->vcpus[k], &y->vcpus[k]);
+		ck_assert_uint_eq(x->nthreads, y->nthreads);
+		for (size_t k = 0; k < x->nthreads; k++) {
+			ck_assert_int_eq(x->threads[k].tid, y->threads[k].tid);
+			ck_assert_str_eq(x->threads[k].name, y->threads[k].name);
+			ck_assert_int_eq(x->threads[k].vhost,
+					 y->threads[k].vhost);
+			ck_assert_uint_eq(x->threads[k].total_ns,
+					  y->threads[k].total_ns);
+			ck_assert_uint_eq(x->threads[k].delta_ns,
+					  y->threads[k].delta_ns);
+			ck_assert_uint_eq(x->threads[k].interval_ns,
+					  y->threads[k].interval_ns);
+		}
+	}
+}
+
+/* Records NREF refreshes with vCPU time at each (skip: one without). */
+static void vt_make(const char *path, int skip)
+{
+	struct recorder_cfg cfg = { .path = path, .delay = 1 };
+	struct recorder *rec;
+	struct stats s;
+	struct vmdir d;
+	struct errmsg err;
+	struct vt_fix f;
+
+	unlink(path);
+	ck_assert_int_eq(recorder_open(&rec, &cfg, &err), 0);
+	stats_init(&s, false);
+	vmdir_init(&d);
+	for (int r = 0; r < NREF; r++) {
+		rec_push(&s, r);
+		ck_assert_int_eq(recorder_write(rec, &s, &d, "test", &err), 0);
+		vt_fill(&f, r);
+		ck_assert_int_eq(recorder_vcputime(rec, r == skip ? NULL : &f.vt,
+						   &err),
+				 0);
+	}
+	recorder_close(rec);
+	stats_free(&s);
+	vmdir_free(&d);
+}
+
+/* vCPU time recorded per refresh replays identical, in order, by a jump
+ * and over a window (intervals summed); a refresh without it has none. */
+START_TEST(test_vcputime_roundtrip)
+{
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
+	struct replay *rp;
+	struct stats s;
+	struct vmdir d;
+	struct errmsg err;
+	struct vt_fix f, g;
+	const struct vcputime *got;
+	struct recdb db;
+	char *sql;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	vt_make(path, -1);
+	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
+	ck_assert(replay_has_vcputime(rp));
+	stats_init(&s, true);
+	vmdir_init(&d);
+	ck_assert_ptr_null(replay_vcputime(rp, false));
+	for (int r = 0; r < NREF; r++) {
+		ck_assert_int_eq(replay_feed(rp, (size_t)r,
+					     r ? REPLAY_AS_LIVE : REPLAY_START,
+					     &s, &d, &err),
+				 0);
+		vt_fill(&f, r);
+		vt_same(&f.vt, replay_vcputime(rp, false));
+	}
+	/* a jump back, and the per-vCPU series asked */
+	ck_assert_int_eq(replay_feed(rp, 0, REPLAY_AS_LIVE, &s, &d, &err), 0);
+	vt_fill(&f, 0);
+	got = replay_vcputime(rp, true);
+	vt_same(&f.vt, got);
+	ck_assert(got->per_vcpu);
+	/* over the window: refresh 3's totals, the intervals of 2 and 3 */
+	ck_assert_int_eq(replay_feed(rp, 2, REPLAY_OVER, &s, &d, &err), 0);
+	vt_fill(&f, 2);
+	vt_fill(&g, 1);
+	for (int k = 0; k < 3; k++) {
+		f.rows[k].interval_ns += g.rows[k].interval_ns;
+		for (int st = 0; st < VT_NSTATES; st++)
+			f.rows[k].delta_ns[st] += g.rows[k].delta_ns[st];
+	}
+	for (int k = 0; k < 2; k++) {
+		f.ths[k].delta_ns += g.ths[k].delta_ns;
+		f.ths[k].interval_ns += g.ths[k].interval_ns;
+	}
+	/* a VM's: the intervals its sums showed, summed */
+	for (int i = 0; i < 2; i++) {
+		f.vms[i].sum.interval_ns += g.vms[i].sum.interval_ns;
+		for (int st = 0; st < VT_NSTATES; st++)
+			f.vms[i].sum.delta_ns[st] += g.vms[i].sum.delta_ns[st];
+		f.vms[i].interval_ns = f.vms[i].sum.interval_ns;
+	}
+	vt_same(&f.vt, replay_vcputime(rp, false));
+	replay_close(rp);
+
+	/* a refresh recorded without: none there, the others as recorded */
+	vt_make(path, 1);
+	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
+	for (int r = 0; r < NREF; r++) {
+		ck_assert_int_eq(replay_feed(rp, (size_t)r,
+					     r ? REPLAY_AS_LIVE : REPLAY_START,
+					     &s, &d, &err),
+				 0);
+		vt_fill(&f, r);
+		if (r == 1)
+			ck_assert_ptr_null(replay_vcputime(rp, false));
+		else
+			vt_same(&f.vt, replay_vcputime(rp, false));
+	}
+	replay_close(rp);
+	/* --record-keep's drop: the rows before 3 go, 3's stay whole */
+	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
+	sql = rec_vt_drop_sql(3);
+	ck_assert_int_eq(recdb_exec(&db, sql, &err), 0);
+	free(sql);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT (SELECT count(*) FROM vt_value WHERE"
+				   " refresh < 3) + (SELECT count(*) FROM"
+				   " vt_thread WHERE refresh < 3) + (SELECT"
+				   " count(*) FROM vt_read WHERE refresh < 3)",
+				   -1),
+			 0);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM vt_value WHERE refresh = 3",
+				   -1),
+			 5);
+	recdb_close(&db);
+	stats_free(&s);
+	vmdir_free(&d);
+	rec_unlink(path);
+}
+END_TEST
+
+/* A recording of layout 2 (no vCPU time's tables) replays as before, with
+ * no vCPU time; recording into it again adds them (layout 3). */
+START_TEST(test_layout2)
+{
+	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
+	struct stats live[NREF], s;
+	struct replay *rp;
+	struct recdb db;
+	struct vmdir d;
+	struct errmsg err;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	rec_make(path, live);
+	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
+	ck_assert_int_eq(recdb_exec(&db,
+				    "DROP TABLE vt_read; DROP TABLE vt_value;"
+				    " DROP TABLE vt_thread;"
+				    " PRAGMA user_version=2",
+				    &err),
+			 0);
+	recdb_close(&db);
+	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
+	ck_assert(!replay_has_vcputime(rp));
+	stats_init(&s, true);
+	vmdir_init(&d);
+	for (int r = 0; r < NREF; r++) {
+		ck_assert_int_eq(replay_feed(rp, (size_t)r,
+					     r ? REPLAY_AS_LIVE : REPLAY_START,
+					     &s, &d, &err),
+				 0);
+		rec_same(&live[r], &s);
+		ck_assert_ptr_null(replay_vcputime(rp, false));
+	}
+	replay_close(rp);
+	/* layout 1 is refused, 2 recorded into becomes 3 */
+	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
+	ck_assert_int_eq(recdb_int(&db, "PRAGMA user_version", 0), 3);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM sqlite_master WHERE"
+				   " name LIKE 'vt_%'",
+				   0),
+			 3);
+	ck_assert_int_eq(recdb_exec(&db, "PRAGMA user_version=1", &err), 0);
+	recdb_close(&db);
+	ck_assert_int_lt(replay_open(&rp, path, NULL, NULL, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.text, "layout 1"));
+	stats_free(&s);
+	vmdir_free(&d);
+	for (int r = 0; r < NREF; r++)
+		stats_free(&live[r]);
+	rec_unlink(path);
+}
+END_TEST
+
 Suite *recording_suite(void)
 {
 	Suite *s = suite_create("recording");
@@ -532,6 +823,8 @@ Suite *recording_suite(void)
 	tcase_add_test(tc, test_changed_only);
 	tcase_add_test(tc, test_window_edges);
 	tcase_add_test(tc, test_breakdown_roundtrip);
+	tcase_add_test(tc, test_vcputime_roundtrip);
+	tcase_add_test(tc, test_layout2);
 	tcase_add_test(tc, test_foreign_refused);
 	tcase_add_test(tc, test_om_history);
 	suite_add_tcase(s, tc);

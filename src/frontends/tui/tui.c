@@ -110,6 +110,19 @@ static int tui_open(struct frontend *fe, const struct options *opts)
 	return 0;
 }
 
+/* The latency and breakdown views' title: the scope, and in a replay
+ * the recording's time and place, as the summary's header says them. */
+static void tui_view_title(const struct tui_priv *tp, char *title, size_t n)
+{
+	if (tp->pid)
+		snprintf(title, n, "pid %d", tp->pid);
+	else
+		snprintf(title, n, "summary");
+	if (tp->replay)
+		snprintf(title + strlen(title), n - strlen(title), "   %s",
+			 tp->replay);
+}
+
 static int tui_render(struct frontend *fe, const struct snapshot *snap)
 {
 	struct tui_priv *tp = fe->priv;
@@ -118,12 +131,9 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 	tui_set_notes(tp, snap);
 	tui_load_picks(tp, snap);
 	if (tp->brk && !tp->help) {
-		char title[64];
+		char title[160];
 
-		if (tp->pid)
-			snprintf(title, sizeof(title), "pid %d", tp->pid);
-		else
-			snprintf(title, sizeof(title), "summary");
+		tui_view_title(tp, title, sizeof(title));
 		tui_brk_draw(snap, title, tp->brk_kind, tp->units);
 		return 0;
 	}
@@ -135,12 +145,9 @@ static int tui_render(struct frontend *fe, const struct snapshot *snap)
 		}
 	}
 	if (tp->latency && !tp->help) {
-		char title[64];
+		char title[160];
 
-		if (tp->pid)
-			snprintf(title, sizeof(title), "pid %d", tp->pid);
-		else
-			snprintf(title, sizeof(title), "summary");
+		tui_view_title(tp, title, sizeof(title));
 		tui_lat_draw(snap, title, tp->units);
 		return 0;
 	}

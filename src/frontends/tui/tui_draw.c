@@ -134,7 +134,7 @@ void tui_draw(struct tui_priv *tp)
 		return;
 	}
 	if (tp->vt.on) {
-		tui_vt_draw(&tp->vt, tp->providers, tp->delay);
+		tui_vt_draw(&tp->vt, tp->replay, tp->providers, tp->delay);
 		return;
 	}
 	erase();

@@ -113,7 +113,8 @@ void tui_vt_model(struct tui_vt *vt, const struct snapshot *snap)
 		vt->sel = vt->n ? (int)vt->n - 1 : 0;
 }
 
-void tui_vt_draw(struct tui_vt *vt, const char *providers, double delay)
+void tui_vt_draw(struct tui_vt *vt, const char *replay, const char *providers,
+		 double delay)
 {
 	int rows, cols, y = 0, body;
 	char line[512];
@@ -129,7 +130,8 @@ void tui_vt_draw(struct tui_vt *vt, const char *providers, double delay)
 	attron(A_BOLD);
 	mvaddnstr(y, 0, line, cols);
 	attroff(A_BOLD);
-	snprintf(line, sizeof(line), "   [%s]  delay %.1fs",
+	snprintf(line, sizeof(line), "   %s%s[%s]  delay %.1fs",
+		 replay ? replay : "", replay ? "  " : "",
 		 providers ? providers : "", delay);
 	addnstr(line, cols - getcurx(stdscr) > 0 ? cols - getcurx(stdscr) : 0);
 	y++;
@@ -239,7 +241,7 @@ bool tui_vt_key(struct tui_vt *vt, struct frontend *fe, int ch,
 	} else {
 		return false;
 	}
-	tui_vt_draw(vt, tp->providers, tp->delay);
+	tui_vt_draw(vt, tp->replay, tp->providers, tp->delay);
 	return true;
 }
 

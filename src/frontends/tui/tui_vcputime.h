@@ -38,8 +38,10 @@ struct tui_vt {
 
 /* The lines of vt's level from snap (freeing the last ones). */
 void tui_vt_model(struct tui_vt *vt, const struct snapshot *snap);
-/* Draws the view on the whole screen; header shows delay and sources. */
-void tui_vt_draw(struct tui_vt *vt, const char *providers, double delay);
+/* Draws the view on the whole screen; header shows delay and sources (and
+ * a replay's time and place: replay, or NULL). */
+void tui_vt_draw(struct tui_vt *vt, const char *replay, const char *providers,
+		 double delay);
 /* A key while the view is shown: true when it was the view's (act what
  * the loop is to do: UI_SET_VCPUTIME with fe->req.on when it closes). */
 bool tui_vt_key(struct tui_vt *vt, struct frontend *fe, int ch,
