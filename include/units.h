@@ -55,6 +55,11 @@ const char *units_format_seconds(double secs, unsigned int flags, char *buf,
 const char *units_format_bytes(double bytes, char *buf, size_t len);
 const char *units_format_count(double n, char *buf, size_t len);
 
+/* s right-aligned in width terminal columns, written into buf (a "µ"
+ * takes two bytes and one column, which printf's widths do not know);
+ * returns buf, or s itself when it is as wide already. */
+const char *units_rjust(const char *s, int width, char *buf, size_t len);
+
 /* Whether f is a cumulative time counter (a *_ns stat, not a histogram)
  * that units_share_pct applies to. */
 bool units_has_share(const struct field_info *f);

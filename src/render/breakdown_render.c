@@ -132,20 +132,28 @@ void breakdown_render_table(struct strbuf *b, const struct snap_brk_table *t,
 					       (double)t->total :
 				       0.0,
 			    r->rate);
-		if (timed && r->tcount)
+		if (timed && r->tcount) {
+			const char *s[5] = {
+				br_ns((double)r->min, units, mn, sizeof(mn)),
+				br_ns((double)r->sum / (double)r->tcount, units,
+				      av, sizeof(av)),
+				br_ns((double)r->max, units, mx, sizeof(mx)),
+				br_pct(bk, nb, HIST_P50, units, p50,
+				       sizeof(p50)),
+				br_pct(bk, nb, HIST_P99, units, p99,
+				       sizeof(p99)),
+			};
+			char j[5][40];
+
+			for (int k = 0; k < 5; k++)
+				s[k] = units_rjust(s[k], k < 3 ? 10 : 11, j[k],
+						   sizeof(j[k]));
 			strbuf_addf(b, " %5.1f%% %10s %10s %10s %11s %11s",
 				    time ? 100.0 * (double)r->sum /
 						    (double)time :
 					   0.0,
-				    br_ns((double)r->min, units, mn, sizeof(mn)),
-				    br_ns((double)r->sum / (double)r->tcount,
-					  units, av, sizeof(av)),
-				    br_ns((double)r->max, units, mx, sizeof(mx)),
-				    br_pct(bk, nb, HIST_P50, units, p50,
-					   sizeof(p50)),
-				    br_pct(bk, nb, HIST_P99, units, p99,
-					   sizeof(p99)));
-		else if (timed)
+				    s[0], s[1], s[2], s[3], s[4]);
+		} else if (timed)
 			strbuf_addf(b, " %6s %10s %10s %10s %11s %11s", "-",
 				    "-", "-", "-", "-", "-");
 		strbuf_add(b, "\n");

@@ -134,27 +134,27 @@ void lat_render_text(struct strbuf *b, const struct snapshot *snap,
 			    "p50", "p90", "p99");
 		for (size_t i = 0; i < n; i++) {
 			const struct snap_hist *h = v[i].h;
-			char mn[32], av[32], mx[32], p[3][32];
+			char c[6][32], j[6][40];
+			const char *s[6] = {
+				lat_render_ns((double)h->min, units, c[0], 32),
+				lat_render_ns((double)h->sum / (double)h->count,
+					      units, c[1], 32),
+				lat_render_ns((double)h->max, units, c[2], 32),
+				lat_render_bound(h, HIST_P50, units, c[3], 32),
+				lat_render_bound(h, HIST_P90, units, c[4], 32),
+				lat_render_bound(h, HIST_P99, units, c[5], 32),
+			};
 
+			for (int k2 = 0; k2 < 6; k2++)
+				s[k2] = units_rjust(s[k2], k2 < 3 ? 10 : 11,
+						    j[k2], sizeof(j[k2]));
 			strbuf_addf(b,
 				    " %-24s %10" PRIu64
 				    " %5.1f%% %10s %10s %10s %11s %11s %11s\n",
 				    v[i].reason, h->count,
 				    all ? 100.0 * (double)h->sum / (double)all :
 					  0.0,
-				    lat_render_ns((double)h->min, units, mn,
-						  sizeof(mn)),
-				    lat_render_ns((double)h->sum /
-							  (double)h->count,
-						  units, av, sizeof(av)),
-				    lat_render_ns((double)h->max, units, mx,
-						  sizeof(mx)),
-				    lat_render_bound(h, HIST_P50, units, p[0],
-						     32),
-				    lat_render_bound(h, HIST_P90, units, p[1],
-						     32),
-				    lat_render_bound(h, HIST_P99, units, p[2],
-						     32));
+				    s[0], s[1], s[2], s[3], s[4], s[5]);
 		}
 		if (!n)
 			strbuf_add(b, " (none yet)\n");

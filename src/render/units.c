@@ -152,6 +152,19 @@ const char *units_format_count(double n, char *buf, size_t len)
 	return units_put_number(n, "", buf, len);
 }
 
+const char *units_rjust(const char *s, int width, char *buf, size_t len)
+{
+	int cols = 0;
+
+	/* a column per UTF-8 sequence: bytes that do not continue one */
+	for (const char *p = s; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	if (cols >= width)
+		return s;
+	snprintf(buf, len, "%*s%s", width - cols, "", s);
+	return buf;
+}
+
 const char *units_format(const struct field_info *f, double raw,
 			 unsigned int flags, char *buf, size_t len)
 {
