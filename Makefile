@@ -115,9 +115,9 @@ $(BUILD)/bpf/%.bpf.o: include/bpf_shared.h
 		$(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH)) -c -o $@ $(filter %.c,$^)
 	$(LLVM_STRIP) -g $@
 
-$(BPF_OBJ): src/bpf/kvmstat.bpf.c
+$(BPF_OBJ): src/bpf/kvmstat.bpf.c src/bpf/vcpu_reason.h
 $(BUILD)/bpf/latency.bpf.o: src/bpf/latency.bpf.c include/lat_shared.h \
-	src/bpf/lat_hist.h
+	src/bpf/lat_hist.h src/bpf/vcpu_reason.h
 $(BUILD)/bpf/mincount.bpf.o: tests/bench/mincount.bpf.c
 $(BUILD)/bpf/breakdown.bpf.o: src/bpf/breakdown.bpf.c include/brk_shared.h \
 	include/lat_shared.h src/bpf/lat_hist.h
@@ -272,7 +272,8 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
-	src/core/hist.c src/core/snapshot.c src/core/snap_keep.c src/core/vmdir.c \
+	src/core/hist.c src/core/snapshot.c src/core/snap_keep.c src/core/snap_scopes.c \
+	src/core/snap_rows.c src/core/snap_view.c src/core/vmdir.c \
 	src/render/units.c \
 	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c src/sys/mtree.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread

@@ -42,6 +42,17 @@ const struct arch_exit_table *arch_table_for(const struct arch_desc *d,
 	return NULL;
 }
 
+const struct arch_vcpu_reason *arch_vcpu_reason_for(const struct arch_desc *d,
+						    const char *event,
+						    const char *isa)
+{
+	for (const struct arch_vcpu_reason *r = d->vcpu_reasons;
+	     isa && r && r->isa; r++)
+		if (!strcmp(r->isa, isa) && !strcmp(r->event, event))
+			return r;
+	return NULL;
+}
+
 static int arch_reason_cmp(const void *key, const void *elem)
 {
 	uint64_t v = *(const uint64_t *)key;

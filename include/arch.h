@@ -58,6 +58,30 @@ struct arch_guard {
 	int64_t value;	 /* 1 */
 };
 
+/*
+ * Where one ISA's KVM keeps a tracepoint's reason while the tracepoint
+ * fires, for a BPF program on the raw tracepoint, whose arguments are
+ * (struct kvm_vcpu *vcpu, guard) and not the reason: the vendor's struct
+ * that holds the vCPU, maybe a pointer in it to follow, and the member
+ * the kernel's own trace record copies the reason from. Names only: the
+ * offsets come from the running kernel's BTF, so no layout is frozen.
+ * That spares the trace record, which a program can only reach through a
+ * perf event (CAP_SYS_ADMIN where kernel.perf_event_paranoid is above 2).
+ */
+struct arch_vcpu_reason {
+	const char *isa;       /* "svm"; NULL ends a list */
+	const char *event;     /* the tracepoint: "kvm_exit" */
+	const char *module;    /* whose BTF has the structs: "kvm_amd" (else
+				* vmlinux's, the module built in) */
+	const char *container; /* the struct holding the vCPU: "vcpu_svm" */
+	const char *vcpu;      /* its struct kvm_vcpu member: "vcpu" */
+	const char *pointer;   /* a pointer member of container to follow
+				* ("vmcb"), or NULL: the reason is in it */
+	/* the reason's member in the struct pointer points at (else in
+	 * container), dotted, the first the kernel has: "control.exit_code" */
+	const char *paths[4];
+};
+
 /* A name for a range of keys of a breakdown (--breakdown): MSR indices,
  * I/O ports. */
 struct arch_key_name {
@@ -84,6 +108,9 @@ struct arch_desc {
 	const char *guard_field;
 	const struct arch_guard *guards; /* ended by isa NULL, or NULL */
 	const struct arch_exit_table *const *tables; /* NULL-terminated */
+	/* where reasons sit in the kernel's structs, per ISA and event
+	 * (ended by isa NULL), or NULL */
+	const struct arch_vcpu_reason *vcpu_reasons;
 	/*
 	 * Which ISA the host runs, from sysfs_root ("/sys"), NULL when
 	 * unknown; NULL where the architecture has at most one ISA (that
@@ -118,6 +145,12 @@ size_t arch_nsources(const struct arch_desc *d);
 /* d's table for the ISA called isa, or NULL (also for a NULL isa). */
 const struct arch_exit_table *arch_table_for(const struct arch_desc *d,
 					     const char *isa);
+
+/* d's description of where event's reason sits on a host running isa,
+ * or NULL (also for a NULL isa). */
+const struct arch_vcpu_reason *arch_vcpu_reason_for(const struct arch_desc *d,
+						    const char *event,
+						    const char *isa);
 
 /* The name t gives value (masked by t->mask), or NULL. */
 const char *arch_reason_name(const struct arch_exit_table *t, uint64_t value);

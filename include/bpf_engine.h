@@ -3,12 +3,13 @@
  * The BPF counting engine: loads kvmstat's counting programs
  * (src/bpf/kvmstat.bpf.c, through a bpftool skeleton) with libbpf and
  * attaches them, one program per tracepoint: raw tracepoints by name for
- * plain events and kvm_userspace_exit, a program on the trace record (one
- * perf event) for sources whose reason is only there. Every hit bumps a
+ * plain events, kvm_userspace_exit and a kvm_exit whose reason is read
+ * from the vCPU, a program on the trace record (one perf event) for
+ * sources whose reason is only found there. Every hit bumps a
  * per-CPU counter, its "slot"; a refresh reads them all with one batched
  * lookup. Optionally also per thread, and only for one process.
  *
- * Use: bpf_engine_new, then declare the hooks (plain, uexit, record),
+ * Use: bpf_engine_new, then declare the hooks (plain, uexit, vcpu, record),
  * bpf_engine_load, bpf_engine_set_reason for every known reason,
  * bpf_engine_attach; then read each refresh; bpf_engine_free.
  */
@@ -42,6 +43,11 @@ int bpf_engine_plain(struct bpf_engine *e, uint32_t slot, const char *tp_name);
  * KS_NONE), its reason argument as child source src. 0 or -errno. */
 int bpf_engine_uexit(struct bpf_engine *e, const char *tp_name,
 		     uint32_t parent_slot, uint32_t src);
+/* Raw tracepoint tp_name (arguments: the vCPU, the guard) whose reason
+ * sits in the kernel's structs, as cfg says; 0 or -errno (-EBUSY for a
+ * second one). */
+int bpf_engine_vcpu(struct bpf_engine *e, const char *tp_name,
+		    const struct ks_vcpu_cfg *cfg);
 /* A tracepoint (by id) whose reason is in its record, as cfg says; 0 or
  * -errno (-ENOSPC past KS_NREC such tracepoints). */
 int bpf_engine_record(struct bpf_engine *e, int tp_id,

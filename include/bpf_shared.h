@@ -2,7 +2,8 @@
 /*
  * What the BPF counting programs (src/bpf/kvmstat.bpf.c) and their loader
  * (src/sys/bpf_engine.c) agree on: the map keys, the configuration of the
- * programs that read a trace record, and the sizes of the program sets.
+ * programs that read a reason from a trace record or from the vCPU, and
+ * the sizes of the program sets.
  * Plain C with <linux/types.h> types, so both clang -target bpf and the
  * host compiler take it.
  */
@@ -44,6 +45,27 @@ struct ks_rec_cfg {
 	__u32 isa_off;
 	__u32 isa_size;	 /* 0: no guard field */
 	__s64 isa_guard; /* cls = (guard field == isa_guard) */
+};
+
+/*
+ * How the program on a raw tracepoint whose arguments are (struct kvm_vcpu
+ * *vcpu, guard) finds its reason in the kernel's structs (the loader reads
+ * the offsets from the kernel's BTF; see arch.h, struct arch_vcpu_reason):
+ * the struct holding the vCPU starts vcpu_off bytes before it; with
+ * ptr_off set, the pointer there is followed; the reason is reason_off
+ * bytes into that. Only hits whose guard is the layout's own ISA are read.
+ */
+struct ks_vcpu_cfg {
+	__u32 parent_slot; /* slot of the tracepoint itself, or KS_NONE */
+	__u32 src;	   /* child source index */
+	__u32 vcpu_off;	   /* the vCPU's offset in its container */
+	__s32 ptr_off;	   /* a pointer in the container to follow, or -1 */
+	__u32 reason_off;  /* bytes into the container or what ptr points at */
+	__u32 reason_size; /* 1, 2, 4 or 8: as many as the record's field */
+	__u32 guarded;	   /* the second argument is the guard */
+	__u32 pad;
+	__s64 isa_guard;  /* cls = (guard == isa_guard) */
+	__s64 layout_isa; /* the guard value of the ISA of this layout */
 };
 
 /* Index into ks_slots of (source, guard class, reason < KS_MAXR). */

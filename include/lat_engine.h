@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf_shared.h"
 #include "lat_shared.h"
 
 /* What marks a thread's return to the guest after a userspace exit,
@@ -36,6 +37,10 @@ struct lat_engine_cfg {
 	int exit_id;
 	struct lat_rec_field exit_reason, exit_isa;
 	int64_t exit_guard; /* cls = (isa field == exit_guard) */
+	/* with exit_id set, kvm_exit's raw tracepoint instead, its reason
+	 * read from the vCPU as exit_vcpu says (no perf event); or NULL */
+	const char *exit_raw;
+	struct ks_vcpu_cfg exit_vcpu;
 	/* kvm_userspace_exit: a raw tracepoint by name, or (uexit_raw
 	 * NULL) its record by id, or neither (uexit_id -1) */
 	const char *uexit_raw;

@@ -8,7 +8,9 @@
  * own tracepoints name them, each with kvm_stat's spelling where kvm_stat
  * knows it (SVM's "IOIO" for the kernel's "io"). The ISA is told by the
  * loaded vendor module, else the CPU vendor, never by CPU flags, which
- * nested and paravirtualised hosts do not show.
+ * nested and paravirtualised hosts do not show. Where each vendor module
+ * keeps the reason kvm_exit's record copies (the BPF engine reads it
+ * there, at offsets from the kernel's BTF) is named here too.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -329,6 +331,35 @@ static const struct arch_guard x86_guards[] = {
 	{ NULL, 0 },
 };
 
+/*
+ * kvm_exit(vcpu, isa): the reason its record copies, as the vendor's
+ * get_exit_info reads it: svm_get_exit_info the exit code of the VMCB in
+ * use (vmcb02 while a nested guest runs), vmx_get_exit_info the exit
+ * reason it saved from the VMCS (a union since Linux 5.11, a plain u32
+ * before, in struct vcpu_vt since 6.16, which TDX's vCPUs share).
+ */
+static const struct arch_vcpu_reason x86_vcpu_reasons[] = {
+	{
+		.isa = "svm",
+		.event = "kvm_exit",
+		.module = "kvm_amd",
+		.container = "vcpu_svm",
+		.vcpu = "vcpu",
+		.pointer = "vmcb",
+		.paths = { "control.exit_code" },
+	},
+	{
+		.isa = "vmx",
+		.event = "kvm_exit",
+		.module = "kvm_intel",
+		.container = "vcpu_vmx",
+		.vcpu = "vcpu",
+		.paths = { "exit_reason.full", "vt.exit_reason.full",
+			   "exit_reason" },
+	},
+	{ NULL },
+};
+
 /* Whether sysfs_root/module/<name> is a directory: the module is known. */
 static bool x86_module_present(const char *sysfs_root, const char *name)
 {
@@ -531,6 +562,7 @@ const struct arch_desc arch_x86_desc = {
 	.guard_field = "isa",
 	.guards = x86_guards,
 	.tables = x86_tables,
+	.vcpu_reasons = x86_vcpu_reasons,
 	.detect_isa = x86_detect_isa,
 	.vendor_isa = x86_vendor_isa,
 	.keys = { x86_ioports, x86_msrs },

@@ -3,9 +3,11 @@
  * kvmstat's counting programs: run in the kernel on every hit of a kvm
  * tracepoint and bump a per-CPU counter, the "slot" of the event or of one
  * of its exit reasons. Plain events and kvm_userspace_exit are raw
- * tracepoints (the kernel's arguments, no trace record is filled); sources
- * whose reason is only in the trace record (kvm_exit, whose raw arguments
- * are the vCPU and the ISA) read it there. Reasons become slots through a
+ * tracepoints (the kernel's arguments, no trace record is filled).
+ * kvm_exit's raw arguments are the vCPU and the ISA, not the reason: where
+ * the kernel's BTF gives the vendor's vCPU struct, a raw program reads the
+ * reason there; elsewhere a program on the trace record reads it from the
+ * record (which takes a perf event). Reasons become slots through a
  * table the loader fills; reasons it does not know go to a small hash.
  * With per-thread counting on (the per-VM and per-vCPU rows), each hit is
  * also counted under (tgid, tid, slot); with a tgid set (-p), only that
@@ -20,6 +22,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "bpf_shared.h"
+#include "vcpu_reason.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -30,6 +33,7 @@ const volatile __u32 ks_uexit_src = 0;
 const volatile __u32 ks_other_slot = 0; /* counts hits of ks_other */
 const volatile __u32 ks_stride = 0;	/* slots per CPU in ks_counts */
 const volatile struct ks_rec_cfg ks_rec[KS_NREC] = {};
+const volatile struct ks_vcpu_cfg ks_vcpu = {};
 
 /* Count per CPU and slot, at cpu * ks_stride + slot: CPU-private like a
  * per-CPU array, but mapped into the reader, which sums it without a
@@ -185,6 +189,29 @@ int ks_uexit(struct bpf_raw_tracepoint_args *ctx)
 	if (ks_uexit_parent != KS_NONE)
 		ks_count(id, ks_uexit_parent);
 	ks_child(id, ks_uexit_src, 0, (__u32)ctx->args[0]);
+	return 0;
+}
+
+/*
+ * kvm_exit(vcpu, isa) on x86: the reason read where the kernel's record
+ * copies it from (the VMCB's exit code, vcpu_vmx's exit reason), at the
+ * offsets the loader found in the kernel's BTF. A raw tracepoint, so no
+ * perf event (which kernel.perf_event_paranoid 3 keeps from all but
+ * CAP_SYS_ADMIN) and no record to fill. A hit whose reason cannot be read
+ * (vcpu_reason.h) counts for the parent only.
+ */
+SEC("raw_tp")
+int ks_exit_vcpu(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id, reason;
+	__u32 cls;
+
+	if (!ks_mine(&id))
+		return 0;
+	if (ks_vcpu.parent_slot != KS_NONE)
+		ks_count(id, ks_vcpu.parent_slot);
+	if (!vcpu_reason_read(&ks_vcpu, ctx, &reason, &cls))
+		ks_child(id, ks_vcpu.src, cls, reason);
 	return 0;
 }
 

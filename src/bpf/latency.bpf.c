@@ -21,6 +21,7 @@
 
 #include "lat_hist.h"
 #include "lat_shared.h"
+#include "vcpu_reason.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -32,6 +33,8 @@ const volatile __u32 lat_isa_size = 0;	/* 0: none */
 const volatile __s64 lat_isa_guard = 0;
 const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
 const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
+/* kvm_exit's reason in the vCPU's structs, for lat_exit_vcpu */
+const volatile struct ks_vcpu_cfg lat_vcpu = {};
 
 /* The KVM_RUN mark on raw_syscalls:sys_enter (measured, not chosen: it
  * runs on every system call of the host): the ioctl number, KVM_RUN, and
@@ -241,7 +244,11 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
 /*
  * The programs, each twice: with the thread's state in task storage (task
  * 1, the name as is) and in the LRU hash (task 0, the name with _h).
- *  lat_exit_rec: kvm_exit, its reason only in the trace record.
+ *  lat_exit_vcpu: kvm_exit(vcpu, isa), its reason read from the vCPU's
+ *   structs (vcpu_reason.h); an exit whose reason cannot be read is not
+ *   timed.
+ *  lat_exit_rec: kvm_exit, its reason from the trace record (where the
+ *   kernel's BTF does not say where the vCPU keeps it).
  *  lat_uexit_raw: kvm_userspace_exit(u32 reason, int errno), reason arg 0.
  *  lat_uexit_rec: kvm_userspace_exit read from its record (a tracepoint
  *   standing in for it, in tests).
@@ -258,6 +265,16 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
  *   of the host leaves at the first test).
  */
 #define LAT_PROGS(sfx, task)                                                    \
+	SEC("raw_tp")                                                           \
+	int lat_exit_vcpu##sfx(struct bpf_raw_tracepoint_args *ctx)             \
+	{                                                                       \
+		__u64 reason;                                                   \
+		__u32 cls;                                                      \
+                                                                                \
+		if (!vcpu_reason_read(&lat_vcpu, ctx, &reason, &cls))           \
+			lat_begin(task, LAT_EXIT, cls, reason);                 \
+		return 0;                                                       \
+	}                                                                       \
 	SEC("tracepoint")                                                       \
 	int lat_exit_rec##sfx(void *rec)                                        \
 	{                                                                       \

@@ -200,6 +200,18 @@ int bpf_engine_uexit(struct bpf_engine *e, const char *tp_name,
 	return 0;
 }
 
+int bpf_engine_vcpu(struct bpf_engine *e, const char *tp_name,
+		    const struct ks_vcpu_cfg *cfg)
+{
+	struct bpf_program *prog = e->skel->progs.ks_exit_vcpu;
+
+	if (bpf_program__autoload(prog))
+		return -EBUSY;
+	memcpy((void *)&e->skel->rodata->ks_vcpu, cfg, sizeof(*cfg));
+	bpf_engine_hook(e, prog)->tp_name = xstrdup(tp_name);
+	return 0;
+}
+
 int bpf_engine_record(struct bpf_engine *e, int tp_id,
 		      const struct ks_rec_cfg *cfg)
 {

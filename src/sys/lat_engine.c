@@ -154,7 +154,12 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 				       e->skel->maps.lat_task,
 				false);
 	e->skel->rodata->lat_tgid = cfg->tgid;
-	if (cfg->exit_id >= 0) {
+	if (cfg->exit_id >= 0 && cfg->exit_raw) {
+		memcpy((void *)&e->skel->rodata->lat_vcpu, &cfg->exit_vcpu,
+		       sizeof(cfg->exit_vcpu));
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_exit_vcpu),
+					     cfg->exit_raw, -1, "kvm_exit" };
+	} else if (cfg->exit_id >= 0) {
 		e->skel->rodata->lat_exit_off = cfg->exit_reason.off;
 		e->skel->rodata->lat_exit_size = cfg->exit_reason.size;
 		e->skel->rodata->lat_isa_off = cfg->exit_isa.off;

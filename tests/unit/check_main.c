@@ -70,6 +70,7 @@ int main(void)
 	srunner_add_suite(sr, vcputime_suite());
 	srunner_add_suite(sr, mtree_suite());
 	srunner_add_suite(sr, numfmt_suite());
+	srunner_add_suite(sr, kbtf_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	test_skip_init();
 	srunner_run_all(sr, CK_NORMAL);

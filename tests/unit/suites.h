@@ -44,5 +44,6 @@ Suite *recording_suite(void);
 Suite *vcputime_suite(void);
 Suite *mtree_suite(void);
 Suite *numfmt_suite(void);
+Suite *kbtf_suite(void);
 
 #endif

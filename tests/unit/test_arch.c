@@ -198,6 +198,31 @@ START_TEST(test_descriptors_well_formed)
 		if (!d->detect_isa && d->tables[0])
 			ck_assert_ptr_eq(arch_detect_isa(d, "/nonexistent"),
 					 d->tables[0]->isa);
+
+		/* where a reason sits in the vCPU: a source's, of an ISA
+		 * the guard tells apart, found by the lookup */
+		for (const struct arch_vcpu_reason *r = d->vcpu_reasons;
+		     r && r->isa; r++) {
+			size_t i = 0;
+
+			while (d->sources[i] &&
+			       strcmp(d->sources[i]->event, r->event))
+				i++;
+			ck_assert_msg(d->sources[i],
+				      "%s: %s in the vCPU, not a source",
+				      d->name, r->event);
+			ck_assert_int_ge(arch_guard_value(d, d->guard_field,
+							  r->isa),
+					 0);
+			ck_assert_ptr_nonnull(r->module);
+			ck_assert_ptr_nonnull(r->container);
+			ck_assert_ptr_nonnull(r->vcpu);
+			ck_assert_ptr_nonnull(r->paths[0]);
+			ck_assert_ptr_eq(arch_vcpu_reason_for(d, r->event,
+							      r->isa),
+					 r);
+		}
+		ck_assert_ptr_null(arch_vcpu_reason_for(d, "kvm_exit", NULL));
 	}
 }
 END_TEST

@@ -6,7 +6,9 @@
  * raw-tracepoint program and per thread; a forgotten thread key is gone
  * and counts afresh. A program on the trace record takes its "reason"
  * from the record (the renamer's oom_score_adj): a known reason counts in
- * its slot, an unknown one in the other-reasons hash. Needs root and
+ * its slot, an unknown one in the other-reasons hash; so does the program
+ * that reads it from the task's structs, as kvm_exit's is read from the
+ * vCPU's, at offsets from the kernel's BTF. Needs root and
  * tracefs; says SKIP otherwise (a failure when KVMSTAT_REQUIRE_KVM=1).
  */
 #include <check.h>
@@ -20,6 +22,7 @@
 
 #include "bpf_engine.h"
 #include "fs.h"
+#include "kbtf.h"
 #include "suites.h"
 #include "testlib.h"
 #include "tpformat.h"
@@ -237,6 +240,69 @@ START_TEST(test_record_reasons)
 }
 END_TEST
 
+/*
+ * The program that reads a reason from the vCPU's structs, on the same
+ * tracepoint: task_rename's raw first argument is the task, as kvm_exit's
+ * is the vCPU, and its record's oom_score_adj is task->signal's, found by
+ * kbtf in the kernel's BTF: the pointer followed, the value read, counts
+ * as the record program's.
+ */
+START_TEST(test_vcpu_reasons)
+{
+	struct ks_vcpu_cfg vc = { .parent_slot = 0, .src = 1 };
+	struct kbtf_member m;
+	struct bpf_engine *e;
+	uint64_t counts[3];
+	struct kbtf *k;
+	struct found f;
+	const char *why;
+	int err = 0;
+
+	if (rename_id(&why) < 0) {
+		test_skip("test_vcpu_reasons", "%s", why);
+		return;
+	}
+	k = kbtf_open(NULL, NULL, &err);
+	if (!k) {
+		test_skip("test_vcpu_reasons", "no kernel BTF: %s",
+			  strerror(-err));
+		return;
+	}
+	ck_assert_int_eq(kbtf_member(k, "task_struct", "signal", &m), 0);
+	ck_assert_str_eq(m.pointee, "signal_struct");
+	vc.ptr_off = (int32_t)m.offset;
+	ck_assert_int_eq(kbtf_member(k, "signal_struct", "oom_score_adj", &m),
+			 0);
+	ck_assert(m.integer);
+	vc.reason_off = m.offset;
+	vc.reason_size = m.size;
+	kbtf_close(k);
+
+	e = engine(3);
+	ck_assert_int_eq(bpf_engine_vcpu(e, "task_rename", &vc), 0);
+	ck_assert_int_eq(bpf_engine_vcpu(e, "task_rename", &vc), -EBUSY);
+	ck_assert_msg(bpf_engine_load(e) == 0, "load: %s",
+		      bpf_engine_last_log());
+	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, 5, 2), 0);
+	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
+
+	set_oom(5);
+	renames(300);
+	set_oom(7); /* no slot */
+	renames(40);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[0], 340);
+	ck_assert_uint_eq(counts[2], 300);
+	f = me();
+	ck_assert_int_eq(bpf_engine_others(e, on_other, &f), 0);
+	ck_assert_uint_eq(f.keys, 1);
+	ck_assert_uint_eq(f.count, 40);
+	ck_assert_uint_eq(f.okey.src, 1);
+	ck_assert_uint_eq(f.okey.reason, 7);
+	bpf_engine_free(e);
+}
+END_TEST
+
 Suite *bpf_engine_suite(void)
 {
 	Suite *s = suite_create("bpf_engine");
@@ -244,6 +310,7 @@ Suite *bpf_engine_suite(void)
 
 	tcase_add_loop_test(tc, test_plain_exact_per_thread, 0, 2);
 	tcase_add_test(tc, test_record_reasons);
+	tcase_add_test(tc, test_vcpu_reasons);
 	suite_add_tcase(s, tc);
 	return s;
 }

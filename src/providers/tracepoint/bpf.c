@@ -2,25 +2,27 @@
 /*
  * The tracepoint provider on the BPF engine (include/bpf_engine.h): one
  * counting slot per kvm event and per wanted exit reason, one program per
- * tracepoint. kvm_userspace_exit takes its reason from its raw arguments;
- * a source whose reason is only in the trace record (kvm_exit: its raw
- * arguments are the vCPU and the ISA, the reason is read from the VMCS or
- * VMCB while the record is filled) gets a program on that record. With
- * the per-VM rows wanted, counts are also kept per thread; with -p only
- * that process's hits count, so threads that start later are in from
- * their first hit.
+ * tracepoint. kvm_userspace_exit takes its reason from its raw arguments.
+ * kvm_exit's raw arguments are the vCPU and the ISA; its reason is what
+ * the vendor module saved from the VMCS or VMCB, which a raw program
+ * reads from the vendor's vCPU struct (vcpu_svm, vcpu_vmx) at offsets
+ * found in the kernel's BTF files (tp_vcpu_reason); where those are missing
+ * (no vendor module, as this machine's kvm_pvm, or a kernel without
+ * module BTF), a program on the trace record reads the reason the
+ * kernel's format names. With the per-VM rows wanted, counts are also
+ * kept per thread; with -p only that process's hits count, so threads
+ * that start later are in from their first hit.
  *
- * kvm_exit: the record program, not BTF/CO-RE reads. Measured (make
- * bench, bench hit): a program on a trace record adds about 2x the cost
- * per hit of a minimal raw-tracepoint counter (the kernel fills the
- * record first; for kvm_exit on Intel that reads several VMCS fields),
- * but only kvm_exit pays it, and it reads the reason the kernel's own
- * format names, on every vendor and kernel. The CO-RE way reads the
- * reason from the vendor's vCPU struct (vcpu_vmx, vcpu_svm), which lives
- * in the kvm_intel or kvm_amd module's BTF: absent on hosts whose KVM
- * module is neither (this test host's kvm_pvm), and kvm_exit never fires
- * here, so it could not be measured or tested; it is left for later,
- * with the record program as its fallback.
+ * Why the vCPU first: a program on a trace record needs a perf event to
+ * attach to, and Debian's and Ubuntu's kernel.perf_event_paranoid 3 keeps
+ * perf events from all but CAP_SYS_ADMIN, so the hardened units (CAP_BPF
+ * and CAP_PERFMON) could not count exit reasons there; raw tracepoints
+ * take no perf event. It also costs less: the record program measured
+ * (make bench, bench hit) about 2x the cost per hit of a minimal raw
+ * counter, the kernel filling the record first (for kvm_exit on Intel
+ * several VMCS reads). The offsets are not CO-RE relocations: libbpf
+ * finds module BTF by listing the kernel's BTF objects, which needs
+ * CAP_SYS_ADMIN; /sys/kernel/btf's files are world-readable.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 
 #include "bpf_engine.h"
 #include "fs.h"
+#include "kbtf.h"
 #include "provider.h"
 #include "tracepoint_int.h"
 #include "util.h"
@@ -120,14 +123,78 @@ static int64_t tp_src_guard(const struct tp_source *s)
 	return 0;
 }
 
+/*
+ * The arch descriptor names the vendor's struct and members (for the ISA
+ * of the loaded vendor module, not the CPU's: a paravirtual KVM's vCPUs
+ * are no vendor's), the kernel's BTF gives their offsets, each checked to
+ * be what the program reads: the vCPU a struct kvm_vcpu, the pointer one
+ * to a struct, the reason an integer.
+ */
+int tp_vcpu_reason(const char *event, const char *guard_field,
+		   int64_t isa_guard, unsigned int reason_size,
+		   struct ks_vcpu_cfg *vc)
+{
+	const struct arch_vcpu_reason *r;
+	struct kbtf_member m;
+	const char *in;
+	struct kbtf *k;
+	int rc;
+
+	r = arch_vcpu_reason_for(arch_host, event,
+				 arch_detect_isa(arch_host, "/sys"));
+	if (!r || !reason_size)
+		return -ENOENT;
+	memset(vc, 0, sizeof(*vc));
+	vc->guarded = guard_field != NULL;
+	vc->isa_guard = isa_guard;
+	vc->layout_isa = arch_guard_value(arch_host, guard_field, r->isa);
+	if (vc->guarded && vc->layout_isa < 0)
+		return -ENOENT;
+	k = kbtf_open(NULL, r->module, &rc);
+	if (!k)
+		return rc;
+	rc = kbtf_member(k, r->container, r->vcpu, &m);
+	if (!rc && strcmp(m.type, "kvm_vcpu"))
+		rc = -EINVAL;
+	if (rc)
+		goto out_close;
+	vc->vcpu_off = m.offset;
+	vc->ptr_off = -1;
+	in = r->container;
+	if (r->pointer) {
+		rc = kbtf_member(k, r->container, r->pointer, &m);
+		if (!rc && (!m.pointee || m.offset > INT32_MAX))
+			rc = -EINVAL;
+		if (rc)
+			goto out_close;
+		vc->ptr_off = (int32_t)m.offset;
+		in = m.pointee;
+	}
+	rc = -ENOENT;
+	for (size_t i = 0; i < ARRAY_SIZE(r->paths) && r->paths[i] && rc; i++) {
+		rc = kbtf_member(k, in, r->paths[i], &m);
+		if (!rc && !m.integer)
+			rc = -EINVAL;
+	}
+	if (rc)
+		goto out_close;
+	vc->reason_off = m.offset;
+	vc->reason_size = m.size < reason_size ? m.size : reason_size;
+out_close:
+	kbtf_close(k);
+	return rc;
+}
+
 /* Declares the program of child source si: its raw argument for a
- * native kvm_userspace_exit, else its trace record. */
+ * native kvm_userspace_exit, the vCPU's structs where they hold the
+ * reason (tp_vcpu_reason), else its trace record. */
 static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 {
 	struct tp_source *s = &tp->src[si];
 	const struct tp_event *ev = &tp->ev[s->ev];
 	uint32_t parent = ev->field >= 0 ? (uint32_t)s->ev : KS_NONE;
 	struct ks_rec_cfg rc = { 0 };
+	struct ks_vcpu_cfg vc;
 	bool native;
 	char *name = tp_raw_name(tp, (size_t)s->ev, &native);
 	int err;
@@ -139,6 +206,17 @@ static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 		*uexit = true;
 		free(name);
 		return err;
+	}
+	if (name && native &&
+	    !tp_vcpu_reason(ev->name, s->isa.size ? s->isa_name : NULL,
+			    tp_src_guard(s), s->reason.size, &vc)) {
+		vc.parent_slot = parent;
+		vc.src = si;
+		err = bpf_engine_vcpu(tp->be, name, &vc);
+		if (err != -EBUSY) {
+			free(name);
+			return err;
+		}
 	}
 	free(name);
 	rc.parent_slot = parent;

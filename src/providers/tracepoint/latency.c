@@ -67,12 +67,17 @@ struct latency {
 	struct tp_vcpumap vcpus; /* vCPU indices of the threads seen */
 };
 
-/* kvm_exit: its reason field and the guard that picks a table. */
+/* kvm_exit: its reason field and the guard that picks a table; its raw
+ * tracepoint (ec->exit_raw, the caller frees it) where the reason can be
+ * read from the vCPU (tp_vcpu_reason), so that no perf event is needed. */
 static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 {
 	static const char *const fields[] = { "exit_reason", "esr_ec",
 					      "exit_code" };
 	struct tp_format *f = tp_kvm_format(l->cfg.tracefs_root, "kvm_exit");
+	const char *guard_field = NULL;
+	bool native;
+	char *name;
 
 	if (!f)
 		return;
@@ -92,11 +97,19 @@ static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 		    tp_rec_field(f, t->guard_field, &ec->exit_isa)) {
 			ec->exit_guard = t->guard_value;
 			l->guard = t->guard_value;
+			guard_field = t->guard_field;
 			break;
 		}
 	}
 	l->exit_fmt = f;
 	ec->exit_id = f->id;
+	name = tp_kvm_raw_name(l->cfg.tracefs_root, f, "kvm_exit", &native);
+	if (name && native &&
+	    !tp_vcpu_reason("kvm_exit", guard_field, ec->exit_guard,
+			    ec->exit_reason.size, &ec->exit_vcpu))
+		ec->exit_raw = name;
+	else
+		free(name);
 }
 
 static const char *lat_pick_mark(enum lat_mark *m)
@@ -196,17 +209,27 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	}
 	if (!l->eng) {
 		const char *log = bpf_engine_last_log();
+		/* kvm_exit's record program, refused its perf event */
+		bool perf = !ec.exit_raw && what && !strcmp(what, "kvm_exit") &&
+			    (err == -EACCES || err == -EPERM);
 
 		errmsg_set(msg, err,
 			   "--latency: cannot load its BPF programs (%s: %s%s%s); "
-			   "it needs root (CAP_BPF and CAP_PERFMON)",
+			   "it needs root (CAP_BPF and CAP_PERFMON%s)",
 			   what ? what : "load", strerror(-err),
-			   *log ? "; " : "", log);
+			   *log ? "; " : "", log,
+			   perf ? "; kvm_exit's trace record, read where the "
+				  "kernel has no module BTF, needs a perf "
+				  "event: CAP_SYS_ADMIN where "
+				  "kernel.perf_event_paranoid is above 2, or "
+				  "sysctl kernel.perf_event_paranoid=2" :
+				  "");
 		goto out_fail;
 	}
 	free(uexit);
 	free(entry);
 	free(fpu);
+	free((char *)ec.exit_raw);
 	if (cfg->pid) /* its threads now, should it end before a read */
 		tp_vcpumap_index(&l->vcpus, cfg->pid, 0);
 	*out = l;
@@ -216,6 +239,7 @@ out_fail:
 	free(uexit);
 	free(entry);
 	free(fpu);
+	free((char *)ec.exit_raw);
 	latency_close(l);
 	return err;
 }

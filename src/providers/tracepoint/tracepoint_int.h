@@ -181,6 +181,17 @@ int tp_event_index(const struct tp_priv *tp, const char *name);
 
 /* bpf.c: 0, or -errno with the reason in the provider's message */
 int tp_bpf_open(struct tp_priv *tp);
+/*
+ * Where event's reason sits in the vCPU's structs on this host, for a
+ * program on its raw tracepoint (the counting engine's, latency's): from
+ * the arch descriptor and the kernel's BTF, for a record whose reason
+ * field has reason_size bytes and whose guard field guard_field (NULL:
+ * none) holds isa_guard where its tables apply. Fills vc but for its
+ * slots; 0, or -errno where that is unknown (the record is read then).
+ */
+int tp_vcpu_reason(const char *event, const char *guard_field,
+		   int64_t isa_guard, unsigned int reason_size,
+		   struct ks_vcpu_cfg *vc);
 /* The real tracepoint whose id is id, under events (a tracefs events
  * directory); caller frees; NULL when none (latency.c uses it too). */
 char *tp_name_by_id(const char *events, int id);
