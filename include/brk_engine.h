@@ -30,6 +30,9 @@ struct brk_engine_cfg {
 	bool timed;	       /* a histogram of the time to re-entry */
 	const char *entry_raw; /* kvm_entry's raw tracepoint, or NULL */
 	const char *fpu_raw;   /* kvm_fpu's, or NULL */
+	/* the pending hits in an LRU hash even where task storage would
+	 * serve (KVMSTAT_LATENCY_STATE=hash, as for the latency programs) */
+	bool hash_state;
 };
 
 struct brk_engine;

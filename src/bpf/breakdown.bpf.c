@@ -98,6 +98,17 @@ struct brk_pending {
 	__u32 pad;
 };
 
+/* In the thread's own task storage where the kernel has it (a pointer
+ * from the task, no hashing: the timed hit's cost), else in an LRU hash
+ * by thread id (the *_h programs; the loader picks one set, and creates
+ * one of the two maps), as the latency programs keep theirs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct brk_pending);
+} brk_task SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -105,28 +116,42 @@ struct {
 	__type(value, struct brk_pending);
 } brk_pend SEC(".maps");
 
-static __always_inline void brk_start(struct brk_key *k, __u32 counted)
+/* The thread's pending hit, made when create and absent; NULL when it has
+ * none (or none could be made). */
+static __always_inline struct brk_pending *brk_pending(int task, __u32 tid,
+						       int create)
 {
-	struct brk_pending *p, n = {};
+	struct brk_pending *p, z = {};
 
-	p = bpf_map_lookup_elem(&brk_pend, &k->tid);
+	if (task)
+		return bpf_task_storage_get(&brk_task,
+					    bpf_get_current_task_btf(), 0,
+					    create ?
+						    BPF_LOCAL_STORAGE_GET_F_CREATE :
+						    0);
+	p = bpf_map_lookup_elem(&brk_pend, &tid);
+	if (p || !create)
+		return p;
+	bpf_map_update_elem(&brk_pend, &tid, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&brk_pend, &tid);
+}
+
+static __always_inline void brk_start(int task, struct brk_key *k, __u32 counted)
+{
+	struct brk_pending *p = brk_pending(task, k->tid, 1);
+
+	if (!p)
+		return;
 	/* the completion of the read that went to the VMM: same exit */
-	if (p && p->ts && !p->counted && counted && p->k.key == k->key &&
+	if (p->ts && !p->counted && counted && p->k.key == k->key &&
 	    p->k.kind == k->kind) {
 		p->counted = 1;
 		return;
 	}
-	if (p) {
-		/* in place: an update would take a new LRU element each hit */
-		p->k = *k;
-		p->counted = counted;
-		p->ts = bpf_ktime_get_ns();
-		return;
-	}
-	n.ts = bpf_ktime_get_ns();
-	n.k = *k;
-	n.counted = counted;
-	bpf_map_update_elem(&brk_pend, &k->tid, &n, BPF_ANY);
+	/* in place: an update would take a new element each hit */
+	p->k = *k;
+	p->counted = counted;
+	p->ts = bpf_ktime_get_ns();
 }
 
 static __always_inline int brk_same(const struct brk_key *a,
@@ -192,7 +217,7 @@ static __always_inline __s64 brk_claim(struct brk_key *k)
 }
 
 /* Counts one hit of kind at key; count 0 only starts the clock. */
-static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
+static __always_inline void brk_hit(int task, __u32 kind, __u64 key, __u32 dir,
 				    __u32 count)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -229,13 +254,13 @@ static __always_inline void brk_hit(__u32 kind, __u64 key, __u32 dir,
 		s->count += 1;
 	}
 	if (brk_timed)
-		brk_start(&k, count);
+		brk_start(task, &k, count);
 }
 
 /* The thread enters the guest again: its hit's time goes to the key's
  * histogram (all: kvm_entry; else the KVM_RUN mark, while kvm_entry has
  * not fired). */
-static __always_inline void brk_end(int all)
+static __always_inline void brk_end(int task, int all)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct brk_pending *p;
@@ -246,7 +271,7 @@ static __always_inline void brk_end(int all)
 		brk_entry_fired = 1;
 	else if (!all && brk_entry_fired)
 		return;
-	p = bpf_map_lookup_elem(&brk_pend, &tid);
+	p = brk_pending(task, tid, 0);
 	if (!p || !p->ts)
 		return;
 	now = bpf_ktime_get_ns();
@@ -277,9 +302,9 @@ static __always_inline __u64 brk_field(void *rec, __u32 off, __u32 size)
 
 /* kvm_mmio's type: 0 a read that goes to the VMM (counted when it
  * completes, as type 1), 1 read, 2 write. */
-static __always_inline void brk_mmio(__u64 type, __u64 gpa)
+static __always_inline void brk_mmio(int task, __u64 type, __u64 gpa)
 {
-	brk_hit(BRK_MMIO, gpa, type == 2, type != 0);
+	brk_hit(task, BRK_MMIO, gpa, type == 2, type != 0);
 }
 
 /*
@@ -289,70 +314,72 @@ static __always_inline void brk_mmio(__u64 type, __u64 gpa)
  *  kvm_mmio(type, len, gpa, val)
  *  kvm_msr(write, ecx, data, exception)
  *  kvm_hypercall(nr, a0, a1, a2, a3)
+ * Each program twice: with the pending hits in task storage (task 1, the
+ * name as is) and in the LRU hash (task 0, the name with _h).
  */
-SEC("raw_tp")
-int brk_pio_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	brk_hit(BRK_IOPORT, (__u32)ctx->args[1], !!(__u32)ctx->args[0], 1);
-	return 0;
-}
-
-SEC("raw_tp")
-int brk_mmio_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	brk_mmio((__u32)ctx->args[0], ctx->args[2]);
-	return 0;
-}
-
-SEC("raw_tp")
-int brk_msr_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	brk_hit(BRK_MSR, (__u32)ctx->args[1], !!(__u32)ctx->args[0], 1);
-	return 0;
-}
-
-SEC("raw_tp")
-int brk_hc_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	brk_hit(BRK_HYPERCALL, ctx->args[0], 0, 1);
-	return 0;
-}
-
-/* The same from a trace record, the fields where the loader says. */
-#define BRK_REC(name, kind)                                                   \
-	SEC("tracepoint")                                                     \
-	int name(void *rec)                                                   \
-	{                                                                     \
-		__u64 key = brk_field(rec, brk_key_off[kind],                 \
-				      brk_key_size[kind]);                    \
-		__u64 dir = brk_field(rec, brk_dir_off[kind],                 \
-				      brk_dir_size[kind]);                    \
-                                                                              \
-		if (kind == BRK_MMIO)                                         \
-			brk_mmio(dir, key);                                   \
-		else                                                          \
-			brk_hit(kind, key, kind != BRK_HYPERCALL && dir != 0, \
-				1);                                           \
-		return 0;                                                     \
+#define BRK_PROGS(sfx, task)                                          \
+	SEC("raw_tp")                                                 \
+	int brk_pio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
+	{                                                             \
+		brk_hit(task, BRK_IOPORT, (__u32)ctx->args[1],        \
+			!!(__u32)ctx->args[0], 1);                    \
+		return 0;                                             \
+	}                                                             \
+	SEC("raw_tp")                                                 \
+	int brk_mmio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)    \
+	{                                                             \
+		brk_mmio(task, (__u32)ctx->args[0], ctx->args[2]);    \
+		return 0;                                             \
+	}                                                             \
+	SEC("raw_tp")                                                 \
+	int brk_msr_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
+	{                                                             \
+		brk_hit(task, BRK_MSR, (__u32)ctx->args[1],           \
+			!!(__u32)ctx->args[0], 1);                    \
+		return 0;                                             \
+	}                                                             \
+	SEC("raw_tp")                                                 \
+	int brk_hc_raw##sfx(struct bpf_raw_tracepoint_args *ctx)      \
+	{                                                             \
+		brk_hit(task, BRK_HYPERCALL, ctx->args[0], 0, 1);     \
+		return 0;                                             \
+	}                                                             \
+	BRK_REC(brk_pio_rec##sfx, BRK_IOPORT, task)                   \
+	BRK_REC(brk_mmio_rec##sfx, BRK_MMIO, task)                    \
+	BRK_REC(brk_msr_rec##sfx, BRK_MSR, task)                      \
+	BRK_REC(brk_hc_rec##sfx, BRK_HYPERCALL, task)                 \
+	/* re-entry: kvm_entry, and kvm_fpu(load) once per KVM_RUN */ \
+	SEC("raw_tp")                                                 \
+	int brk_entry_raw##sfx(void *ctx)                             \
+	{                                                             \
+		brk_end(task, 1);                                     \
+		return 0;                                             \
+	}                                                             \
+	SEC("raw_tp")                                                 \
+	int brk_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
+	{                                                             \
+		if (ctx->args[0])                                     \
+			brk_end(task, 0);                             \
+		return 0;                                             \
 	}
 
-BRK_REC(brk_pio_rec, BRK_IOPORT)
-BRK_REC(brk_mmio_rec, BRK_MMIO)
-BRK_REC(brk_msr_rec, BRK_MSR)
-BRK_REC(brk_hc_rec, BRK_HYPERCALL)
+/* The same from a trace record, the fields where the loader says. */
+#define BRK_REC(name, kind, task)                                      \
+	SEC("tracepoint")                                              \
+	int name(void *rec)                                            \
+	{                                                              \
+		__u64 key = brk_field(rec, brk_key_off[kind],          \
+				      brk_key_size[kind]);             \
+		__u64 dir = brk_field(rec, brk_dir_off[kind],          \
+				      brk_dir_size[kind]);             \
+                                                                       \
+		if (kind == BRK_MMIO)                                  \
+			brk_mmio(task, dir, key);                      \
+		else                                                   \
+			brk_hit(task, kind, key,                       \
+				kind != BRK_HYPERCALL && dir != 0, 1); \
+		return 0;                                              \
+	}
 
-/* Re-entry: kvm_entry, and kvm_fpu(load) once per KVM_RUN. */
-SEC("raw_tp")
-int brk_entry_raw(void *ctx)
-{
-	brk_end(1);
-	return 0;
-}
-
-SEC("raw_tp")
-int brk_fpu_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	if (ctx->args[0])
-		brk_end(0);
-	return 0;
-}
+BRK_PROGS(, 1)
+BRK_PROGS(_h, 0)

@@ -32,6 +32,7 @@ struct brk_engine {
 	struct bpf_link *links[BRK_MAX_LINKS];
 	size_t nlinks;
 	bool timed;
+	bool task; /* pending hits in task storage, not the LRU hash */
 	struct brk_slot *slots; /* brk_slots, mapped; NULL until loaded */
 	size_t slots_len;
 };
@@ -43,6 +44,10 @@ struct brk_att {
 	const char *what;
 };
 
+/* A program of the set in use: task storage's, or the hash's (_h). */
+#define BRK_PROG(e, name) \
+	((e)->task ? (e)->skel->progs.name : (e)->skel->progs.name##_h)
+
 /* The program of kind k for its source. */
 static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 		     int k, struct brk_att *a)
@@ -51,14 +56,14 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 						       "kvm_msr",
 						       "kvm_hypercall" };
 	struct breakdown_bpf *s = e->skel;
-	struct bpf_program *raw[BRK_NKINDS] = { s->progs.brk_pio_raw,
-						s->progs.brk_mmio_raw,
-						s->progs.brk_msr_raw,
-						s->progs.brk_hc_raw };
-	struct bpf_program *rec[BRK_NKINDS] = { s->progs.brk_pio_rec,
-						s->progs.brk_mmio_rec,
-						s->progs.brk_msr_rec,
-						s->progs.brk_hc_rec };
+	struct bpf_program *raw[BRK_NKINDS] = {
+		BRK_PROG(e, brk_pio_raw), BRK_PROG(e, brk_mmio_raw),
+		BRK_PROG(e, brk_msr_raw), BRK_PROG(e, brk_hc_raw)
+	};
+	struct bpf_program *rec[BRK_NKINDS] = {
+		BRK_PROG(e, brk_pio_rec), BRK_PROG(e, brk_mmio_rec),
+		BRK_PROG(e, brk_msr_rec), BRK_PROG(e, brk_hc_rec)
+	};
 	const struct brk_source *src = &cfg->src[k];
 
 	if (src->raw) {
@@ -75,8 +80,8 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 	return true;
 }
 
-struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
-				   const char **what)
+static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
+				   int *err, const char **what)
 {
 	struct brk_engine *e = xcalloc(1, sizeof(*e));
 	struct brk_att att[BRK_MAX_LINKS];
@@ -85,6 +90,7 @@ struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 
 	*what = "the breakdown programs";
 	e->timed = cfg->timed;
+	e->task = task;
 	e->skel = breakdown_bpf__open();
 	if (!e->skel) {
 		*err = errno ? -errno : -EINVAL;
@@ -93,6 +99,9 @@ struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 	}
 	bpf_object__for_each_program(prog, e->skel->obj)
 		bpf_program__set_autoload(prog, false);
+	bpf_map__set_autocreate(e->task ? e->skel->maps.brk_pend :
+					  e->skel->maps.brk_task,
+				false);
 	e->skel->rodata->brk_tgid = cfg->tgid;
 	e->skel->rodata->brk_timed = cfg->timed;
 	if (!cfg->timed) {
@@ -103,10 +112,10 @@ struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 		if (brk_pick(e, cfg, k, &att[n]))
 			n++;
 	if (cfg->timed && cfg->entry_raw)
-		att[n++] = (struct brk_att){ e->skel->progs.brk_entry_raw,
+		att[n++] = (struct brk_att){ BRK_PROG(e, brk_entry_raw),
 					     cfg->entry_raw, -1, "kvm_entry" };
 	if (cfg->timed && cfg->fpu_raw)
-		att[n++] = (struct brk_att){ e->skel->progs.brk_fpu_raw,
+		att[n++] = (struct brk_att){ BRK_PROG(e, brk_fpu_raw),
 					     cfg->fpu_raw, -1, "kvm_fpu" };
 	for (size_t i = 0; i < n; i++)
 		bpf_program__set_autoload(att[i].prog, true);
@@ -150,6 +159,21 @@ struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 out_free:
 	brk_engine_free(e);
 	return NULL;
+}
+
+struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
+				   const char **what)
+{
+	struct brk_engine *e = NULL;
+
+	/* untimed, no program keeps a pending hit: the hash's set, sized 1 */
+	if (cfg->timed && !cfg->hash_state && lat_engine_has_task_storage())
+		e = brk_open(cfg, true, err, what);
+	/* refused (a verifier that does not take the helpers from these
+	 * program types): the hash, as on kernels without task storage */
+	if (!e)
+		e = brk_open(cfg, false, err, what);
+	return e;
 }
 
 int brk_engine_walk(struct brk_engine *e,

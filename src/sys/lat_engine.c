@@ -94,9 +94,7 @@ bool lat_engine_has_fentry(void)
 	       libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) > 0;
 }
 
-/* Whether the kernel has task storage and lets raw tracepoint programs
- * reach it (5.11 on). */
-static bool lat_has_task_storage(void)
+bool lat_engine_has_task_storage(void)
 {
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
@@ -240,7 +238,7 @@ struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
 {
 	struct lat_engine *e = NULL;
 
-	if (!cfg->hash_state && lat_has_task_storage())
+	if (!cfg->hash_state && lat_engine_has_task_storage())
 		e = lat_open(cfg, true, err, what);
 	/* refused (a verifier that does not take the helpers from these
 	 * program types): the hash, as on kernels without task storage */
