@@ -32,7 +32,7 @@ MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_SONAME := $(or $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
 	libmicrohttpd 2>/dev/null)/libmicrohttpd.so" 2>/dev/null | \
 	awk '$$1 == "SONAME" { print $$2 }'),libmicrohttpd.so.12)
-$(BUILD)/src/lib/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
+$(BUILD)/src/exporter/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
 PCRE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpcre2-8 2>/dev/null)
 PCRE2_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 2>/dev/null)
 # recordings (--record, --replay)
@@ -272,8 +272,8 @@ FUZZ_LIBS_qmp := $(JANSSON_LIBS)
 FUZZ_TARGETS += qmp_provider
 FUZZ_SRCS_qmp_provider := $(wildcard src/providers/qmp/*.c) src/providers/provider.c \
 	src/sys/qmp_client.c src/core/sample.c src/core/filter.c src/core/arbiter.c \
-	src/core/hist.c src/core/snapshot.c src/core/snap_keep.c src/core/snap_scopes.c \
-	src/core/snap_rows.c src/core/snap_view.c src/core/vmdir.c \
+	src/core/hist.c src/core/snapshot.c src/core/snap_build.c src/core/snap_keep.c \
+	src/core/snap_scopes.c src/core/snap_rows.c src/core/snap_view.c src/core/vmdir.c \
 	src/render/units.c \
 	src/lib/hashtab.c src/lib/util.c src/lib/errmsg.c src/sys/mtree.c
 FUZZ_CFLAGS_qmp_provider := $(JANSSON_CFLAGS) $(PCRE2_CFLAGS) -pthread
@@ -305,7 +305,7 @@ FUZZ_SEEDS_tpformat := tests/data/formats
 
 # the --web-config file
 FUZZ_TARGETS += webconfig
-FUZZ_SRCS_webconfig := src/app/webconfig.c src/lib/util.c src/lib/errmsg.c
+FUZZ_SRCS_webconfig := src/exporter/webconfig.c src/lib/util.c src/lib/errmsg.c
 FUZZ_LIBS_webconfig := $(CRYPT_LIBS)
 
 # numbers into text (numfmt.h) against printf and strtod

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Inside the snapshot builder: what a snapshot owns (its store) and the
- * scratch of one build, shared by the full build (snapshot.c) and the
- * refresh that keeps a layout and copies numbers (snap_keep.c).
+ * scratch of one build, shared by the store's buffers (snapshot.c), the
+ * full build (snap_build.c, which calls snap_scopes.c, snap_rows.c and
+ * snap_view.c in turn) and the refresh that keeps a layout and copies
+ * numbers (snap_keep.c).
  */
 #ifndef KVMSTAT_SNAPSHOT_INT_H
 #define KVMSTAT_SNAPSHOT_INT_H
@@ -157,6 +159,20 @@ struct snap_builder {
 void *sb_reserve(struct sb_buf *buf, size_t n, size_t size);
 /* The same, zeroed. */
 void *sb_reserve_zero(struct sb_buf *buf, size_t n, size_t size);
+/* Keeps s (allocated) for snapshot_free; returns it. */
+char *sb_own(struct snap_store *st, char *s);
+/* Frees what a store owns that is the snapshot's own (names): the next
+ * build makes them again. */
+void sb_disown(struct snap_store *st);
+
+/* The scopes (snap_scopes.c): those of the cells, of the histograms read
+ * whole and the directory's idle vCPUs found, then laid out as a tree
+ * with their summaries. */
+void sb_find_scopes(struct snap_builder *b);
+void sb_find_hist_scopes(struct snap_builder *b);
+void sb_find_vcpus(struct snap_builder *b, const struct vmdir *d);
+void sb_layout(struct snap_builder *b);
+void sb_summaries(struct snap_builder *b);
 /* Folds one cell of field into the summary of its scope g (sums in x). */
 void sb_summary_add(struct snap_builder *b, struct snap_scope *g,
 		    struct sb_scope *x, int field, const struct stat_cell *c);
@@ -168,6 +184,14 @@ void sb_summary_scope_end(struct snap_builder *b, struct sb_scope *x);
  * buckets used so far. */
 void sb_hist_of_reading(struct snap_builder *b, const struct hist_reading *r,
 			struct snap_hist *hist, size_t *k);
+
+/* The rows of every scope, in field order (snap_rows.c). */
+void sb_rows(struct snap_builder *b);
+/* Every scope's histograms: its histogram rows' and those read whole. */
+void sb_hists(struct snap_builder *b);
+/* The view a front-end lists: req's scope, and its vCPUs' rows with
+ * per_vcpu (snap_view.c). */
+void sb_view(struct snap_builder *b, const struct snap_request *req);
 
 /* Keeps what the layout of a full build for req was made from, and where
  * each number comes from, for the next build (snap_keep.c). */

@@ -56,14 +56,14 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 						       "kvm_msr",
 						       "kvm_hypercall" };
 	struct breakdown_bpf *s = e->skel;
-	struct bpf_program *raw[BRK_NKINDS] = {
-		BRK_PROG(e, brk_pio_raw), BRK_PROG(e, brk_mmio_raw),
-		BRK_PROG(e, brk_msr_raw), BRK_PROG(e, brk_hc_raw)
-	};
-	struct bpf_program *rec[BRK_NKINDS] = {
-		BRK_PROG(e, brk_pio_rec), BRK_PROG(e, brk_mmio_rec),
-		BRK_PROG(e, brk_msr_rec), BRK_PROG(e, brk_hc_rec)
-	};
+	struct bpf_program *raw[BRK_NKINDS] = { BRK_PROG(e, brk_pio_raw),
+						BRK_PROG(e, brk_mmio_raw),
+						BRK_PROG(e, brk_msr_raw),
+						BRK_PROG(e, brk_hc_raw) };
+	struct bpf_program *rec[BRK_NKINDS] = { BRK_PROG(e, brk_pio_rec),
+						BRK_PROG(e, brk_mmio_rec),
+						BRK_PROG(e, brk_msr_rec),
+						BRK_PROG(e, brk_hc_rec) };
 	const struct brk_source *src = &cfg->src[k];
 
 	if (src->raw) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The flight recorder and its replay (app/recorder.c, app/replay.c), the
+ * The flight recorder and its replay (record/recorder.c, replay.c), the
  * recording file (recdb.c) and metrics over time (om_history.c): stats
  * recorded refresh by refresh come back with the same totals, deltas,
  * freshness, threads, intervals and wall clocks, reached in order, by a
@@ -15,13 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/rec_brk.h"
-#include "app/rec_vt.h"
-#include "app/recorder.h"
-#include "app/replay.h"
 #include "errmsg.h"
 #include "om_history.h"
 #include "recdb.h"
+#include "record/rec_brk.h"
+#include "record/rec_vt.h"
+#include "recorder.h"
+#include "replay.h"
 #include "stats.h"
 #include "suites.h"
 #include "util.h"

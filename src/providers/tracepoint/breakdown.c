@@ -238,8 +238,7 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 		ec.entry_raw = bd_mark(cfg, "kvm_entry");
 		ec.fpu_raw = bd_mark(cfg, "kvm_fpu");
 		ec.hash_state = getenv("KVMSTAT_LATENCY_STATE") &&
-				!strcmp(getenv("KVMSTAT_LATENCY_STATE"),
-					"hash");
+				!strcmp(getenv("KVMSTAT_LATENCY_STATE"), "hash");
 	}
 	b->eng = brk_engine_open(&ec, &err, &what);
 	if (!b->eng) {
