@@ -11,6 +11,7 @@
 # whole and the counts in brk_value; --replay --breakdown is refused.
 # shellcheck disable=SC2154 # NAME_PID is set by printf -v
 source tests/system/lib.sh
+source tests/system/record_lib.sh
 need_tracepoints
 command -v sqlite3 >/dev/null || skip "sqlite3 missing: apt-get install sqlite3"
 command -v jq >/dev/null || skip "jq missing"
@@ -19,16 +20,6 @@ breakdown_tracefs "$TMP/tracefs"
 fake_tracefs "$TMP/tracefs"
 export KVMSTAT_TRACEFS_ROOT=$TMP/tracefs
 
-# same NAME ARGS...: the replay of NAME.db with ARGS prints NAME.out
-same() {
-	local name=$1
-	shift
-	"$KVMSTAT" --replay "$TMP/$name.db" "$@" >"$TMP/$name.replay" 2>"$TMP/$name.rerr" ||
-		fail "--replay $name.db $* exited $?: $(cat "$TMP/$name.rerr")"
-	[ -s "$TMP/$name.replay" ] || fail "--replay $* printed nothing"
-	cmp -s "$TMP/$name.out" "$TMP/$name.replay" ||
-		fail "--replay $* differs from the live run: $(diff "$TMP/$name.out" "$TMP/$name.replay" | head -20)"
-}
 
 # brk ARGS...: kvmstat -t ARGS --record $TMP/j.db while a makes its hits,
 # then b, a refresh or more apart; stopped by SIGINT

@@ -10,6 +10,7 @@
 # with timestamps imports into a TSDB with promtool.
 # shellcheck disable=SC2154 # NAME_PID and NAME_VM are set by printf -v
 source tests/system/lib.sh
+source tests/system/record_lib.sh
 source tests/fakes/fakevm_lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
 command -v python3 >/dev/null || skip "no python3 for the fake VMs"
@@ -38,16 +39,6 @@ live() {
 	wait "${!v}" || fail "kvmstat $* --record exited $?: $(cat "$TMP/$name.err")"
 }
 
-# same NAME ARGS...: the replay of NAME.db with ARGS prints NAME.out
-same() {
-	local name=$1
-	shift
-	"$KVMSTAT" --replay "$TMP/$name.db" "$@" >"$TMP/$name.replay" 2>"$TMP/$name.rerr" ||
-		fail "--replay $name.db $* exited $?: $(cat "$TMP/$name.rerr")"
-	cmp -s "$TMP/$name.out" "$TMP/$name.replay" ||
-		fail "--replay $* differs from the live run: $(diff "$TMP/$name.out" "$TMP/$name.replay" | head -20)"
-	[ -s "$TMP/$name.replay" ] || fail "--replay $* printed nothing"
-}
 
 live log -l
 [ "$(column_sum "$TMP/log.out" halt_exits)" = 93 ] ||

@@ -11,6 +11,7 @@
 # a recording without it is refused in one line. No KVM needed.
 # shellcheck disable=SC2154 # NAME_PID is set by printf -v
 source tests/system/lib.sh
+source tests/system/record_lib.sh
 source tests/system/exporter_lib.sh
 source tests/fakes/fakevm_lib.sh
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd needs CAP_SYS_PTRACE)"
@@ -35,16 +36,6 @@ VM=
 for d in "$P"/[0-9]*; do VM=${d##*/}; done
 [ -n "$VM" ] || fail "no fake VM pid"
 
-# same NAME ARGS...: the replay of NAME.db with ARGS prints NAME.out
-same() {
-	local name=$1
-	shift
-	"$KVMSTAT" --replay "$TMP/$name.db" "$@" >"$TMP/$name.replay" 2>"$TMP/$name.rerr" ||
-		fail "--replay $name.db $* exited $?: $(cat "$TMP/$name.rerr")"
-	[ -s "$TMP/$name.replay" ] || fail "--replay $* printed nothing"
-	cmp -s "$TMP/$name.out" "$TMP/$name.replay" ||
-		fail "--replay $* differs from the live run: $(diff "$TMP/$name.out" "$TMP/$name.replay" | head -20)"
-}
 
 # live NAME ARGS...: kvmstat -S --vcpu-time ARGS --record NAME.db, to
 # its end (-1) or stopped by SIGINT after 2 s

@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,12 @@
 
 #include "fs.h"
 #include "suites.h"
+#include "testlib.h"
 
 /* Every tree lives under top, which the runner process removes even when
  * a forked test fails before removing its own. */
 static char top[64];
 static char root[96];
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static void top_create(void)
 {
@@ -44,7 +35,7 @@ static void top_create(void)
 
 static void top_remove(void)
 {
-	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	test_rm_tree(top);
 }
 
 static void tree_create(void)
@@ -55,7 +46,7 @@ static void tree_create(void)
 
 static void tree_remove(void)
 {
-	ck_assert_int_eq(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	ck_assert_int_eq(test_rm_tree(root), 0);
 }
 
 /* Writes len bytes of s to root/name. */

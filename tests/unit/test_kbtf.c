@@ -9,7 +9,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +18,9 @@
 
 #include "kbtf.h"
 #include "suites.h"
+#include "testlib.h"
 
 static char dir[64];
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 /* Writes b's raw BTF as dir/name. */
 static void put_btf(const struct btf *b, const char *name)
@@ -99,7 +90,7 @@ static void tree_create(void)
 
 static void tree_remove(void)
 {
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	test_rm_tree(dir);
 }
 
 /* The exit code's way, in the module's split BTF and built in. */

@@ -7,7 +7,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -48,23 +47,14 @@ static void fake_root(void)
 	ck_assert_ptr_nonnull(mkdtemp(root));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fake_root_rm(void)
 {
-	ck_assert_int_eq(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	ck_assert_int_eq(test_rm_tree(root), 0);
 }
 
 static void top_remove(void)
 {
-	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	test_rm_tree(top);
 }
 
 static void mkdirf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,6 +7,7 @@
  * in the middle of the output.
  */
 #include <check.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,4 +109,18 @@ uint64_t test_rand(uint64_t *state)
 	*state ^= *state << 25;
 	*state ^= *state >> 27;
 	return *state * 2685821657736338717ull;
+}
+
+static int test_rm_one(const char *path, const struct stat *st, int flag,
+		       struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int test_rm_tree(const char *path)
+{
+	return nftw(path, test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

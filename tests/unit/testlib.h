@@ -45,6 +45,9 @@ unsigned int test_skip_summary(FILE *out);
  * (not 0), for checks over many generated values. */
 uint64_t test_rand(uint64_t *state);
 
+/* Removes the file tree at path (its files first); 0 or -1 (nftw's). */
+int test_rm_tree(const char *path);
+
 struct options;
 struct provider;
 struct provider_ops;
