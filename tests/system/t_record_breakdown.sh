@@ -20,7 +20,6 @@ breakdown_tracefs "$TMP/tracefs"
 fake_tracefs "$TMP/tracefs"
 export KVMSTAT_TRACEFS_ROOT=$TMP/tracefs
 
-
 # brk ARGS...: kvmstat -t ARGS --record $TMP/j.db while a makes its hits,
 # then b, a refresh or more apart; stopped by SIGINT
 brk() {

@@ -39,7 +39,6 @@ live() {
 	wait "${!v}" || fail "kvmstat $* --record exited $?: $(cat "$TMP/$name.err")"
 }
 
-
 live log -l
 [ "$(column_sum "$TMP/log.out" halt_exits)" = 93 ] ||
 	fail "the live log sums to $(column_sum "$TMP/log.out" halt_exits), want 93: $(cat "$TMP/log.out")"

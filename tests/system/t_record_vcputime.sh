@@ -36,7 +36,6 @@ VM=
 for d in "$P"/[0-9]*; do VM=${d##*/}; done
 [ -n "$VM" ] || fail "no fake VM pid"
 
-
 # live NAME ARGS...: kvmstat -S --vcpu-time ARGS --record NAME.db, to
 # its end (-1) or stopped by SIGINT after 2 s
 live() {
