@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Command-line options, kvm_stat compatible, parsed with getopt_long.
- * Parsing checks syntax and ranges only; whether a pid is a VM or a guest
- * name exists is checked by the loop (loop_open) against the running system.
+ * Command-line options, kvm_stat compatible: the plain types every layer
+ * may read (the run's mode, struct options, the limits). The parser that
+ * fills them is above, in the program (options_parse.h).
  */
 #ifndef KVMSTAT_OPTIONS_H
 #define KVMSTAT_OPTIONS_H
@@ -14,8 +14,6 @@
 #include <sys/types.h>
 
 #include "filter.h"
-
-struct errmsg;
 
 enum run_mode {
 	MODE_TUI,     /* default: interactive monitor */
@@ -93,15 +91,5 @@ struct options {
 
 /* Exit status for every usage error, as the issue and kvm_stat scripts expect. */
 #define EXIT_USAGE 2
-
-/* 0, or -EINVAL with one line (no newline) in msg; options_free() in
- * either case. */
-int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg);
-void options_free(struct options *o);
-/* The -f pattern in force: -f, else every field (-1/-l/-L, -f help) or
- * the default (no child events). */
-const char *options_fields_pattern(const struct options *o);
-/* The --help text. */
-void options_usage(FILE *out);
 
 #endif

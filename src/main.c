@@ -15,6 +15,7 @@
 #include "errmsg.h"
 #include "loop.h"
 #include "options.h"
+#include "options_parse.h"
 #include "util.h"
 
 #ifndef KVMSTAT_VERSION

@@ -357,7 +357,7 @@ static const struct arch_vcpu_reason x86_vcpu_reasons[] = {
 		.paths = { "exit_reason.full", "vt.exit_reason.full",
 			   "exit_reason" },
 	},
-	{ NULL },
+	{ .isa = NULL },
 };
 
 /* Whether sysfs_root/module/<name> is a directory: the module is known. */

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "loop_int.h"
 #include "mounts.h"
+#include "options_parse.h"
 #include "signals.h"
 #include "util.h"
 #include "vcpu_check.h"

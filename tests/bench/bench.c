@@ -53,6 +53,7 @@
 #include "brk_engine.h"
 #include "errmsg.h"
 #include "options.h"
+#include "options_parse.h"
 #include "provider.h"
 #include "snapshot.h"
 #include "stats.h"

@@ -12,6 +12,7 @@
 #include "errmsg.h"
 #include "frontend.h"
 #include "options.h"
+#include "options_parse.h"
 #include "suites.h"
 
 /* Parses argv (NULL-terminated, without the program name) and selects. */

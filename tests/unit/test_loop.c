@@ -17,6 +17,7 @@
 #include "app/signals.h"
 #include "errmsg.h"
 #include "loop.h"
+#include "options_parse.h"
 #include "suites.h"
 #include "util.h"
 

@@ -6,6 +6,7 @@
 
 #include "errmsg.h"
 #include "options.h"
+#include "options_parse.h"
 #include "suites.h"
 
 static int parse(struct options *o, struct errmsg *err, ...)

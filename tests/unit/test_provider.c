@@ -8,6 +8,7 @@
 
 #include "errmsg.h"
 #include "options.h"
+#include "options_parse.h"
 #include "provider.h"
 #include "suites.h"
 

@@ -15,6 +15,7 @@
 
 #include "errmsg.h"
 #include "options.h"
+#include "options_parse.h"
 #include "provider.h"
 #include "stats.h"
 #include "suites.h"

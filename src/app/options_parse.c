@@ -12,7 +12,7 @@
 #include "breakdown.h"
 #include "errmsg.h"
 #include "exporter.h"
-#include "options.h"
+#include "options_parse.h"
 #include "util.h"
 
 enum long_only {
