@@ -26,8 +26,6 @@
 /* Rows of a table at most, "other" aside. */
 #define BREAKDOWN_TOP 16
 
-/* The kinds, as --breakdown names them. */
-#define BREAKDOWN_KINDS "ioport, mmio, msr, hypercall"
 
 struct breakdown_cfg {
 	const char *tracefs_root; /* NULL: the kernel's */

@@ -167,6 +167,9 @@ struct snap_brk_row {
 	uint64_t tcount, sum, min, max; /* times to re-entry, ns */
 };
 
+/* The kinds, as --breakdown names them, in their order. */
+#define BREAKDOWN_KINDS "ioport, mmio, msr, hypercall"
+
 /* A kind's table in one scope, its rows by count (other last). */
 struct snap_brk_table {
 	const char *kind;  /* "ioport", "mmio", "msr", "hypercall" */

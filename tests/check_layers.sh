@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 2
 declare -A ALLOW=(
 	[main]="app core lib sys providers render frontends record exporter arch bpf"
 	[app]="core lib sys providers render frontends record exporter arch bpf"
-	[record]="core lib providers:breakdown.h bpf:lat_shared.h"
+	[record]="core lib bpf:lat_shared.h"
 	[exporter]="render core lib frontends:frontend.h"
 	[frontends]="render core lib"
 	[providers]="core sys lib arch bpf"

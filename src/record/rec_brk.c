@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "breakdown.h"
 #include "hashtab.h"
 #include "lat_shared.h"
 #include "rec_brk.h"
