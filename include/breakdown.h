@@ -26,7 +26,6 @@
 /* Rows of a table at most, "other" aside. */
 #define BREAKDOWN_TOP 16
 
-
 struct breakdown_cfg {
 	const char *tracefs_root; /* NULL: the kernel's */
 	const char *proc_root;	  /* vCPU indices of threads: their names, */
