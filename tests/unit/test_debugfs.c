@@ -119,15 +119,6 @@ static void fx_vm(const char *root, const char *dir, unsigned exits,
  * that a test that fails (and exits at once) leaves nothing behind. */
 static char fx_parent[PATH_MAX];
 
-static int fx_rm_one(const char *path, const struct stat *st, int flag,
-		     struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fx_setup(void)
 {
 	snprintf(fx_parent, sizeof(fx_parent), "/tmp/kvmstat-debugfs.XXXXXX");
@@ -138,7 +129,7 @@ static void fx_setup(void)
 static void fx_teardown(void)
 {
 	if (fx_parent[0])
-		nftw(fx_parent, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		test_rm_tree(fx_parent);
 	fx_parent[0] = '\0';
 }
 
@@ -178,7 +169,7 @@ static void fx_rm(const char *root, const char *rel)
 		fx_path(path, sizeof(path), root, rel);
 	else
 		snprintf(path, sizeof(path), "%s", root);
-	nftw(path, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	test_rm_tree(path);
 }
 
 static void dfx_init(struct dfx *f, const char *root, const char *regex,

@@ -14,7 +14,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <linux/kvm.h>
@@ -1156,15 +1155,6 @@ END_TEST
  * made and removed around the case, also when a check fails. */
 static char fake_top[32];
 
-static int tree_rm_one(const char *path, const struct stat *st, int flag,
-		       struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fake_setup(void)
 {
 	snprintf(fake_top, sizeof(fake_top), "/tmp/kvmstat-statsfd.XXXXXX");
@@ -1175,7 +1165,7 @@ static void fake_setup(void)
 static void fake_teardown(void)
 {
 	if (fake_top[0])
-		nftw(fake_top, tree_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		test_rm_tree(fake_top);
 	fake_top[0] = '\0';
 }
 
