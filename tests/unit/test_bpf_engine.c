@@ -195,14 +195,41 @@ static void set_oom(int v)
 	ck_assert_int_eq(fclose(fp), 0);
 }
 
+/*
+ * Reason 5 of source 1 in slot 2, attached: 300 renames with
+ * oom_score_adj 5 count there and 40 with 7 as an "other" of the parent
+ * (slot 0, every hit); frees e.
+ */
+static void reason_hits(struct bpf_engine *e)
+{
+	uint64_t counts[3];
+	const char *why;
+	struct found f;
+
+	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, 5, 2), 0);
+	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
+	set_oom(5);
+	renames(300);
+	set_oom(7); /* no slot */
+	renames(40);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[0], 340);
+	ck_assert_uint_eq(counts[2], 300);
+	f = me();
+	ck_assert_int_eq(bpf_engine_others(e, on_other, &f), 0);
+	ck_assert_uint_eq(f.keys, 1);
+	ck_assert_uint_eq(f.count, 40);
+	ck_assert_uint_eq(f.okey.src, 1);
+	ck_assert_uint_eq(f.okey.reason, 7);
+	bpf_engine_free(e);
+}
+
 START_TEST(test_record_reasons)
 {
 	struct ks_rec_cfg rc = { .parent_slot = 0, .src = 1 };
 	const struct tp_field *field;
 	struct tp_format *fmt = NULL;
 	struct bpf_engine *e;
-	uint64_t counts[3];
-	struct found f;
 	const char *why;
 	int id = rename_id(&why);
 
@@ -219,24 +246,8 @@ START_TEST(test_record_reasons)
 	e = engine(3);
 	ck_assert_int_eq(bpf_engine_record(e, id, &rc), 0);
 	ck_assert_int_eq(bpf_engine_load(e), 0);
-	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, 5, 2), 0);
 	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, KS_MAXR, 2), -ERANGE);
-	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
-
-	set_oom(5);
-	renames(300);
-	set_oom(7); /* no slot */
-	renames(40);
-	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
-	ck_assert_uint_eq(counts[0], 340);
-	ck_assert_uint_eq(counts[2], 300);
-	f = me();
-	ck_assert_int_eq(bpf_engine_others(e, on_other, &f), 0);
-	ck_assert_uint_eq(f.keys, 1);
-	ck_assert_uint_eq(f.count, 40);
-	ck_assert_uint_eq(f.okey.src, 1);
-	ck_assert_uint_eq(f.okey.reason, 7);
-	bpf_engine_free(e);
+	reason_hits(e);
 }
 END_TEST
 
@@ -252,9 +263,7 @@ START_TEST(test_vcpu_reasons)
 	struct ks_vcpu_cfg vc = { .parent_slot = 0, .src = 1 };
 	struct kbtf_member m;
 	struct bpf_engine *e;
-	uint64_t counts[3];
 	struct kbtf *k;
-	struct found f;
 	const char *why;
 	int err = 0;
 
@@ -283,23 +292,7 @@ START_TEST(test_vcpu_reasons)
 	ck_assert_int_eq(bpf_engine_vcpu(e, "task_rename", &vc), -EBUSY);
 	ck_assert_msg(bpf_engine_load(e) == 0, "load: %s",
 		      bpf_engine_last_log());
-	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, 5, 2), 0);
-	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
-
-	set_oom(5);
-	renames(300);
-	set_oom(7); /* no slot */
-	renames(40);
-	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
-	ck_assert_uint_eq(counts[0], 340);
-	ck_assert_uint_eq(counts[2], 300);
-	f = me();
-	ck_assert_int_eq(bpf_engine_others(e, on_other, &f), 0);
-	ck_assert_uint_eq(f.keys, 1);
-	ck_assert_uint_eq(f.count, 40);
-	ck_assert_uint_eq(f.okey.src, 1);
-	ck_assert_uint_eq(f.okey.reason, 7);
-	bpf_engine_free(e);
+	reason_hits(e);
 }
 END_TEST
 
