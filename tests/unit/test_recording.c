@@ -84,6 +84,15 @@ static void rec_same(const struct stats *a, const struct stats *b)
 
 /* Records NREF refreshes into path; the live stats of each into live[]
  * (caller frees). */
+/* A new empty file's name in path (a mkstemp template). */
+static void rec_tmp(char *path)
+{
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
 /* Removes a recording and the WAL files SQLite left beside it (path has
  * room for the suffix). */
 static void rec_unlink(char *path)
@@ -131,10 +140,8 @@ START_TEST(test_roundtrip)
 	struct replay *rp;
 	struct vmdir d;
 	struct errmsg err;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	rec_make(path, live);
 	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
 	ck_assert_uint_eq(replay_count(rp), NREF);
@@ -175,10 +182,8 @@ START_TEST(test_changed_only)
 	struct stats live[NREF];
 	struct recdb db;
 	struct errmsg err;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	rec_make(path, live);
 	ck_assert_int_eq(recdb_open(&db, path, false, &err), 0);
 	ck_assert_int_eq(recdb_int(&db,
@@ -249,10 +254,8 @@ START_TEST(test_window_edges)
 	struct vmdir d;
 	struct errmsg err;
 	int64_t delta = -1, ns;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	unlink(path);
 	ck_assert_int_eq(recorder_open(&rec, &cfg, &err), 0);
 	stats_init(&s, false);
@@ -463,10 +466,8 @@ START_TEST(test_breakdown_roundtrip)
 	struct errmsg err;
 	const struct snap_breakdown *got;
 	char *sql;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	unlink(path);
 	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
 	for (int r = 0; r < 3; r++)
@@ -673,10 +674,8 @@ START_TEST(test_vcputime_roundtrip)
 	const struct vcputime *got;
 	struct recdb db;
 	char *sql;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	vt_make(path, -1);
 	ck_assert_int_eq(replay_open(&rp, path, NULL, NULL, &err), 0);
 	ck_assert(replay_has_vcputime(rp));
@@ -768,10 +767,8 @@ START_TEST(test_layout2)
 	struct recdb db;
 	struct vmdir d;
 	struct errmsg err;
-	int fd = mkstemp(path);
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	rec_tmp(path);
 	rec_make(path, live);
 	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
 	ck_assert_int_eq(recdb_exec(&db,
