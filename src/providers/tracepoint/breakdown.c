@@ -237,8 +237,7 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 	if (cfg->timed) {
 		ec.entry_raw = bd_mark(cfg, "kvm_entry");
 		ec.fpu_raw = bd_mark(cfg, "kvm_fpu");
-		ec.hash_state = getenv("KVMSTAT_LATENCY_STATE") &&
-				!strcmp(getenv("KVMSTAT_LATENCY_STATE"), "hash");
+		ec.hash_state = tp_hash_state();
 	}
 	b->eng = brk_engine_open(&ec, &err, &what);
 	if (!b->eng) {
