@@ -358,3 +358,12 @@ peer() {
 	timeout 300 unshare -m sh -c 'mount --bind "$0" /proc/cpuinfo && exec python3 "$@"' \
 		"$TMP/cpuinfo" "$KVM_STAT_PEER" "$@"
 }
+
+# columns FILE WHAT: FILE is not empty and every line of it is kvm_stat's
+# batch line (NAME TOTAL DELTA in 42, 10 and 10 columns)
+columns() {
+	[ -s "$1" ] || fail "$2: no output"
+	local bad
+	bad=$(grep -avE '^.{42}[ 0-9]{10}[ 0-9-]{10}$' "$1")
+	[ -z "$bad" ] || fail "$2: lines off kvm_stat's columns: $bad"
+}

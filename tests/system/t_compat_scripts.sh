@@ -12,14 +12,6 @@
 source tests/system/lib.sh
 need_kvm
 
-COLS='^.{42}[ 0-9]{10}[ 0-9-]{10}$'
-# columns FILE WHAT: every line of FILE is kvm_stat's batch line
-columns() {
-	[ -s "$1" ] || fail "$2: no output"
-	local bad
-	bad=$(grep -avE "$COLS" "$1")
-	[ -z "$bad" ] || fail "$2: lines off kvm_stat's columns: $bad"
-}
 # value FILE NAME: the total column of NAME in -1 output, or "missing"
 value() {
 	awk -v want="$2" '$1 == want { print $2; f = 1 } END { if (!f) print "missing" }' "$1"

@@ -31,8 +31,7 @@ totals() { awk '{ print $1, $2 }' "$1" | LC_ALL=C sort; }
 compare() {
 	local what=$1; shift
 	"$KVMSTAT" -d -1 -i "$@" >"$TMP/k.out" 2>"$TMP/k.err" || fail "kvmstat -d -1 $*: status $?: $(cat "$TMP/k.err")"
-	grep -avqE '^.{42}[ 0-9]{10}[ 0-9-]{10}$' "$TMP/k.out" &&
-		fail "kvmstat -d -1 $*: lines off kvm_stat's columns: $(grep -avE '^.{42}[ 0-9]{10}[ 0-9-]{10}$' "$TMP/k.out" | head -3)"
+	columns "$TMP/k.out" "kvmstat -d -1 $*"
 	[ -z "$PEER_OK" ] && return
 	peer -d -1 -i "$@" >"$TMP/p.out" 2>"$TMP/p.err" || fail "kvm_stat -d -1 $*: status $?: $(tail -n 2 "$TMP/p.err")"
 	totals "$TMP/k.out" >"$TMP/k.tot"
