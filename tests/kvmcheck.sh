@@ -23,24 +23,52 @@ else
 fi
 export KVMSTAT_KVM
 rc=0
+# each part's output is kept for the recap
+mkdir -p "$BUILD/kvmhost"
+rm -f "$BUILD"/kvmhost/*.out
+
+# finish: exit with rc; on a failure, a recap of every failure of the run
+# (native and per kernel) as its last lines, since a log's tail is often
+# all that is shown
+finish() {
+	if [ $rc != 0 ]; then
+		local f
+		echo "make check failed:"
+		for f in "$BUILD"/kvmhost/*.out; do
+			[ -r "$f" ] || continue
+			grep -a -E '^(\[[^]]*\] )?(FAILED |FAIL [^ ]+ on kvm|FAIL kvm|FAIL:|SKIP the)|:[FE]:' "$f" | sed 's/^/  /'
+		done
+	fi
+	exit $rc
+}
 
 if [ "$KVMSTAT_KVM" = native ]; then
 	echo "KVM: this host's KVM runs the tests that need it"
-	if [ "$mode" = kvm ]; then
-		CK_INCLUDE_TAGS=kvm "$UNIT" || rc=1
-		tests/system/run.sh --kvm || rc=1
-	else
-		"$UNIT" || rc=1
-		tests/system/run.sh || rc=1
-	fi
-	exit $rc
+	{
+		r=0
+		if [ "$mode" = kvm ]; then
+			CK_INCLUDE_TAGS=kvm "$UNIT" || r=1
+			tests/system/run.sh --kvm || r=1
+		else
+			"$UNIT" || r=1
+			tests/system/run.sh || r=1
+		fi
+		exit $r
+	} 2>&1 | tee "$BUILD/kvmhost/native.out"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	finish
 fi
 
 echo "KVM: not this host's (${KVMSTAT_KVM#none: }): the tests that need it run on the emulated KVM host"
 if [ "$mode" != kvm ]; then
-	CK_EXCLUDE_TAGS=kvm "$UNIT" || rc=1
-	# those that need KVM say so (status 76) and are left for below
-	tests/system/run.sh || rc=1
+	{
+		r=0
+		CK_EXCLUDE_TAGS=kvm "$UNIT" || r=1
+		# those that need KVM say so (status 76) and are left for below
+		tests/system/run.sh || r=1
+		exit $r
+	} 2>&1 | tee "$BUILD/kvmhost/native.out"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 
 # KVMHOST_TESTS: the tests that need KVM to run (default: every one)
@@ -54,7 +82,7 @@ if [ -z "$kernels" ]; then
 	# KVMHOST_KERNELS= (empty): CI's sanitizer run, whose time allows none
 	echo "SKIP the ${#kvm_list[@]} tests that need KVM: KVMHOST_KERNELS is empty (no emulated KVM host in this run)"
 	[ "${KVMHOST_REQUIRE:-0}" = 1 ] && rc=1
-	exit $rc
+	finish
 fi
 # the emulated host boots in a few seconds; each test's own limit is
 # KVMSTAT_TEST_TIMEOUT; the whole boot's, KVMHOST_TIMEOUT
@@ -112,7 +140,8 @@ if [ "${KVMHOST_JOBS:-1}" -ge 2 ]; then
 	# side by side, each kernel's lines prefixed with its name
 	pids=()
 	for k in $kernels; do
-		(on_kernel "$k" 2>&1 | sed -u "s/^/[$k] /"; exit "${PIPESTATUS[0]}") &
+		(on_kernel "$k" 2>&1 | sed -u "s/^/[$k] /" | tee "$BUILD/kvmhost/$k.out"
+			exit "${PIPESTATUS[0]}") &
 		pids+=($!)
 	done
 	i=0
@@ -123,8 +152,8 @@ if [ "${KVMHOST_JOBS:-1}" -ge 2 ]; then
 	done
 else
 	for k in $kernels; do
-		on_kernel "$k"
-		results+=("$k:$?")
+		on_kernel "$k" 2>&1 | tee "$BUILD/kvmhost/$k.out"
+		results+=("$k:${PIPESTATUS[0]}")
 	done
 fi
 for r in "${results[@]}"; do
@@ -138,4 +167,4 @@ if [ $ran = 0 ] && [ $rc = 0 ]; then
 	echo "SKIP the ${#kvm_list[@]} tests that need KVM: no KVM here (${KVMSTAT_KVM#none: }) and no kernel for the emulated KVM host"
 	[ "${KVMHOST_REQUIRE:-0}" = 1 ] && rc=1
 fi
-exit $rc
+finish

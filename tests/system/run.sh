@@ -59,7 +59,7 @@ known_failure() {
 }
 
 pass=0 fail=0 skip=0 later=0 xfail=0
-later_names=()
+later_names=() failed=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	[ -r "$t" ] || { fail=$((fail + 1)); echo "FAIL $name: no such test"; continue; }
@@ -85,6 +85,8 @@ for t in "${tests[@]}"; do
 		fail=$((fail + 1))
 		[ $rc = 124 ] && echo "    timed out after $limit s" >>"$out"
 		echo "FAIL $name (status $rc, ${secs}s)"; sed 's/^/    /' "$out"
+		# for the recap: the test's first FAIL line, else its last
+		failed+=("$name: $({ grep -a -m 1 'FAIL' "$out" || tail -n 1 "$out"; } | cut -c 1-200)")
 	fi
 	echo "DONE $name $rc" >>"$progress"
 	rm -f "$out"
@@ -94,4 +96,6 @@ if [ $later -gt 0 ]; then
 fi
 [ $xfail = 0 ] || echo "$label: $xfail known failures (${KVMSTAT_KNOWN_FAILURES:-}), not counted"
 echo "$label: $pass passed, $fail failed, $skip skipped"
+# a recap a log's tail shows (CI prints only the end)
+for f in "${failed[@]}"; do echo "FAILED $f"; done
 [ $fail = 0 ]
