@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "errmsg.h"
+#include "latency.h"
 #include "snapshot.h"
 
 /* Rows of a table at most, "other" aside. */
@@ -33,8 +34,12 @@ struct breakdown_cfg {
 	pid_t pid;		  /* only this VM; 0: all */
 	unsigned kinds;		  /* 1 << kind, for each kind */
 	bool timed;		  /* latency histograms per key */
-	bool per_vcpu;		  /* vCPUs' series in the exporter too */
-	size_t top;		  /* rows per table; 0: BREAKDOWN_TOP */
+	/* when timed, exit latency running beside (--latency): the hits
+	 * take their exit's start from its programs' state; NULL: each
+	 * hit is timed from itself */
+	const struct latency *lat;
+	bool per_vcpu; /* vCPUs' series in the exporter too */
+	size_t top;    /* rows per table; 0: BREAKDOWN_TOP */
 	/* The name VM pid gives guest physical address gpa, or NULL (valid
 	 * until the next breakdown_read: copied); NULL: MMIO addresses go
 	 * unnamed. */

@@ -30,9 +30,15 @@ struct brk_engine_cfg {
 	bool timed;	       /* a histogram of the time to re-entry */
 	const char *entry_raw; /* kvm_entry's raw tracepoint, or NULL */
 	const char *fpu_raw;   /* kvm_fpu's, or NULL */
-	/* the pending hits in an LRU hash even where task storage would
-	 * serve (KVMSTAT_LATENCY_STATE=hash, as for the latency programs) */
-	bool hash_state;
+	/* when timed: the exit-latency engine running beside, whose state
+	 * of the threads (task storage or hash) the programs read at
+	 * re-entry, taking the time it measured of the hit's exit, so that
+	 * a hit reads no clock; NULL: each hit timed from itself */
+	const struct lat_engine *lat;
+	/* entries of the pending hits' array used (a power of two up to
+	 * BRK_NPEND; 0: all): fewer make threads share them, for tests of
+	 * the hash threads take then (KVMSTAT_BREAKDOWN_PENDS) */
+	uint32_t pend_entries;
 };
 
 struct brk_engine;
@@ -49,6 +55,10 @@ int brk_engine_walk(struct brk_engine *e,
 		    void *ctx);
 /* Empties counts and histograms (a reset). */
 void brk_engine_clear(struct brk_engine *e);
+/* The map of the threads' exit-latency state (struct lat_start) that e
+ * reads, the latency engine's when given one; *task as
+ * lat_engine_state_fd's. */
+int brk_engine_state_fd(const struct brk_engine *e, bool *task);
 void brk_engine_free(struct brk_engine *e);
 
 #endif

@@ -37,6 +37,21 @@ struct brk_key {
 	__u32 pad;
 };
 
+/* A thread's hit waiting for its re-entry (timed breakdowns), and the
+ * slot of its last hit, which it tries first: in an array by thread id
+ * modulo BRK_NPEND, each entry the first claimer's (until the reader
+ * finds that thread gone and frees it); a thread whose entry another
+ * holds keeps its own in a hash instead. */
+#define BRK_NPEND 16384
+struct brk_pend {
+	__u32 tid;     /* the owner; 0: free */
+	__u32 slot;    /* its last hit's slot of the counts + 1; 0: none */
+	__u32 pend;    /* 1: a hit waits for the re-entry */
+	__u32 counted; /* 0: an MMIO read that went to the VMM, counted when
+			* the read completes */
+	__u64 ts;      /* when the hit came, where no exit start is shared */
+};
+
 /* A slot of the counts: its key (all zero while free) and its hits. */
 struct brk_slot {
 	struct brk_key k;

@@ -75,6 +75,9 @@ void lat_engine_clear(struct lat_engine *e);
 bool lat_engine_has_fentry(void);
 /* Where e keeps the exits in flight: "task storage" or "hash". */
 const char *lat_engine_state(const struct lat_engine *e);
+/* The map of the threads' state (struct lat_start), which the breakdown
+ * programs share; *task: task storage (else the LRU hash by thread). */
+int lat_engine_state_fd(const struct lat_engine *e, bool *task);
 void lat_engine_free(struct lat_engine *e);
 
 #endif

@@ -54,6 +54,11 @@ struct lat_start {
 	__u32 hreason[LAT_NKINDS];
 	__u16 hcls[LAT_NKINDS];
 	__u32 pad2;
+	/* The time of the exit last closed (kvm_exit to kvm_entry, 0 from
+	 * the next kvm_exit on: none yet): what the breakdown programs
+	 * (src/bpf/breakdown.bpf.c, --breakdown with --latency), which share
+	 * this state, give the key of that exit's hit, reading no clock. */
+	__u64 exit_last;
 };
 
 #endif

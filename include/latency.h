@@ -53,6 +53,11 @@ void latency_read(struct latency *l, struct field_table *t,
 /* Empties the histograms (the monitor's reset). */
 void latency_reset(struct latency *l);
 void latency_close(struct latency *l);
+/* Its engine where it times exits from kvm_exit (else NULL): whose
+ * state of the threads a timed breakdown reads (struct breakdown_cfg's
+ * lat). */
+struct lat_engine;
+const struct lat_engine *latency_engine(const struct latency *l);
 
 /*
  * The field of kind k's histograms: kvm_exit_latency (kvm_exit to

@@ -61,6 +61,7 @@ int loop_breakdown(struct loop *l, unsigned kinds)
 				     .pid = l->run.pid,
 				     .kinds = kinds,
 				     .timed = l->lat_on,
+				     .lat = l->lat,
 				     .per_vcpu = o->per_vcpu,
 				     .gpa_name = loop_gpa_name,
 				     .gpa_ctx = l };

@@ -4,12 +4,15 @@
  * hit of kvm_pio, kvm_mmio, kvm_msr or kvm_hypercall counts under its key
  * (port, guest physical address, MSR index, hypercall number) and
  * direction, per thread, in a fixed-size array of slots; keys past its
- * bound count as their kind's "other". With latency on, the hit also starts a clock
- * for the thread, which its next entry into the guest stops (kvm_entry,
- * or kvm_fpu(load) where kvm_entry never fires, as the latency programs
- * mark re-entry), the gap going into a log2 histogram of that key. A
- * separate object from the counting and latency programs, loaded only
- * when a breakdown is asked for.
+ * bound count as their kind's "other". With latency on, the hit also
+ * marks its key as waiting for the thread's next entry into the guest
+ * (kvm_entry, or kvm_fpu(load) where kvm_entry never fires, as the latency
+ * programs mark re-entry), which puts the exit's time into a log2
+ * histogram of that key: the time the exit-latency programs measured from
+ * its kvm_exit, found in their state of the thread, which both share (or,
+ * where they do not run, the time from the hit, which then reads the
+ * clock). A separate object from the counting and latency programs,
+ * loaded only when a breakdown is asked for.
  */
 /* in this order: the helpers' declarations use the kernel's types */
 #include <linux/types.h>
@@ -26,6 +29,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 brk_tgid = 0;  /* only this process; 0: all */
 const volatile __u32 brk_timed = 0; /* time to re-entry per key */
+/* timed: the exit-latency programs run, their state of the threads in
+ * this object's lat_task or lat_starts (the loader hands theirs over) */
+const volatile __u32 brk_shared = 0;
+/* brk_pends' entries used, less one (a power of two; fewer, for tests,
+ * make threads share entries and take the hash) */
+const volatile __u32 brk_pend_mask = BRK_NPEND - 1;
 /* Where the record programs (a tracepoint standing in for a kvm one, in
  * tests) find the key and the direction, per kind; size 0: absent. */
 const volatile __u32 brk_key_off[BRK_NKINDS] = {};
@@ -39,6 +48,8 @@ __u32 brk_nkeys = 0;
 __u32 brk_nother = 0;
 /* kvm_entry has fired: from then on it alone ends a time. */
 __u32 brk_entry_fired = 0;
+/* Some thread keeps its pending hit in brk_pspill. */
+__u32 brk_spilled = 0;
 
 /*
  * The counts, one slot per key of a thread, in an array the reader maps
@@ -81,77 +92,118 @@ struct {
 	__type(value, __u32);
 } brk_owner SEC(".maps");
 
-/* The histograms (max_entries 1 unless timed). */
+/* The histograms, by slot of the counts (max_entries 1 unless timed),
+ * in an array the reader maps as it maps the counts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
+	__type(key, __u32);
+	__type(value, struct lat_val);
+} brk_hvals SEC(".maps");
+
+/* The threads' pending hits (max_entries 1 unless timed): by thread id
+ * modulo BRK_NPEND, mapped by the reader, which frees the entries of
+ * threads gone; who holds an entry in brk_powner (entry to thread id),
+ * whose insertion decides between threads claiming one at once; the
+ * threads whose entry another holds in brk_pspill, by thread id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BRK_NPEND);
+	__type(key, __u32);
+	__type(value, struct brk_pend);
+} brk_pends SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BRK_NKEYS + BRK_NOTHER);
-	__type(key, struct brk_key);
-	__type(value, struct lat_val);
-} brk_hists SEC(".maps");
-
-/* A thread's hit waiting for its re-entry (max_entries 1 unless timed). */
-struct brk_pending {
-	__u64 ts;
-	struct brk_key k;
-	__u32 counted; /* 0: an unsatisfied MMIO read, counted when the read
-			* completes */
-	__u32 pad;
-};
-
-/* In the thread's own task storage where the kernel has it (a pointer
- * from the task, no hashing: the timed hit's cost), else in an LRU hash
- * by thread id (the *_h programs; the loader picks one set, and creates
- * one of the two maps), as the latency programs keep theirs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct brk_pending);
-} brk_task SEC(".maps");
+	__uint(max_entries, BRK_NPEND);
+	__type(key, __u32);
+	__type(value, __u32);
+} brk_powner SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, struct brk_pending);
-} brk_pend SEC(".maps");
+	__type(value, struct brk_pend);
+} brk_pspill SEC(".maps");
 
-/* The thread's pending hit, made when create and absent; NULL when it has
- * none (or none could be made). */
-static __always_inline struct brk_pending *brk_pending(int task, __u32 tid,
-						       int create)
+/*
+ * The exit-latency programs' state of the threads (struct lat_start),
+ * their own map when they run (brk_shared): in the thread's own task
+ * storage where the kernel has it, else in an LRU hash by thread id (the
+ * *_h programs; the loader picks the latency programs' set and hands
+ * this object their map). Read at re-entry only.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lat_start);
+} lat_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct lat_start);
+} lat_starts SEC(".maps");
+
+static __always_inline struct lat_start *brk_lat_state(int task, __u32 tid)
 {
-	struct brk_pending *p, z = {};
-
 	if (task)
-		return bpf_task_storage_get(&brk_task,
-					    bpf_get_current_task_btf(), 0,
-					    create ?
-						    BPF_LOCAL_STORAGE_GET_F_CREATE :
-						    0);
-	p = bpf_map_lookup_elem(&brk_pend, &tid);
-	if (p || !create)
-		return p;
-	bpf_map_update_elem(&brk_pend, &tid, &z, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&brk_pend, &tid);
+		return bpf_task_storage_get(&lat_task,
+					    bpf_get_current_task_btf(), 0, 0);
+	return bpf_map_lookup_elem(&lat_starts, &tid);
 }
 
-static __always_inline void brk_start(int task, struct brk_key *k, __u32 counted)
+/* Thread tid's pending hit: its entry of brk_pends (claimed when free
+ * and create), else its element of brk_pspill (made when create); NULL
+ * when it has none (or none could be made). */
+static __always_inline struct brk_pend *brk_pend_of(__u32 tid, int create)
 {
-	struct brk_pending *p = brk_pending(task, k->tid, 1);
+	__u32 ix = tid & brk_pend_mask;
+	struct brk_pend *e = bpf_map_lookup_elem(&brk_pends, &ix), z = {};
 
-	if (!p)
-		return;
+	if (!e)
+		return NULL;
+	if (e->tid == tid)
+		return e;
+	if (create && !e->tid &&
+	    !bpf_map_update_elem(&brk_powner, &ix, &tid, BPF_NOEXIST)) {
+		e->slot = 0;
+		e->pend = 0;
+		e->tid = tid;
+		return e;
+	}
+	/* another thread's */
+	if (!create && !brk_spilled)
+		return NULL;
+	e = bpf_map_lookup_elem(&brk_pspill, &tid);
+	if (e || !create)
+		return e;
+	brk_spilled = 1;
+	z.tid = tid;
+	bpf_map_update_elem(&brk_pspill, &tid, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&brk_pspill, &tid);
+}
+
+/* The hit at count slot, of the thread whose pending hit is e, waits for
+ * the re-entry (timed from now where no exit start is shared). */
+static __always_inline void brk_start(struct brk_pend *e, __u32 slot,
+				      __u32 counted)
+{
 	/* the completion of the read that went to the VMM: same exit */
-	if (p->ts && !p->counted && counted && p->k.key == k->key &&
-	    p->k.kind == k->kind) {
-		p->counted = 1;
+	if (e->pend && !e->counted && counted && e->slot == slot + 1) {
+		e->counted = 1;
 		return;
 	}
-	/* in place: an update would take a new element each hit */
-	p->k = *k;
-	p->counted = counted;
-	p->ts = bpf_ktime_get_ns();
+	e->slot = slot + 1;
+	e->counted = counted;
+	e->pend = 1;
+	if (!brk_shared)
+		e->ts = bpf_ktime_get_ns();
 }
 
 static __always_inline int brk_same(const struct brk_key *a,
@@ -216,76 +268,104 @@ static __always_inline __s64 brk_claim(struct brk_key *k)
 	return slot;
 }
 
-/* Counts one hit of kind at key; count 0 only starts the clock. */
+/* Counts one hit of kind at key; count 0 only starts its time. */
 static __always_inline void brk_hit(int task, __u32 kind, __u64 key, __u32 dir,
 				    __u32 count)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct brk_pend *pe = NULL;
 	struct brk_key k = {};
 	struct brk_slot *s = NULL;
-	__u32 zero = 0, *hint, *p;
+	__u32 zero = 0, *hint = NULL, *p, cand;
 	__s64 slot;
 
-	if (brk_tgid && (__u32)(id >> 32) != brk_tgid)
+	if ((brk_tgid && (__u32)(id >> 32) != brk_tgid) ||
+	    (!count && !brk_timed))
 		return;
 	k.tgid = id >> 32;
 	k.tid = (__u32)id;
 	k.key = key;
 	k.kind = kind;
 	k.dir = dir;
-	if (count) {
-		hint = bpf_map_lookup_elem(&brk_hint, &zero);
-		if (hint) {
-			s = bpf_map_lookup_elem(&brk_slots, hint);
-			if (s && !brk_same(&s->k, &k))
-				s = NULL;
-		}
-		if (!s) {
-			p = bpf_map_lookup_elem(&brk_index, &k);
-			slot = p ? *p : brk_claim(&k);
-			if (slot < 0)
-				return;
-			s = bpf_map_lookup_elem(&brk_slots, &(__u32){ slot });
-			if (!s)
-				return;
-			if (hint)
-				*hint = (__u32)slot;
-		}
-		s->count += 1;
-	}
+	/* the slot of the thread's last hit, to try first: in its pending
+	 * hit when timed (which the hit takes anyway; slot + 1, so 0 finds
+	 * none), else its CPU's last */
 	if (brk_timed)
-		brk_start(task, &k, count);
+		pe = brk_pend_of(k.tid, 1);
+	if (pe) {
+		cand = pe->slot - 1;
+	} else {
+		hint = bpf_map_lookup_elem(&brk_hint, &zero);
+		if (!hint)
+			return;
+		cand = *hint;
+	}
+	slot = cand;
+	s = bpf_map_lookup_elem(&brk_slots, &cand);
+	if (!s || !brk_same(&s->k, &k)) {
+		p = bpf_map_lookup_elem(&brk_index, &k);
+		slot = p ? *p : brk_claim(&k);
+		if (slot < 0)
+			return;
+		s = bpf_map_lookup_elem(&brk_slots, &(__u32){ slot });
+		if (!s)
+			return;
+		if (hint)
+			*hint = (__u32)slot;
+	}
+	if (count)
+		s->count += 1;
+	if (pe)
+		brk_start(pe, (__u32)slot, count);
 }
 
-/* The thread enters the guest again: its hit's time goes to the key's
- * histogram (all: kvm_entry; else the KVM_RUN mark, while kvm_entry has
- * not fired). */
+/* The thread enters the guest again: its hit's exit's time goes to the
+ * key's histogram (all: kvm_entry; else the KVM_RUN mark, while kvm_entry
+ * has not fired). The exit-latency programs' time of it where they run:
+ * their start, when their own re-entry program has not closed it yet
+ * (kvm_fpu, or run after this one), else the time they closed it with. */
 static __always_inline void brk_end(int task, int all)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct brk_pending *p;
-	struct lat_val *v, z = {};
-	__u64 now, d;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), slot;
+	struct lat_start *st;
+	struct brk_pend *e;
+	struct lat_val *v;
+	__u64 now, t, d;
 
 	if (all && !brk_entry_fired)
 		brk_entry_fired = 1;
 	else if (!all && brk_entry_fired)
 		return;
-	p = brk_pending(task, tid, 0);
-	if (!p || !p->ts)
+	e = brk_pend_of(tid, 0);
+	if (!e || !e->pend)
 		return;
-	now = bpf_ktime_get_ns();
-	d = now > p->ts ? now - p->ts : 0;
-	p->ts = 0;
-	if (!p->counted)
+	e->pend = 0;
+	if (!e->counted)
 		return;
-	v = bpf_map_lookup_elem(&brk_hists, &p->k);
-	if (!v) {
-		bpf_map_update_elem(&brk_hists, &p->k, &z, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&brk_hists, &p->k);
-		if (!v)
+	slot = e->slot - 1;
+	if (brk_shared) {
+		st = brk_lat_state(task, tid);
+		if (!st)
 			return;
+		t = st->ts[LAT_EXIT];
+		if (t) {
+			now = bpf_ktime_get_ns();
+			d = now > t ? now - t : 0;
+		} else if (st->exit_last) {
+			d = st->exit_last;
+			/* taken: no later hit without an exit of its own
+			 * (none on KVM) gets it again */
+			st->exit_last = 0;
+		} else {
+			return; /* an exit they did not see begin */
+		}
+	} else {
+		now = bpf_ktime_get_ns();
+		d = now > e->ts ? now - e->ts : 0;
 	}
+	v = bpf_map_lookup_elem(&brk_hvals, &slot);
+	if (!v)
+		return;
 	/* only this thread writes its keys' histograms */
 	lat_hist_add(v, d);
 }

@@ -134,6 +134,8 @@ static __always_inline void lat_begin(int task, __u32 kind, __u32 cls,
 	if (!s)
 		return;
 	s->ts[kind] = bpf_ktime_get_ns();
+	if (kind == LAT_EXIT)
+		s->exit_last = 0;
 	s->cls[kind] = cls;
 	s->reason[kind] = (__u32)reason;
 }
@@ -198,17 +200,20 @@ static __always_inline void lat_close(struct lat_start *s, __u64 id, __u32 kind,
 				      __u64 now)
 {
 	struct lat_key k = {};
-	__u64 t = s->ts[kind];
+	__u64 t = s->ts[kind], d;
 
 	if (!t)
 		return;
 	s->ts[kind] = 0;
+	d = now > t ? now - t : 0;
+	if (kind == LAT_EXIT)
+		s->exit_last = d ? d : 1;
 	k.tgid = id >> 32;
 	k.tid = (__u32)id;
 	k.kind = kind;
 	k.cls = s->cls[kind];
 	k.reason = s->reason[kind];
-	lat_add(s, &k, now > t ? now - t : 0);
+	lat_add(s, &k, d);
 }
 
 /* The thread enters the guest again: closes its exits in flight (only the

@@ -3,11 +3,14 @@
  * The user side of the breakdown engine (see include/brk_engine.h): opens
  * the skeleton of src/bpf/breakdown.bpf.c, turns on the programs of the
  * kinds asked for (raw, or on a record in a test tree), sizes the
- * histogram and pending maps down to one entry when untimed, loads,
- * attaches, maps the array of counts and walks it. libbpf's messages go
+ * histogram and pending-hit maps down to one entry when untimed (else
+ * takes the latency engine's state map when it runs), loads, attaches,
+ * maps the arrays of counts, histograms and pending hits, walks them, and
+ * frees the pending hits' entries of threads gone. libbpf's messages go
  * where the counting engine keeps them (bpf_engine_last_log).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,10 +35,18 @@ struct brk_engine {
 	struct bpf_link *links[BRK_MAX_LINKS];
 	size_t nlinks;
 	bool timed;
-	bool task; /* pending hits in task storage, not the LRU hash */
+	bool task; /* the latency state in task storage, not the LRU hash */
 	struct brk_slot *slots; /* brk_slots, mapped; NULL until loaded */
 	size_t slots_len;
+	struct lat_val *hvals; /* brk_hvals, mapped when timed, else NULL */
+	size_t hvals_len;
+	struct brk_pend *pends; /* brk_pends, mapped when timed, else NULL */
+	size_t pends_len;
+	unsigned walks; /* of brk_engine_walk: every BRK_GC_EVERY, a sweep */
 };
+
+/* The walks between two sweeps of the pending hits' entries. */
+#define BRK_GC_EVERY 32
 
 struct brk_att {
 	struct bpf_program *prog;
@@ -44,7 +55,8 @@ struct brk_att {
 	const char *what;
 };
 
-/* A program of the set in use: task storage's, or the hash's (_h). */
+/* A program of the set in use: reading the latency state in task
+ * storage, or in the hash (_h). */
 #define BRK_PROG(e, name) \
 	((e)->task ? (e)->skel->progs.name : (e)->skel->progs.name##_h)
 
@@ -99,14 +111,36 @@ static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 	}
 	bpf_object__for_each_program(prog, e->skel->obj)
 		bpf_program__set_autoload(prog, false);
-	bpf_map__set_autocreate(e->task ? e->skel->maps.brk_pend :
-					  e->skel->maps.brk_task,
+	bpf_map__set_autocreate(e->task ? e->skel->maps.lat_starts :
+					  e->skel->maps.lat_task,
 				false);
 	e->skel->rodata->brk_tgid = cfg->tgid;
 	e->skel->rodata->brk_timed = cfg->timed;
+	e->skel->rodata->brk_shared = cfg->timed && cfg->lat;
+	if (cfg->pend_entries && cfg->pend_entries <= BRK_NPEND &&
+	    !(cfg->pend_entries & (cfg->pend_entries - 1)))
+		e->skel->rodata->brk_pend_mask = cfg->pend_entries - 1;
 	if (!cfg->timed) {
-		bpf_map__set_max_entries(e->skel->maps.brk_hists, 1);
-		bpf_map__set_max_entries(e->skel->maps.brk_pend, 1);
+		bpf_map__set_max_entries(e->skel->maps.brk_hvals, 1);
+		bpf_map__set_max_entries(e->skel->maps.brk_pends, 1);
+		bpf_map__set_max_entries(e->skel->maps.brk_powner, 1);
+		bpf_map__set_max_entries(e->skel->maps.brk_pspill, 1);
+	}
+	if (!cfg->timed || !cfg->lat) {
+		/* no latency state to read: the hash's set, its map unused */
+		bpf_map__set_max_entries(e->skel->maps.lat_starts, 1);
+	} else {
+		bool lat_task;
+		int fd = lat_engine_state_fd(cfg->lat, &lat_task);
+
+		/* brk_engine_open picked the latency engine's set */
+		*what = "the latency programs' thread state";
+		*err = bpf_map__reuse_fd(e->task ? e->skel->maps.lat_task :
+						   e->skel->maps.lat_starts,
+					 fd);
+		if (*err)
+			goto out_free;
+		*what = "the breakdown programs";
 	}
 	for (int k = 0; k < BRK_NKINDS; k++)
 		if (brk_pick(e, cfg, k, &att[n]))
@@ -130,6 +164,25 @@ static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 		*err = -errno;
 		*what = "mapping the breakdown's counts";
 		goto out_free;
+	}
+	if (cfg->timed) {
+		e->hvals_len = BRK_NSLOTS * sizeof(*e->hvals);
+		e->hvals = mmap(NULL, e->hvals_len, PROT_READ | PROT_WRITE,
+				MAP_SHARED,
+				bpf_map__fd(e->skel->maps.brk_hvals), 0);
+		e->pends_len = BRK_NPEND * sizeof(*e->pends);
+		e->pends = mmap(NULL, e->pends_len, PROT_READ | PROT_WRITE,
+				MAP_SHARED,
+				bpf_map__fd(e->skel->maps.brk_pends), 0);
+		if (e->hvals == MAP_FAILED || e->pends == MAP_FAILED) {
+			*err = -errno;
+			*what = "mapping the breakdown's histograms";
+			if (e->hvals == MAP_FAILED)
+				e->hvals = NULL;
+			if (e->pends == MAP_FAILED)
+				e->pends = NULL;
+			goto out_free;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_link *l;
@@ -164,16 +217,35 @@ out_free:
 struct brk_engine *brk_engine_open(const struct brk_engine_cfg *cfg, int *err,
 				   const char **what)
 {
-	struct brk_engine *e = NULL;
+	bool task = false;
 
-	/* untimed, no program keeps a pending hit: the hash's set, sized 1 */
-	if (cfg->timed && !cfg->hash_state && lat_engine_has_task_storage())
-		e = brk_open(cfg, true, err, what);
-	/* refused (a verifier that does not take the helpers from these
-	 * program types): the hash, as on kernels without task storage */
-	if (!e)
-		e = brk_open(cfg, false, err, what);
-	return e;
+	/* reading the latency engine's state: its set (task storage or
+	 * hash); else no state to read, the hash's set */
+	if (cfg->timed && cfg->lat)
+		lat_engine_state_fd(cfg->lat, &task);
+	return brk_open(cfg, task, err, what);
+}
+
+/*
+ * Frees the pending-hit entries of threads gone, so that the entries of
+ * threads long dead do not push new threads into the hash: each entry's
+ * tag cleared first (a thread that finds it free then tries to claim it,
+ * which the claim's record still refuses), its record in brk_powner
+ * deleted after. A thread gone is one kill(2) no longer finds.
+ */
+static void brk_sweep(struct brk_engine *e)
+{
+	int owner = bpf_map__fd(e->skel->maps.brk_powner);
+
+	for (uint32_t i = 0; i < BRK_NPEND; i++) {
+		uint32_t tid = __atomic_load_n(&e->pends[i].tid,
+					       __ATOMIC_RELAXED);
+
+		if (!tid || kill((pid_t)tid, 0) == 0 || errno != ESRCH)
+			continue;
+		__atomic_store_n(&e->pends[i].tid, 0, __ATOMIC_RELAXED);
+		bpf_map_delete_elem(owner, &i);
+	}
 }
 
 int brk_engine_walk(struct brk_engine *e,
@@ -181,36 +253,29 @@ int brk_engine_walk(struct brk_engine *e,
 			       uint64_t count, const struct lat_val *h),
 		    void *ctx)
 {
-	int hists = bpf_map__fd(e->skel->maps.brk_hists);
 	struct lat_val *v = xmalloc(sizeof(*v));
 
+	if (e->pends && ++e->walks % BRK_GC_EVERY == 0)
+		brk_sweep(e);
 	for (size_t i = 0; i < BRK_NSLOTS; i++) {
-		/* a copy: the kernel goes on adding */
+		/* copies: the kernel goes on adding */
 		struct brk_slot s = e->slots[i];
 
 		if (!s.count)
 			continue;
-		fn(ctx, &s.k, s.count,
-		   e->timed && !bpf_map_lookup_elem(hists, &s.k, v) ? v : NULL);
+		if (e->hvals)
+			*v = e->hvals[i];
+		fn(ctx, &s.k, s.count, e->hvals && v->count ? v : NULL);
 	}
 	free(v);
 	return 0;
 }
 
-/* Zeroes every value of map fd in place (vsize bytes, on each CPU of a
- * per-CPU map), keys kept (the bound's count of keys taken stays right). */
-static void brk_zero(int fd, size_t vsize)
+int brk_engine_state_fd(const struct brk_engine *e, bool *task)
 {
-	struct brk_key k, next;
-	void *zero = xcalloc(1, vsize);
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		bpf_map_update_elem(fd, &k, zero, BPF_EXIST);
-	}
-	free(zero);
+	*task = e->task;
+	return bpf_map__fd(e->task ? e->skel->maps.lat_task :
+				     e->skel->maps.lat_starts);
 }
 
 void brk_engine_clear(struct brk_engine *e)
@@ -218,9 +283,8 @@ void brk_engine_clear(struct brk_engine *e)
 	/* the slots keep their keys: the bound's count stays right */
 	for (size_t i = 0; i < BRK_NSLOTS; i++)
 		e->slots[i].count = 0;
-	if (e->timed)
-		brk_zero(bpf_map__fd(e->skel->maps.brk_hists),
-			 sizeof(struct lat_val));
+	if (e->hvals)
+		memset(e->hvals, 0, e->hvals_len);
 }
 
 void brk_engine_free(struct brk_engine *e)
@@ -231,6 +295,10 @@ void brk_engine_free(struct brk_engine *e)
 		bpf_link__destroy(e->links[i]);
 	if (e->slots)
 		munmap(e->slots, e->slots_len);
+	if (e->hvals)
+		munmap(e->hvals, e->hvals_len);
+	if (e->pends)
+		munmap(e->pends, e->pends_len);
 	breakdown_bpf__destroy(e->skel);
 	free(e);
 }

@@ -108,6 +108,13 @@ const char *lat_engine_state(const struct lat_engine *e)
 	return e->task ? "task storage" : "hash";
 }
 
+int lat_engine_state_fd(const struct lat_engine *e, bool *task)
+{
+	*task = e->task;
+	return bpf_map__fd(e->task ? e->skel->maps.lat_task :
+				     e->skel->maps.lat_starts);
+}
+
 /* A program on a tracepoint's record, on the perf event the counting
  * engine opens for its own record programs. */
 static struct bpf_link *lat_attach_record(struct bpf_program *prog, int id)

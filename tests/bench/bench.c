@@ -29,9 +29,12 @@
  * the perf fallback; then, in a block of its own, the breakdown's keyed
  * program (--breakdown, issue 23) on sys_enter's raw arguments as on
  * kvm_pio's (one key per thread: its CPU's hint and the slot checked
- * against it, two array lookups and an add per hit), and the same timing
- * each hit (--latency: the per-thread start kept too), the three ways
- * alternating round by round, against the minimal counter on sys_enter.
+ * against it, two array lookups and an add per hit), the same timed as
+ * with --latency (the thread's pending hit found by its id, its slot the
+ * hint, marked waiting; the exit-latency engine beside, whose time of the
+ * exit the re-entry takes), and timed from a clock read of its own (where
+ * exit latency does not run), the ways alternating round by round,
+ * against the minimal counter on sys_enter.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -214,8 +217,9 @@ static int bench_hit(void)
 
 /*
  * The breakdown's keyed program per hit (issue 23: at most 1.3x the
- * minimal counter): its engine attached by itself, raw, as it attaches to
- * kvm_pio, untimed and timed, against the minimal counter, both on
+ * minimal counter, issue 31: with --latency too): its engine attached by
+ * itself, raw, as it attaches to kvm_pio, untimed, timed as with
+ * --latency and timed alone, against the minimal counter, both on
  * raw_syscalls:sys_enter, whose arguments (the registers, the system call's
  * number) give each thread one key, as a vCPU has one port it keeps
  * hitting (task_rename's second argument, a buffer on a kernel stack
@@ -230,6 +234,7 @@ static int bench_hit_breakdown(void)
 		"minimal raw-tracepoint counter",
 		"breakdown keyed program (--breakdown)",
 		"breakdown keyed program, timed (+--latency)",
+		"  timed, each hit reading the clock",
 	};
 	enum {
 		NW = ARRAY_SIZE(names)
@@ -240,7 +245,10 @@ static int bench_hit_breakdown(void)
 	       HIT_PAIRS);
 	for (int i = 0; i < HIT_PAIRS; i++) {
 		for (size_t w = 0; w < NW; w++) {
-			struct brk_engine_cfg cfg = { .timed = w == 2 };
+			struct brk_engine_cfg cfg = { .timed = w >= 2 };
+			struct lat_engine_cfg lc = { .exit_id = -1,
+						     .uexit_id = -1 };
+			struct lat_engine *lat = NULL;
 			struct mincount_bpf *mc = NULL;
 			struct bpf_link *link = NULL;
 			struct brk_engine *e = NULL;
@@ -252,7 +260,14 @@ static int bench_hit_breakdown(void)
 				cfg.src[k] = (struct brk_source){ .id = -1 };
 			cfg.src[BRK_IOPORT].raw = "sys_enter";
 			if (w) {
-				e = brk_engine_open(&cfg, &err, &what);
+				/* --latency's engine (its maps; no
+				 * tracepoint of its own here) */
+				if (w == 2)
+					cfg.lat = lat = lat_engine_open(&lc,
+									&err,
+									&what);
+				if (w != 2 || lat)
+					e = brk_engine_open(&cfg, &err, &what);
 			} else {
 				mc = mincount_bpf__open_and_load();
 				link = mc ? bpf_program__attach_raw_tracepoint(
@@ -266,11 +281,13 @@ static int bench_hit_breakdown(void)
 				fprintf(stderr, "bench: breakdown: %s: %s\n",
 					what, strerror(-err));
 				mincount_bpf__destroy(mc);
+				lat_engine_free(lat);
 				return 1;
 			}
 			on = hit_block();
 			if (w) {
 				brk_engine_free(e);
+				lat_engine_free(lat);
 			} else {
 				bpf_link__destroy(link);
 				mincount_bpf__destroy(mc);

@@ -12,10 +12,12 @@
  *   msr:    lseek(WRITE, INDEX, 99)         EINVAL/ESPIPE/EBADF
  *   hc:     dup(NR)                         EBADF (NR past any fd)
  * then, with GAP_US, a busy wait of GAP_US and a write to
- * /proc/self/oom_score_adj (the re-entry).
+ * /proc/self/oom_score_adj (the re-entry). With EXIT_US, each hit has an
+ * exit before it: the thread renames itself to its own name (task_rename,
+ * the fake kvm_exit of lib.sh's fake_kvm_exit) and waits EXIT_US busily.
  *
- * Usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]... (NKEYS: COUNT
- * hits on each of KEY, KEY+1... KEY+NKEYS-1); each VCPU is a
+ * Usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS[:EXIT_US]]]...
+ * (NKEYS: COUNT hits on each of KEY, KEY+1... KEY+NKEYS-1); each VCPU is a
  * thread named "CPU N/KVM" (as QEMU names vCPU threads) running its specs
  * in order. Prints "ready PID", waits for a line on stdin, runs them,
  * prints "done" and stays, threads and all, until a second line or the
@@ -44,6 +46,7 @@ struct spec {
 	unsigned long count;
 	unsigned gap_us;
 	unsigned long nkeys; /* COUNT hits on each of KEY..KEY+NKEYS-1 */
+	unsigned exit_us;    /* an exit this long before each hit; 0: none */
 };
 
 static struct spec specs[MAX_SPECS];
@@ -58,11 +61,25 @@ static unsigned long long now_ns(void)
 	return t.tv_sec * 1000000000ull + t.tv_nsec;
 }
 
-static void hit(const struct spec *spec, unsigned long long key, int adj)
+/* Busy for us microseconds (a vCPU thread does not sleep in an exit). */
+static void busy_us(unsigned us)
+{
+	unsigned long long t = now_ns() + us * 1000ull;
+
+	while (now_ns() < t)
+		;
+}
+
+static void hit(const struct spec *spec, unsigned long long key, int adj,
+		const char *name)
 {
 	struct spec one = *spec, *s = &one;
 
 	one.key = key;
+	if (s->exit_us) {
+		prctl(PR_SET_NAME, name);
+		busy_us(s->exit_us);
+	}
 	if (!strcmp(s->kind, "ioport"))
 		syscall(SYS_getpriority, (long)s->key, (long)s->dir);
 	else if (!strcmp(s->kind, "mmio"))
@@ -72,10 +89,7 @@ static void hit(const struct spec *spec, unsigned long long key, int adj)
 	else
 		syscall(SYS_dup, (long)s->key);
 	if (s->gap_us) {
-		unsigned long long t = now_ns() + s->gap_us * 1000ull;
-
-		while (now_ns() < t)
-			;
+		busy_us(s->gap_us);
 		if (pwrite(adj, "0", 1, 0) != 1)
 			perror("oom_score_adj");
 	}
@@ -95,7 +109,7 @@ static void *vcpu_run(void *arg)
 		for (unsigned long k = 0;
 		     specs[i].vcpu == vcpu && k < specs[i].nkeys; k++)
 			for (unsigned long n = 0; n < specs[i].count; n++)
-				hit(&specs[i], specs[i].key + k, adj);
+				hit(&specs[i], specs[i].key + k, adj, name);
 	close(adj);
 	pthread_barrier_wait(&done);
 	/* alive, under its name, until stdin ends */
@@ -113,9 +127,9 @@ int main(int argc, char **argv)
 		struct spec *s = &specs[nspecs++];
 
 		s->nkeys = 1;
-		if (sscanf(argv[a], "%d:%15[a-z]:%lli:%u:%lu:%u:%lu", &s->vcpu,
-			   s->kind, &s->key, &s->dir, &s->count, &s->gap_us,
-			   &s->nkeys) < 5) {
+		if (sscanf(argv[a], "%d:%15[a-z]:%lli:%u:%lu:%u:%lu:%u",
+			   &s->vcpu, s->kind, &s->key, &s->dir, &s->count,
+			   &s->gap_us, &s->nkeys, &s->exit_us) < 5) {
 			fprintf(stderr, "tpkeys: bad spec %s\n", argv[a]);
 			return 2;
 		}
@@ -128,7 +142,7 @@ int main(int argc, char **argv)
 	}
 	if (!nspecs) {
 		fprintf(stderr,
-			"usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS]]...\n");
+			"usage: tpkeys VCPU:KIND:KEY:DIR:COUNT[:GAP_US[:NKEYS[:EXIT_US]]]...\n");
 		return 2;
 	}
 	pthread_barrier_init(&ready, NULL, nv + 1);

@@ -6,7 +6,8 @@
 # kvmstat --breakdown ioport,mmio must count exactly 2N per VM under its
 # own port (out, named CMOS_INDEX and COM1) and N per vCPU, none of the
 # other's, and 2N MMIO writes at 0x9000, in --json -1 and in the
-# exporter's kvm_ioport_exits_total and kvm_mmio_exits_total.
+# exporter's kvm_ioport_exits_total and kvm_mmio_exits_total; with
+# --latency beside, each port's exits timed from their kvm_exit.
 source tests/system/lib.sh
 need_kvm
 N=500
@@ -62,3 +63,36 @@ done
 [ "$(metric "$(scrape "http://127.0.0.1:$PORT/metrics")" "$s")" = $((2 * N)) ] || fail "exporter: $s not $((2 * N))"
 echo "ok: exporter: $s $((2 * N))"
 stop e
+# with --latency beside (issue 31): each port exit timed from its
+# kvm_exit, the start the exit-latency programs keep and share, to the
+# re-entry. Every exit but each vCPU's last (its thread does not enter
+# the guest again) is timed: 2(N-1), as many as --latency times of the
+# VM's I/O exits, and their total within 10 % of those exits' total (the
+# same starts; each end read by its own program)
+start_guest g4 -v 2 -n $N -k pio --port 112 -t 30
+vm4=${g4_VMS%% *}
+PORT=$(free_port)
+start_kvmstat l -t --listen "127.0.0.1:$PORT" -s 0.5 --breakdown ioport --latency -f '^kvm_pio$'
+wait_polling "$l_PID"
+go_guest g4
+sk="pid=\"$vm4\",port=\"0x70\",name=\"CMOS_INDEX\",direction=\"out\""
+want=$((2 * (N - 1)))
+for _ in $(seq 100); do
+	text=$(scrape "http://127.0.0.1:$PORT/metrics")
+	[ "$(metric "$text" "kvm_ioport_exits_latency_seconds_count{$sk}")" = $want ] && break
+	sleep 0.2
+done
+[ "$(metric "$text" "kvm_ioport_exits_total{$sk}")" = $((2 * N)) ] ||
+	fail "exporter: port 0x70 '$(metric "$text" "kvm_ioport_exits_total{$sk}")', want $((2 * N))"
+[ "$(metric "$text" "kvm_ioport_exits_latency_seconds_count{$sk}")" = $want ] ||
+	fail "port 0x70 timed: '$(metric "$text" "kvm_ioport_exits_latency_seconds_count{$sk}")', want $want"
+io=$(grep -E "^kvm_exit_latency_seconds_count\{pid=\"$vm4\",reason=\"(io|IOIO|IO_INSTRUCTION)\"\}" <<<"$text") ||
+	fail "no exit latency of the VM's I/O exits: $(grep "^kvm_exit_latency_seconds_count{pid=\"$vm4\"" <<<"$text")"
+[ "${io##* }" = $want ] || fail "the VM's I/O exits timed by --latency: $io, want $want"
+ksum=$(metric "$text" "kvm_ioport_exits_latency_seconds_sum{$sk}")
+lsum=$(grep -E "^kvm_exit_latency_seconds_sum\{pid=\"$vm4\",reason=\"(io|IOIO|IO_INSTRUCTION)\"\}" <<<"$text")
+lsum=${lsum##* }
+awk -v a="$ksum" -v b="$lsum" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.1 * b) }' ||
+	fail "port 0x70's total $ksum s against the I/O exits' $lsum s: more than 10 % apart"
+echo "ok: --latency: $want port exits timed, total $ksum s; the I/O exits' $lsum s"
+stop l

@@ -8,9 +8,9 @@
 # "21.7   s" (read as seconds) a terminal makes of a µ it cannot show.
 # -1 --units on a debugfs fixture (JSON the same in every locale); then,
 # with root, on the fake tracefs of latency_lib.sh and breakdown_lib.sh
-# (tpgap's exits of 20 and 200 µs, tpkeys's port hits with 70 µs to
-# re-entry): -1's --latency and --breakdown tables in both locales, and
-# the monitor's latency view (l) in the POSIX one.
+# (tpgap's exits of 20 and 200 µs, tpkeys's port hits 10 µs after an
+# exit and 70 µs before re-entry): -1's --latency and --breakdown tables
+# in both locales, and the monitor's latency view (l) in the POSIX one.
 source tests/system/lib.sh
 
 PLAIN=(-u LANG -u LC_ALL -u LC_CTYPE)
@@ -75,13 +75,13 @@ breakdown_tracefs "$TMP/tracefs"
 latency_tracefs "$TMP/tracefs"
 
 # fakes N: tpgap's 100 HLT exits of 20 µs and 50 IO of 200 µs, and
-# tpkeys kN's 100 hits of port 0x70 each 70 µs before its re-entry, all
-# waiting for their go
+# tpkeys kN's 100 hits of port 0x70 each 10 µs after an exit and 70 µs
+# before its re-entry, all waiting for their go
 fakes() {
 	rm -f "$TMP/go"
 	fresh "$TMP/tp.out"
 	start_tpgap 12:20:100 30:200:50
-	start_tpkeys "k$1" 0:ioport:0x70:1:100:70
+	start_tpkeys "k$1" 0:ioport:0x70:1:100:70:1:10
 }
 go_fakes() {
 	go_tpgap

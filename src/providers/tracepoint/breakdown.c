@@ -212,6 +212,7 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 
 	*out = NULL;
 	b->cfg = *cfg;
+	b->cfg.lat = NULL; /* used here only: it may close first */
 	b->last_ns = util_now_ns();
 	if (!b->cfg.top)
 		b->cfg.top = BREAKDOWN_TOP;
@@ -237,7 +238,12 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 	if (cfg->timed) {
 		ec.entry_raw = bd_mark(cfg, "kvm_entry");
 		ec.fpu_raw = bd_mark(cfg, "kvm_fpu");
-		ec.hash_state = tp_hash_state();
+		ec.lat = latency_engine(cfg->lat);
+		/* tests: threads made to share the pending hits' entries */
+		if (getenv("KVMSTAT_BREAKDOWN_PENDS"))
+			ec.pend_entries = (uint32_t)
+				strtoul(getenv("KVMSTAT_BREAKDOWN_PENDS"), NULL,
+					10);
 	}
 	b->eng = brk_engine_open(&ec, &err, &what);
 	if (!b->eng) {

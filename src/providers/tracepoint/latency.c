@@ -401,6 +401,11 @@ void latency_reset(struct latency *l)
 	lat_engine_clear(l->eng);
 }
 
+const struct lat_engine *latency_engine(const struct latency *l)
+{
+	return l && l->exits ? l->eng : NULL;
+}
+
 void latency_close(struct latency *l)
 {
 	if (!l)

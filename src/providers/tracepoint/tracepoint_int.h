@@ -228,8 +228,9 @@ struct lat_rec_field;
 /* The events directory of the kernel's tracefs, or NULL. */
 const char *tp_real_events(void);
 /* KVMSTAT_LATENCY_STATE=hash: a thread's state in the programs' LRU hash
- * even where task storage would serve (the latency and breakdown
- * engines' hash_state). */
+ * even where task storage would serve (the latency engine's hash_state;
+ * a timed breakdown reads the latency programs' state where they keep
+ * it). */
 bool tp_hash_state(void);
 /* The format of kvm event name under tracefs_root (NULL: the kernel's),
  * or NULL. */
