@@ -35,9 +35,10 @@ struct brk_engine_cfg {
 	 * re-entry, taking the time it measured of the hit's exit, so that
 	 * a hit reads no clock; NULL: each hit timed from itself */
 	const struct lat_engine *lat;
-	/* entries of the pending hits' array used (a power of two up to
-	 * BRK_NPEND; 0: all): fewer make threads share them, for tests of
-	 * the hash threads take then (KVMSTAT_BREAKDOWN_PENDS) */
+	/* entries of the threads' array (their last slots, pending hits)
+	 * used, a power of two up to BRK_NPEND (0: all): fewer make threads
+	 * share them, for tests of the hash threads take then
+	 * (KVMSTAT_BREAKDOWN_PENDS) */
 	uint32_t pend_entries;
 };
 

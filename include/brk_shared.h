@@ -37,8 +37,8 @@ struct brk_key {
 	__u32 pad;
 };
 
-/* A thread's hit waiting for its re-entry (timed breakdowns), and the
- * slot of its last hit, which it tries first: in an array by thread id
+/* The slot of a thread's last hit, which it tries first, and its hit
+ * waiting for its re-entry (timed breakdowns): in an array by thread id
  * modulo BRK_NPEND, each entry the first claimer's (until the reader
  * finds that thread gone and frees it); a thread whose entry another
  * holds keeps its own in a hash instead. */

@@ -56,11 +56,12 @@ __u32 brk_spilled = 0;
  * (no system call per key): a slot is taken once, by the one thread whose
  * key it holds, which alone
  * adds to it afterwards (a thread runs on one CPU at a time), so a hit
- * needs no locked instruction. brk_index finds a key's slot; each CPU
- * keeps the slot of its last hit in brk_hint, checked against the slot's
- * key, so a thread hitting the same key as before costs two array
- * lookups, no hash. Slots are claimed in brk_owner (without the atomic
- * fetch that older BPF targets lack) and never given back.
+ * needs no locked instruction. brk_index finds a key's slot; each thread
+ * keeps the slot of its last hit in its entry of brk_pends (below),
+ * checked against the slot's key, so a thread hitting the same key as
+ * before costs two array lookups, no hash. Slots are claimed in brk_owner
+ * (without the atomic fetch that older BPF targets lack) and never given
+ * back.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -76,13 +77,6 @@ struct {
 	__type(key, struct brk_key);
 	__type(value, __u32);
 } brk_index SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} brk_hint SEC(".maps");
 
 /* The slots claimed (slot to 1). */
 struct {
@@ -102,7 +96,7 @@ struct {
 	__type(value, struct lat_val);
 } brk_hvals SEC(".maps");
 
-/* The threads' pending hits (max_entries 1 unless timed): by thread id
+/* The threads' last slots and pending hits: by thread id
  * modulo BRK_NPEND, mapped by the reader, which frees the entries of
  * threads gone; who holds an entry in brk_powner (entry to thread id),
  * whose insertion decides between threads claiming one at once; the
@@ -276,7 +270,7 @@ static __always_inline void brk_hit(int task, __u32 kind, __u64 key, __u32 dir,
 	struct brk_pend *pe = NULL;
 	struct brk_key k = {};
 	struct brk_slot *s = NULL;
-	__u32 zero = 0, *hint = NULL, *p, cand;
+	__u32 *p, cand = ~0u;
 	__s64 slot;
 
 	if ((brk_tgid && (__u32)(id >> 32) != brk_tgid) ||
@@ -287,19 +281,11 @@ static __always_inline void brk_hit(int task, __u32 kind, __u64 key, __u32 dir,
 	k.key = key;
 	k.kind = kind;
 	k.dir = dir;
-	/* the slot of the thread's last hit, to try first: in its pending
-	 * hit when timed (which the hit takes anyway; slot + 1, so 0 finds
-	 * none), else its CPU's last */
-	if (brk_timed)
-		pe = brk_pend_of(k.tid, 1);
-	if (pe) {
+	/* the slot of the thread's last hit, to try first, in its entry
+	 * (slot + 1, so 0 finds none; none without an entry) */
+	pe = brk_pend_of(k.tid, 1);
+	if (pe)
 		cand = pe->slot - 1;
-	} else {
-		hint = bpf_map_lookup_elem(&brk_hint, &zero);
-		if (!hint)
-			return;
-		cand = *hint;
-	}
 	slot = cand;
 	s = bpf_map_lookup_elem(&brk_slots, &cand);
 	if (!s || !brk_same(&s->k, &k)) {
@@ -310,12 +296,12 @@ static __always_inline void brk_hit(int task, __u32 kind, __u64 key, __u32 dir,
 		s = bpf_map_lookup_elem(&brk_slots, &(__u32){ slot });
 		if (!s)
 			return;
-		if (hint)
-			*hint = (__u32)slot;
+		if (pe && !brk_timed)
+			pe->slot = (__u32)slot + 1;
 	}
 	if (count)
 		s->count += 1;
-	if (pe)
+	if (pe && brk_timed)
 		brk_start(pe, (__u32)slot, count);
 }
 

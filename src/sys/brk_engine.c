@@ -3,8 +3,8 @@
  * The user side of the breakdown engine (see include/brk_engine.h): opens
  * the skeleton of src/bpf/breakdown.bpf.c, turns on the programs of the
  * kinds asked for (raw, or on a record in a test tree), sizes the
- * histogram and pending-hit maps down to one entry when untimed (else
- * takes the latency engine's state map when it runs), loads, attaches,
+ * histogram map down to one entry when untimed (else takes the latency
+ * engine's state map when it runs), loads, attaches,
  * maps the arrays of counts, histograms and pending hits, walks them, and
  * frees the pending hits' entries of threads gone. libbpf's messages go
  * where the counting engine keeps them (bpf_engine_last_log).
@@ -40,7 +40,7 @@ struct brk_engine {
 	size_t slots_len;
 	struct lat_val *hvals; /* brk_hvals, mapped when timed, else NULL */
 	size_t hvals_len;
-	struct brk_pend *pends; /* brk_pends, mapped when timed, else NULL */
+	struct brk_pend *pends; /* brk_pends, mapped; NULL until loaded */
 	size_t pends_len;
 	unsigned walks; /* of brk_engine_walk: every BRK_GC_EVERY, a sweep */
 };
@@ -120,12 +120,8 @@ static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 	if (cfg->pend_entries && cfg->pend_entries <= BRK_NPEND &&
 	    !(cfg->pend_entries & (cfg->pend_entries - 1)))
 		e->skel->rodata->brk_pend_mask = cfg->pend_entries - 1;
-	if (!cfg->timed) {
+	if (!cfg->timed)
 		bpf_map__set_max_entries(e->skel->maps.brk_hvals, 1);
-		bpf_map__set_max_entries(e->skel->maps.brk_pends, 1);
-		bpf_map__set_max_entries(e->skel->maps.brk_powner, 1);
-		bpf_map__set_max_entries(e->skel->maps.brk_pspill, 1);
-	}
 	if (!cfg->timed || !cfg->lat) {
 		/* no latency state to read: the hash's set, its map unused */
 		bpf_map__set_max_entries(e->skel->maps.lat_starts, 1);
@@ -165,22 +161,24 @@ static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 		*what = "mapping the breakdown's counts";
 		goto out_free;
 	}
+	e->pends_len = BRK_NPEND * sizeof(*e->pends);
+	e->pends = mmap(NULL, e->pends_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(e->skel->maps.brk_pends), 0);
+	if (e->pends == MAP_FAILED) {
+		e->pends = NULL;
+		*err = -errno;
+		*what = "mapping the breakdown's threads";
+		goto out_free;
+	}
 	if (cfg->timed) {
 		e->hvals_len = BRK_NSLOTS * sizeof(*e->hvals);
 		e->hvals = mmap(NULL, e->hvals_len, PROT_READ | PROT_WRITE,
 				MAP_SHARED,
 				bpf_map__fd(e->skel->maps.brk_hvals), 0);
-		e->pends_len = BRK_NPEND * sizeof(*e->pends);
-		e->pends = mmap(NULL, e->pends_len, PROT_READ | PROT_WRITE,
-				MAP_SHARED,
-				bpf_map__fd(e->skel->maps.brk_pends), 0);
-		if (e->hvals == MAP_FAILED || e->pends == MAP_FAILED) {
+		if (e->hvals == MAP_FAILED) {
+			e->hvals = NULL;
 			*err = -errno;
 			*what = "mapping the breakdown's histograms";
-			if (e->hvals == MAP_FAILED)
-				e->hvals = NULL;
-			if (e->pends == MAP_FAILED)
-				e->pends = NULL;
 			goto out_free;
 		}
 	}

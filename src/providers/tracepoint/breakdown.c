@@ -239,12 +239,11 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 		ec.entry_raw = bd_mark(cfg, "kvm_entry");
 		ec.fpu_raw = bd_mark(cfg, "kvm_fpu");
 		ec.lat = latency_engine(cfg->lat);
-		/* tests: threads made to share the pending hits' entries */
-		if (getenv("KVMSTAT_BREAKDOWN_PENDS"))
-			ec.pend_entries = (uint32_t)
-				strtoul(getenv("KVMSTAT_BREAKDOWN_PENDS"), NULL,
-					10);
 	}
+	/* tests: threads made to share the entries of their last slots */
+	if (getenv("KVMSTAT_BREAKDOWN_PENDS"))
+		ec.pend_entries = (uint32_t)
+			strtoul(getenv("KVMSTAT_BREAKDOWN_PENDS"), NULL, 10);
 	b->eng = brk_engine_open(&ec, &err, &what);
 	if (!b->eng) {
 		const char *log = bpf_engine_last_log();
