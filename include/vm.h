@@ -14,9 +14,10 @@
 
 struct errmsg;
 
-/* One vCPU thread: the index from its "CPU N/KVM" name and its thread id. */
+/* One vCPU thread: its index (from its name or KVM's debugfs) and its
+ * thread id. */
 struct vm_vcpu {
-	int index; /* N of "CPU N/KVM" */
+	int index; /* N of "CPU N/KVM", "fc_vcpu N"... (vm_load_vcpus) */
 	pid_t tid; /* thread id within the VM process */
 };
 
@@ -66,9 +67,11 @@ int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids);
 
 /*
  * vCPU threads of VM v->pid: the threads in /proc/PID/task whose comm is
- * "CPU N/KVM" (QEMU names them so with -name ...,debug-threads=on; the
- * project's test guest does too). Replaces v->vcpus (freeing the old array)
- * with the threads sorted by index. Returns 0, or -errno when the task
+ * a VMM's name for a vCPU thread: QEMU's "CPU N/KVM" (with -name
+ * ...,debug-threads=on; the project's test guest's too), Firecracker's
+ * "fc_vcpu N", cloud-hypervisor's "vcpuN", crosvm's "crosvm_vcpuN",
+ * kvmtool's "kvm-vcpu-N". Replaces v->vcpus (freeing the old array) with
+ * the threads sorted by index. Returns 0, or -errno when the task
  * directory cannot be read, leaving v with no vCPUs.
  */
 int vm_load_vcpus(const char *proc_root, struct vm_info *v);
@@ -80,6 +83,10 @@ int vm_load_vcpus(const char *proc_root, struct vm_info *v);
  * serves VMMs that do not name their threads. Returns 0 or -errno.
  */
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
+/* The vCPUs VM pid holds, whatever their threads: its
+ * "anon_inode:kvm-vcpu:N" fds' N, sorted, into *out (the caller frees;
+ * NULL when none). Returns the count or -errno. */
+int vm_vcpu_fds(const char *proc_root, pid_t pid, int **out);
 /* The threads of process pid now (from its task directory's link
  * count: one call, nothing listed), or 0 when it cannot be told. */
 unsigned long vm_thread_count(const char *proc_root, pid_t pid);
@@ -103,6 +110,7 @@ enum vm_fd_kind {
 	VM_FD_VM,    /* "anon_inode:kvm-vm": the VM fd itself */
 	VM_FD_STATS, /* "anon_inode:kvm-vm-stats" (vcpu -1) or
 				 * "anon_inode:kvm-vcpu-stats:N" (vcpu N) */
+	VM_FD_VCPU,  /* "anon_inode:kvm-vcpu:N" (vcpu N): the vCPU exists */
 };
 
 /* Classifies the n bytes readlink gave for an fd; exact matches only.

@@ -34,7 +34,7 @@ int vcpu_check(const struct stats *s, const struct options *o, pid_t pid,
 	       struct errmsg *msg)
 {
 	char list[256] = "";
-	int *v;
+	int *v, *f, nf;
 	size_t n;
 
 	if (o->vcpu < 0)
@@ -45,14 +45,36 @@ int vcpu_check(const struct stats *s, const struct options *o, pid_t pid,
 		free(v);
 		n = vcpu_check_threads(o, pid, &v);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		if (v[i] == o->vcpu) {
 			free(v);
 			return 0;
 		}
+	/* the vCPUs the VM holds (its kvm-vcpu fds), their threads known or
+	 * not: one whose thread is not known yet is said so, never guessed */
+	nf = vm_vcpu_fds(o->proc_root, pid, &f);
+	for (int i = 0; i < nf; i++)
+		if (f[i] == o->vcpu) {
+			free(f);
+			free(v);
+			return errmsg_set(
+				msg, -EINVAL,
+				"VM %d: the thread of vCPU %d is not known yet "
+				"(not named as a VMM names vCPU threads, and "
+				"not run since KVM's debugfs was read); try "
+				"again once it has run, as root",
+				pid, o->vcpu);
+		}
+	if (nf > 0) {
+		free(v);
+		v = f;
+		n = (size_t)nf;
+	} else {
+		free(f);
+	}
+	for (size_t i = 0; i < n; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s%d", i ? " " : "", v[i]);
-	}
 	free(v);
 	return errmsg_set(msg, -EINVAL, "VM %d has no vCPU %d (%s%s)", pid,
 			  o->vcpu, n ? "its vCPUs: " : "no vCPU is known: ",

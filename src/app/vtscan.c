@@ -131,12 +131,13 @@ static struct vtscan_thread *vtscan_thread_get(struct vtscan_vm *vm, pid_t pid,
 }
 
 /* The vCPU indices of vm's new threads, as every part of kvmstat finds
- * them (named threads; listed again only when threads come). */
+ * them (named threads, else KVM's debugfs; listed again only when threads
+ * come). */
 static void vtscan_vcpus(struct vtscan *v, struct vtscan_vm *vm)
 {
 	struct vm_info info = { .pid = vm->pid };
 
-	vm_load_vcpu_threads(v->proc_root, NULL, &info);
+	vm_load_vcpu_threads(v->proc_root, v->debugfs_root, &info);
 	for (size_t i = 0; i < vm->n; i++) {
 		struct vtscan_thread *t = &vm->t[i];
 

@@ -26,6 +26,9 @@ struct vtscan_vm;
 struct vtscan {
 	int rootfd; /* the proc root */
 	const char *proc_root;
+	/* KVM's debugfs directory, where a VM whose threads bear no VMM's
+	 * vCPU names has its vCPUs' threads (NULL: not looked at) */
+	const char *debugfs_root;
 	struct vtscan_vm *vms; /* by pid */
 	size_t nvms, cap;
 	uint64_t hz;	  /* clock ticks per second */

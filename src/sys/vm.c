@@ -28,6 +28,23 @@
 static const char link_vm[] = "anon_inode:kvm-vm";
 static const char link_vm_stats[] = "anon_inode:kvm-vm-stats";
 static const char link_vcpu_stats[] = "anon_inode:kvm-vcpu-stats:";
+static const char link_vcpu[] = "anon_inode:kvm-vcpu:";
+
+/* The N of a link "PREFIX" N (n bytes), or -1. */
+static int vm_link_index(const char *link, size_t n, const char *prefix,
+			 size_t pre)
+{
+	long v = 0;
+
+	if (n <= pre || n > pre + 10 || memcmp(link, prefix, pre))
+		return -1;
+	for (size_t i = pre; i < n; i++) {
+		if (link[i] < '0' || link[i] > '9')
+			return -1;
+		v = v * 10 + (link[i] - '0');
+	}
+	return v > INT_MAX ? -1 : (int)v;
+}
 
 /* KVM's debugfs directory on the running system. */
 #define VM_DEBUGFS_KVM "/sys/kernel/debug/kvm"
@@ -52,8 +69,7 @@ static bool vm_parse_id(const char *s, pid_t *out)
 
 enum vm_fd_kind vm_fd_kind(const char *link, size_t n, int *vcpu)
 {
-	size_t pre = sizeof(link_vcpu_stats) - 1;
-	long v = 0;
+	int v;
 
 	if (n == sizeof(link_vm) - 1 && !memcmp(link, link_vm, n))
 		return VM_FD_VM;
@@ -61,17 +77,17 @@ enum vm_fd_kind vm_fd_kind(const char *link, size_t n, int *vcpu)
 		*vcpu = -1;
 		return VM_FD_STATS;
 	}
-	if (n <= pre || n > pre + 10 || memcmp(link, link_vcpu_stats, pre))
-		return VM_FD_OTHER;
-	for (size_t i = pre; i < n; i++) {
-		if (link[i] < '0' || link[i] > '9')
-			return VM_FD_OTHER;
-		v = v * 10 + (link[i] - '0');
+	v = vm_link_index(link, n, link_vcpu_stats, sizeof(link_vcpu_stats) - 1);
+	if (v >= 0) {
+		*vcpu = v;
+		return VM_FD_STATS;
 	}
-	if (v > INT_MAX)
-		return VM_FD_OTHER;
-	*vcpu = (int)v;
-	return VM_FD_STATS;
+	v = vm_link_index(link, n, link_vcpu, sizeof(link_vcpu) - 1);
+	if (v >= 0) {
+		*vcpu = v;
+		return VM_FD_VCPU;
+	}
+	return VM_FD_OTHER;
 }
 
 /*
@@ -388,22 +404,45 @@ static char *vm_guest_name_at(int root, pid_t pid)
 	return name;
 }
 
-/* "CPU N/KVM" with an optional trailing newline: N, or -1 for any other name. */
+/*
+ * The names VMMs give their vCPU threads, N the vCPU's index: QEMU's
+ * "CPU N/KVM", Firecracker's "fc_vcpu N", cloud-hypervisor's "vcpuN",
+ * crosvm's "crosvm_vcpuN", kvmtool's "kvm-vcpu-N" (as a thread's comm
+ * holds them: 15 bytes at most).
+ */
+static const struct {
+	const char *prefix, *suffix;
+} vm_vcpu_names[] = {
+	{ "CPU ", "/KVM" },    { "fc_vcpu ", "" },  { "vcpu", "" },
+	{ "crosvm_vcpu", "" }, { "kvm-vcpu-", "" },
+};
+
+/* A vCPU thread's name of one of vm_vcpu_names, with an optional trailing
+ * newline: N, or -1 for any other name. */
 static int vm_vcpu_index_of_comm(const char *comm)
 {
-	const char *p = comm + 4;
-	long index = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(vm_vcpu_names); i++) {
+		size_t n = strlen(vm_vcpu_names[i].prefix);
+		const char *p = comm + n;
+		long index = 0;
 
-	if (strncmp(comm, "CPU ", 4) || *p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		index = index * 10 + (*p - '0');
-		if (index > INT_MAX)
-			return -1;
+		if (strncmp(comm, vm_vcpu_names[i].prefix, n) || *p < '0' ||
+		    *p > '9')
+			continue;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			index = index * 10 + (*p - '0');
+			if (index > INT_MAX)
+				return -1;
+		}
+		if (strncmp(p, vm_vcpu_names[i].suffix,
+			    strlen(vm_vcpu_names[i].suffix)))
+			continue;
+		p += strlen(vm_vcpu_names[i].suffix);
+		if (*p && strcmp(p, "\n"))
+			continue;
+		return (int)index;
 	}
-	if (strcmp(p, "/KVM") && strcmp(p, "/KVM\n"))
-		return -1;
-	return (int)index;
+	return -1;
 }
 
 static int vm_vcpu_cmp(const void *a, const void *b)
@@ -867,6 +906,53 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
 	return 0;
+}
+
+struct vm_vcpu_fds {
+	int *idx;
+	size_t n, cap;
+};
+
+static int vm_vcpu_fd(int fd, enum vm_fd_kind kind, int vcpu, void *ctx)
+{
+	struct vm_vcpu_fds *f = ctx;
+
+	(void)fd;
+	if (kind != VM_FD_VCPU)
+		return 0;
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 8;
+		f->idx = xrealloc(f->idx, f->cap * sizeof(*f->idx));
+	}
+	f->idx[f->n++] = vcpu;
+	return 0;
+}
+
+static int vm_int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+int vm_vcpu_fds(const char *proc_root, pid_t pid, int **out)
+{
+	struct vm_vcpu_fds f = { 0 };
+	int root = vm_root_open(proc_root), rc;
+
+	*out = NULL;
+	if (root < 0)
+		return root;
+	rc = vm_proc_fds(root, pid, vm_vcpu_fd, &f);
+	close(root);
+	if (rc < 0) {
+		free(f.idx);
+		return rc;
+	}
+	if (f.n)
+		qsort(f.idx, f.n, sizeof(*f.idx), vm_int_cmp);
+	*out = f.idx;
+	return (int)f.n;
 }
 
 unsigned long vm_thread_count(const char *proc_root, pid_t pid)

@@ -116,7 +116,11 @@ static struct options {
 	uint64_t mmio_addr;   /* --mmio-addr: the mmio kind's address */
 	int cpu;	      /* -c: the host CPU of every vCPU thread, or -1 */
 	uint64_t wake_ns;     /* -W: idle vCPUs woken this often; 0: never */
+	/* -T: vCPU thread names as a VMM gives them (printf with the
+	 * index), or NULL: unnamed, the process's name */
+	const char *thread_fmt;
 } opts = {
+	.thread_fmt = "CPU %u/KVM",
 	.cpu = -1,
 	.port = GUEST_PIO_PORT,
 	.mmio_addr = GUEST_MMIO_GPA,
@@ -612,8 +616,11 @@ static void *vcpu_thread(void *arg)
 	int err;
 
 	vcpu->tid = gettid();
-	snprintf(name, sizeof(name), "CPU %u/KVM", vcpu->index);
-	err = -pthread_setname_np(pthread_self(), name);
+	err = 0;
+	if (opts.thread_fmt) {
+		snprintf(name, sizeof(name), opts.thread_fmt, vcpu->index);
+		err = -pthread_setname_np(pthread_self(), name);
+	}
 	if (err)
 		error_msg("vm %d: vcpu %u: pthread_setname_np: %s", vm->pid,
 			  vcpu->index, strerror(-err));
@@ -1178,6 +1185,11 @@ static void usage(FILE *f)
 		"                       the code page (default 32768)\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
+		"  -T, --thread-names VMM  name the vCPU threads as VMM does: qemu\n"
+		"                       (\"CPU 0/KVM\", the default), firecracker\n"
+		"                       (\"fc_vcpu 0\"), cloud-hypervisor (\"vcpu0\"),\n"
+		"                       crosvm (\"crosvm_vcpu0\"), kvmtool\n"
+		"                       (\"kvm-vcpu-0\"), or none (not named)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
@@ -1219,6 +1231,7 @@ static int parse_options(int argc, char **argv)
 		{ "mmio-addr", required_argument, NULL, 'A' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "wake", required_argument, NULL, 'W' },
+		{ "thread-names", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1227,8 +1240,8 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:W:h", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:W:T:h",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (parse_u64(optarg, MAX_VMS, &v) || !v) {
@@ -1306,6 +1319,28 @@ static int parse_options(int argc, char **argv)
 		case 'N':
 			opts.name = optarg;
 			break;
+		case 'T': {
+			static const char *const styles[][2] = {
+				{ "qemu", "CPU %u/KVM" },
+				{ "firecracker", "fc_vcpu %u" },
+				{ "cloud-hypervisor", "vcpu%u" },
+				{ "crosvm", "crosvm_vcpu%u" },
+				{ "kvmtool", "kvm-vcpu-%u" },
+				{ "none", NULL },
+			};
+			size_t k = 0;
+
+			while (k < sizeof(styles) / sizeof(styles[0]) &&
+			       strcmp(optarg, styles[k][0]))
+				k++;
+			if (k == sizeof(styles) / sizeof(styles[0])) {
+				error_msg("unknown thread names '%s' (qemu, firecracker, cloud-hypervisor, crosvm, kvmtool or none)",
+					  optarg);
+				return -EINVAL;
+			}
+			opts.thread_fmt = styles[k][1];
+			break;
+		}
 		case 'p':
 			if (parse_u64(optarg, 65535, &opts.port)) {
 				error_msg("invalid port '%s' (0-65535)", optarg);

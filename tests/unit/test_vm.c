@@ -358,6 +358,28 @@ START_TEST(test_vcpus)
 	ck_assert_int_eq(v.vcpus[3].index, 10);
 	ck_assert_int_eq(v.vcpus[3].tid, 90);
 
+	/* the other VMMs' names: Firecracker, cloud-hypervisor, crosvm,
+	 * kvmtool; and names near them that are not theirs */
+	v.pid = 79;
+	fake_thread(79, 79, "firecracker\n");
+	fake_thread(79, 91, "fc_vcpu 0\n");
+	fake_thread(79, 92, "vcpu1\n");
+	fake_thread(79, 93, "crosvm_vcpu2\n");
+	fake_thread(79, 94, "kvm-vcpu-3\n");
+	fake_thread(79, 95, "fc_vcpu\n");
+	fake_thread(79, 96, "vcpu5_worker\n");
+	fake_thread(79, 97, "kvm-vcpu-\n");
+	fake_thread(79, 98, "fc_vcpu 1x\n");
+	fake_thread(79, 99, "vcpu");
+	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
+	ck_assert_uint_eq(v.nvcpus, 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(v.vcpus[i].index, i);
+		ck_assert_int_eq(v.vcpus[i].tid, 91 + i);
+	}
+	vm_info_clear(&v);
+	v.pid = 77;
+
 	/* loading again replaces the array (ASan would see a leak) */
 	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
 	ck_assert_uint_eq(v.nvcpus, 4);
@@ -547,7 +569,9 @@ static enum vm_fd_kind kind_of(const char *link, int *vcpu)
 START_TEST(test_fd_kind)
 {
 	static const char *const other[] = {
-		"anon_inode:kvm-vcpu:0",
+		"anon_inode:kvm-vcpu:",
+		"anon_inode:kvm-vcpu:0x",
+		"anon_inode:kvm-vcpu:-1",
 		"anon_inode:kvm-vm-",
 		"anon_inode:kvm",
 		"anon_inode:kvm-vcpu-stats:",
@@ -570,6 +594,11 @@ START_TEST(test_fd_kind)
 	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu-stats:2147483647", &vcpu),
 			 VM_FD_STATS);
 	ck_assert_int_eq(vcpu, 2147483647);
+	/* a vCPU's own fd: the vCPU exists */
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu:0", &vcpu), VM_FD_VCPU);
+	ck_assert_int_eq(vcpu, 0);
+	ck_assert_int_eq(kind_of("anon_inode:kvm-vcpu:12", &vcpu), VM_FD_VCPU);
+	ck_assert_int_eq(vcpu, 12);
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
 		ck_assert_msg(kind_of(other[i], &vcpu) == VM_FD_OTHER, "%s",
 			      other[i]);
@@ -637,9 +666,12 @@ START_TEST(test_proc_scan)
 	free(pids);
 
 	ck_assert_int_eq(vm_proc_fds(rootfd, 20, fd_note, &s), 0);
-	ck_assert_int_eq(s.n, 3);
+	ck_assert_int_eq(s.n, 4);
 	for (int i = 0; i < s.n; i++) {
-		if (s.fd[i] == 4) {
+		if (s.fd[i] == 8) {
+			ck_assert_int_eq(s.kind[i], VM_FD_VCPU);
+			ck_assert_int_eq(s.vcpu[i], 1);
+		} else if (s.fd[i] == 4) {
 			ck_assert_int_eq(s.kind[i], VM_FD_VM);
 		} else if (s.fd[i] == 6) {
 			ck_assert_int_eq(s.kind[i], VM_FD_STATS);
@@ -665,6 +697,17 @@ START_TEST(test_proc_scan)
 	write_file(path, stat, strlen(stat));
 	ck_assert_uint_eq(vm_proc_start_ticks(rootfd, 20), 987654);
 	ck_assert_uint_eq(vm_proc_start_ticks(rootfd, 7), 0);
+	/* the vCPUs a VM holds: its kvm-vcpu fds */
+	{
+		int *idx;
+
+		ck_assert_int_eq(vm_vcpu_fds(root, 20, &idx), 1);
+		ck_assert_int_eq(idx[0], 1);
+		free(idx);
+		ck_assert_int_eq(vm_vcpu_fds(root, 7, &idx), 0);
+		ck_assert_ptr_null(idx);
+		ck_assert_int_eq(vm_vcpu_fds(root, 99, &idx), -ENOENT);
+	}
 	close(rootfd);
 	fake_root_rm();
 
