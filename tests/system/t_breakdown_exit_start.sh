@@ -95,6 +95,9 @@ for _ in $(seq 1 50); do
 	sleep 0.2
 done
 [ "$n" = 200 ] || fail "d's hits timed: $n, want 200 (100 a thread, one of them in the hash): $(tail -n 1 "$TMP/j.out" | jq -c --argjson p "$d_PID" '.breakdown.vms[] | select(.pid == $p)')"
-echo "ok: one entry shared: its owner c's thread, then one of d's; d's 200 hits timed"
+# a thread alive keeps its entry through the sweeps
+sleep 4
+[ "$(owner)" = "$o" ] || fail "a sweep took the entry of d's live thread $o: now '$(owner)'"
+echo "ok: one entry shared: its owner c's thread, then one of d's (kept while it lives); d's 200 hits timed"
 stop j
 end_tpkeys d
