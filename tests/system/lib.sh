@@ -206,13 +206,17 @@ ns_run() {
 		fail "kvmstat ${ks[*]} in a pid namespace exited $(cat "$TMP/$name.status"): $(cat "$TMP/$name.err")"
 }
 
+# start_kvmstat's stderr files, by pid, for wait_polling's failure
+declare -A KVMSTAT_ERR
+
 # wait_polling PID: until kvmstat PID waits in its main loop (every
 # provider open, its BPF programs attached, the first sample taken): a
 # guest started after that has every exit counted. 10 s at most.
 wait_polling() {
 	for _ in $(seq 1 200); do
 		case $(cat /proc/"$1"/wchan 2>/dev/null) in *poll*) return 0 ;; esac
-		kill -0 "$1" 2>/dev/null || fail "kvmstat $1 exited before its main loop"
+		kill -0 "$1" 2>/dev/null ||
+			fail "kvmstat $1 exited before its main loop: $(cat "${KVMSTAT_ERR[$1]:-/dev/null}" 2>/dev/null)"
 		sleep 0.05
 	done
 	fail "kvmstat $1 not in its main loop after 10 s (waits in $(cat /proc/"$1"/wchan 2>/dev/null))"
@@ -270,6 +274,7 @@ start_kvmstat() {
 	"$KVMSTAT" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	local pid=$!
 	PIDS+=("$pid")
+	KVMSTAT_ERR[$pid]=$TMP/$name.err
 	printf -v "${name}_PID" '%s' "$pid"
 }
 

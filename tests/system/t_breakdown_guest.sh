@@ -11,11 +11,11 @@
 source tests/system/lib.sh
 need_kvm
 N=500
-start_guest g1 -v 2 -n $N -k pio --port 112 -t 3
-start_guest g2 -v 2 -n $N -k pio --port 1016 -t 3
-start_guest g3 -v 2 -n $N -k mmio --mmio-addr 36864 -t 3
+start_guest g1 -v 2 -n $N -k pio --port 112 -t 8
+start_guest g2 -v 2 -n $N -k pio --port 1016 -t 8
+start_guest g3 -v 2 -n $N -k mmio --mmio-addr 36864 -t 8
 vm1=${g1_VMS%% *} vm2=${g2_VMS%% *} vm3=${g3_VMS%% *}
-start_kvmstat k -t --json -1 -s 2 --breakdown ioport,mmio -f '^kvm_(pio|mmio)$'
+start_kvmstat k -t --json -1 -s 6 --breakdown ioport,mmio -f '^kvm_(pio|mmio)$'
 wait_polling "$k_PID"
 go_guest g1
 go_guest g2

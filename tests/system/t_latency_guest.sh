@@ -21,9 +21,9 @@ N=300
 # map types of kvmstat $1's BPF maps, one a line
 map_types() { grep -h '^map_type:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u; }
 for state in task hash; do
-	start_guest g -v 2 -n $N -k pio -u 300,1500 -t 1
+	start_guest g -v 2 -n $N -k pio -u 300,1500 -t 8
 	vm=${g_VMS%% *}
-	KVMSTAT_LATENCY_STATE=$state start_kvmstat k -t --json -1 -s 2 --latency -p "$vm" -f '^kvm_userspace_exit$'
+	KVMSTAT_LATENCY_STATE=$state start_kvmstat k -t --json -1 -s 6 --latency -p "$vm" -f '^kvm_userspace_exit$'
 	wait_polling "$k_PID"
 	types=$(map_types "$k_PID")
 	go_guest g

@@ -7,17 +7,20 @@ source tests/system/lib.sh
 need_kvm
 
 N=600
-start_guest g -m 2 -v 3 -n $N -k hlt -t 1
+start_guest g -m 2 -v 3 -n $N -k hlt -t 8
 read -r vm1 vm2 <<<"$g_VMS"
 "$KVMSTAT" -t -1 -s 0.1 -p "$vm1" --vcpu 7 >"$TMP/out" 2>"$TMP/err"
 [ $? = 2 ] || fail "--vcpu 7 did not fail with status 2"
 grep -q 'has no vCPU 7 (its vCPUs: 0 1 2)' "$TMP/err" || fail "--vcpu 7: $(cat "$TMP/err")"
 for vm in $vm1 $vm2; do
-	start_kvmstat "k$vm" -t -1 -s 1.5 -p "$vm" --per-vcpu -f '^kvm_userspace_exit$|^kvm_userspace_exit\(HLT\)'
+	start_kvmstat "k$vm" -t -1 -s 6 -p "$vm" --per-vcpu -f '^kvm_userspace_exit$|^kvm_userspace_exit\(HLT\)'
 done
-start_kvmstat one -t -1 -s 1.5 -p "$vm1" --vcpu 2 -f '^kvm_userspace_exit\(HLT\)'
+start_kvmstat one -t -1 -s 6 -p "$vm1" --vcpu 2 -f '^kvm_userspace_exit\(HLT\)'
 # each counting before the guest goes (a fixed pause was too short on
-# the emulated KVM host, where loading the BPF programs takes seconds)
+# the emulated KVM host, where loading the BPF programs takes seconds);
+# each counts 6 s from its start, the guest alive 8 s after its exits:
+# with 1.5 s, two emulated hosts on two CPUs left a guest's 1,800 exits
+# at 1,004 when kvmstat ended
 for vm in $vm1 $vm2; do
 	v="k${vm}_PID"
 	wait_polling "${!v}"

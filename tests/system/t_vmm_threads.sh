@@ -17,7 +17,7 @@ need_statsfd_guest
 
 N=300
 for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
-	start_guest g -v 2 -n $N -k hlt -t 3 -T $style
+	start_guest g -v 2 -n $N -k hlt -t 8 -T $style
 	vm=${g_VMS%% *}
 	if [ $style = none ]; then
 		# not run yet, not named: its thread is not known, and said so
@@ -30,9 +30,9 @@ for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 			fail "none: --vcpu 2: $(cat "$TMP/n.err")"
 		echo "ok: none: vCPU 1 not run yet: not known, said so; vCPU 2 none"
 	fi
-	start_kvmstat a -t -1 -s 1.5 -p "$vm" --per-vcpu -f '^kvm_userspace_exit\(HLT\)'
+	start_kvmstat a -t -1 -s 6 -p "$vm" --per-vcpu -f '^kvm_userspace_exit\(HLT\)'
 	[ $style = none ] ||
-		start_kvmstat b -t -1 -s 1.5 -p "$vm" --vcpu 1 -f '^kvm_userspace_exit\(HLT\)'
+		start_kvmstat b -t -1 -s 6 -p "$vm" --vcpu 1 -f '^kvm_userspace_exit\(HLT\)'
 	wait_polling "$a_PID"
 	[ $style = none ] || wait_polling "$b_PID"
 	go_guest g
