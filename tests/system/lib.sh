@@ -206,6 +206,9 @@ ns_run() {
 		fail "kvmstat ${ks[*]} in a pid namespace exited $(cat "$TMP/$name.status"): $(cat "$TMP/$name.err")"
 }
 
+# under SANITIZE, LeakSanitizer leaves the C library's own leaks alone
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/tests/lsan.supp"
+
 # start_kvmstat's stderr files, by pid, for wait_polling's failure
 declare -A KVMSTAT_ERR
 
