@@ -26,12 +26,15 @@ struct om_history {
 	struct om_history_family *v; /* in order of first appearance */
 	size_t n, cap;
 	struct hashtab index; /* by name */
+	long long last_ms;    /* the last exposition's stamp; 0: none */
 };
 
 void om_history_init(struct om_history *h);
 void om_history_free(struct om_history *h);
 /* Adds the samples of one exposition (OpenMetrics text, "# EOF" and
- * all), stamped with ts. */
+ * all), stamped with ts in ms: 1 ms after the last exposition's where ts
+ * is not after it (two refreshes in one ms, a clock stepped back), as a
+ * TSDB drops a series' sample whose time is not after its last. */
 void om_history_add(struct om_history *h, const char *text, size_t len,
 		    const struct timespec *ts);
 /* Appends every family gathered, then "# EOF". */

@@ -3,7 +3,8 @@
  * Gathers expositions into one OpenMetrics text with timestamps: a
  * "# HELP/# TYPE/# UNIT NAME" line opens family NAME, the sample lines
  * after it are its own; each sample line gets " SECONDS.MMM", the
- * refresh's wall clock (OpenMetrics timestamps are seconds).
+ * refresh's wall clock (OpenMetrics timestamps are seconds), each
+ * exposition's later than the one before.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,12 @@ void om_history_add(struct om_history *h, const char *text, size_t len,
 	const char *end = text + len;
 	bool fresh = false;
 	char stamp[48];
+	long long ms = (long long)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
 
-	snprintf(stamp, sizeof(stamp), " %lld.%03ld\n", (long long)ts->tv_sec,
-		 ts->tv_nsec / 1000000);
+	if (h->last_ms && ms <= h->last_ms)
+		ms = h->last_ms + 1;
+	h->last_ms = ms;
+	snprintf(stamp, sizeof(stamp), " %lld.%03lld\n", ms / 1000, ms % 1000);
 	for (const char *p = text; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);

@@ -358,6 +358,27 @@ START_TEST(test_om_history)
 			      "b{x=\"1\"} 6 1700000010.000\n# EOF\n");
 	strbuf_free(&b);
 	om_history_free(&h);
+
+	/* an exposition not after the last (the same ms; a clock stepped
+	 * back) is stamped 1 ms after it: a TSDB would drop its samples */
+	om_history_init(&h);
+	om_history_add(&h, one, strlen(one), &t2);
+	t1 = (struct timespec){ 1700000010, 400000 };
+	om_history_add(&h, two, strlen(two), &t1);
+	t1 = (struct timespec){ 1700000009, 0 };
+	om_history_add(&h, one, strlen(one), &t1);
+	strbuf_init(&b);
+	om_history_write(&h, &b);
+	ck_assert_str_eq(b.s, "# TYPE a counter\n# HELP a A.\n"
+			      "a_total 1 1700000010.000\n"
+			      "a_total 3 1700000010.001\n"
+			      "a_total 1 1700000010.002\n"
+			      "# TYPE b gauge\n"
+			      "b{x=\"1\"} 5 1700000010.000\n"
+			      "b{x=\"1\"} 6 1700000010.001\n"
+			      "b{x=\"1\"} 5 1700000010.002\n# EOF\n");
+	strbuf_free(&b);
+	om_history_free(&h);
 }
 END_TEST
 
