@@ -23,6 +23,17 @@ free_port() {
 }
 
 # scrape URL [CURL ARGS]: the body; fails unless 200
+# wait_serving NAME URL: until kvmstat NAME (start_kvmstat's) answers at
+# URL, 10 s at most; fails at once if it dies meanwhile
+wait_serving() {
+	local pid=${1}_PID
+	for _ in $(seq 1 100); do
+		curl -sf -o /dev/null --max-time 1 "$2" && return 0
+		kill -0 "${!pid}" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/$1.err")"
+		sleep 0.1
+	done
+}
+
 scrape() {
 	local url=$1; shift
 	curl -sf --max-time 5 "$@" "$url" || fail "scrape $url failed"

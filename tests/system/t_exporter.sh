@@ -43,11 +43,7 @@ VM=${g_VMS% }
 # -p: the whole selection is the test guest, whatever else runs here;
 # --per-vcpu: each vCPU's series too (checked below)
 start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -p "$VM" --per-vcpu
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
-	sleep 0.1
-done
+wait_serving k "$URL"
 curl -sf -o /dev/null "$URL" || fail "no metrics at $URL: $(cat "$TMP/k.err")"
 start_kvmstat k2 --listen "127.0.0.1:$PORT" -s 0.5 -p "$VM"
 wait "$k2_PID"

@@ -42,11 +42,7 @@ PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 KVMSTAT_DEBUGFS_ROOT=$D KVMSTAT_PROC_ROOT=$P \
 	start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d --qmp "$TMP/qmp.sock"
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
-	sleep 0.1
-done
+wait_serving k "$URL"
 text=$(scrape "$URL")
 check() {	# check SERIES WANT
 	[ "$(metric "$text" "$1")" = "$2" ] ||

@@ -24,11 +24,7 @@ echo 3000 >"$D/4242-12/exits"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 KVMSTAT_DEBUGFS_ROOT=$D start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d -f '^exits$'
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
-	sleep 0.1
-done
+wait_serving k "$URL"
 scrape "$URL" | grep -q '^kvm_exits_total 5000$' || fail "no kvm_exits_total 5000: $(scrape "$URL")"
 
 python3 tests/system/slowloris.py "$PORT" 64 127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.3 \
@@ -62,11 +58,7 @@ args[1]=127.0.0.1:$PORT
 	>"$TMP/u.out" 2>"$TMP/u.err" &
 u_PID=$!
 PIDS+=("$u_PID")
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$u_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/u.err")"
-	sleep 0.1
-done
+wait_serving u "$URL"
 python3 tests/system/slowloris.py "$PORT" 64 127.0.0.1 10 127.0.0.1 \
 	>"$TMP/slow2.out" 2>&1 || fail "slowloris.py: $(cat "$TMP/slow2.out")"
 cat "$TMP/slow2.out"

@@ -21,11 +21,7 @@ go_guest g
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 start_kvmstat k --listen "127.0.0.1:$PORT" -t -s 0.1 -f '^(kvm_fpu|kvm_userspace_exit|kvm_pio)$'
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
-	sleep 0.1
-done
+wait_serving k "$URL"
 bad=0 checked=0
 for i in $(seq 1 60); do
 	scrape "$URL" >"$TMP/s.$i"

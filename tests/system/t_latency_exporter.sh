@@ -21,11 +21,7 @@ start_tpgap 12:20:400 30:200:200
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --listen "127.0.0.1:$PORT" -s 0.5 --latency -f '^kvm_exit$'
-for _ in $(seq 1 100); do
-	curl -sf -o /dev/null --max-time 1 "$URL" && break
-	kill -0 "$k_PID" 2>/dev/null || fail "kvmstat died: $(cat "$TMP/k.err")"
-	sleep 0.1
-done
+wait_serving k "$URL"
 go_tpgap
 sel="pid=\"$TP\",reason=\"HLT\""
 for _ in $(seq 1 50); do
