@@ -56,10 +56,6 @@ int brk_engine_walk(struct brk_engine *e,
 		    void *ctx);
 /* Empties counts and histograms (a reset). */
 void brk_engine_clear(struct brk_engine *e);
-/* The map of the threads' exit-latency state (struct lat_start) that e
- * reads, the latency engine's when given one; *task as
- * lat_engine_state_fd's. */
-int brk_engine_state_fd(const struct brk_engine *e, bool *task);
 void brk_engine_free(struct brk_engine *e);
 
 #endif

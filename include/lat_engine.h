@@ -58,10 +58,6 @@ struct lat_engine;
 
 /* Opens, loads and attaches; NULL with *err = -errno and *what naming
  * the step that failed. */
-/* Whether the kernel has task storage and lets raw tracepoint programs
- * reach it (5.11 on): where the latency and breakdown programs keep a
- * thread's state. */
-bool lat_engine_has_task_storage(void);
 struct lat_engine *lat_engine_open(const struct lat_engine_cfg *cfg, int *err,
 				   const char **what);
 /* Calls fn for every histogram; 0 or -errno. */

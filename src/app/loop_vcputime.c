@@ -35,8 +35,7 @@ int loop_vcputime_on(struct loop *l, bool on)
 	if (!on)
 		return 0;
 	l->vt = xcalloc(1, sizeof(*l->vt));
-	rc = vtscan_open(l->vt, l->opts->proc_root);
-	l->vt->debugfs_root = l->opts->debugfs_root;
+	rc = vtscan_open(l->vt, l->opts->proc_root, l->opts->debugfs_root);
 	if (rc) {
 		vtscan_close(l->vt);
 		free(l->vt);

@@ -55,10 +55,12 @@ struct vtscan_vm {
 	struct vcputime_thread *ths; /* the result's other threads */
 };
 
-int vtscan_open(struct vtscan *v, const char *proc_root)
+int vtscan_open(struct vtscan *v, const char *proc_root,
+		const char *debugfs_root)
 {
 	memset(v, 0, sizeof(*v));
 	v->proc_root = proc_root;
+	v->debugfs_root = debugfs_root;
 	v->rootfd = fs_open_dir(AT_FDCWD, proc_root ? proc_root : "/proc");
 	v->hz = taskstat_hz();
 	return v->rootfd < 0 ? v->rootfd : 0;

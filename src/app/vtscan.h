@@ -50,8 +50,10 @@ struct vtscan_req {
 	uint64_t now_ns;		    /* CLOCK_BOOTTIME */
 };
 
-/* Opens the proc root (NULL: /proc): 0 or -errno. */
-int vtscan_open(struct vtscan *v, const char *proc_root);
+/* Opens the proc root (NULL: /proc), KVM's debugfs directory for VMs
+ * with unnamed vCPU threads (NULL: none): 0 or -errno. */
+int vtscan_open(struct vtscan *v, const char *proc_root,
+		const char *debugfs_root);
 /* Reads every VM's threads and splits their time since the last update. */
 void vtscan_update(struct vtscan *v, const struct vtscan_req *r);
 /* The last update's result (valid until the next update or close). */

@@ -92,6 +92,18 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 	return true;
 }
 
+/* The array map m mapped, len bytes; NULL with *err = -errno. */
+static void *brk_map(const struct bpf_map *m, size_t len, int *err)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(m), 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	*err = -errno;
+	return NULL;
+}
+
 static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 				   int *err, const char **what)
 {
@@ -153,35 +165,22 @@ static struct brk_engine *brk_open(const struct brk_engine_cfg *cfg, bool task,
 	if (*err)
 		goto out_free;
 	e->slots_len = BRK_NSLOTS * sizeof(*e->slots);
-	e->slots = mmap(NULL, e->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			bpf_map__fd(e->skel->maps.brk_slots), 0);
-	if (e->slots == MAP_FAILED) {
-		e->slots = NULL;
-		*err = -errno;
-		*what = "mapping the breakdown's counts";
-		goto out_free;
-	}
 	e->pends_len = BRK_NPEND * sizeof(*e->pends);
-	e->pends = mmap(NULL, e->pends_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			bpf_map__fd(e->skel->maps.brk_pends), 0);
-	if (e->pends == MAP_FAILED) {
-		e->pends = NULL;
-		*err = -errno;
-		*what = "mapping the breakdown's threads";
+	e->hvals_len = cfg->timed ? BRK_NSLOTS * sizeof(*e->hvals) : 0;
+	*what = "mapping the breakdown's counts";
+	e->slots = brk_map(e->skel->maps.brk_slots, e->slots_len, err);
+	if (!e->slots)
 		goto out_free;
-	}
-	if (cfg->timed) {
-		e->hvals_len = BRK_NSLOTS * sizeof(*e->hvals);
-		e->hvals = mmap(NULL, e->hvals_len, PROT_READ | PROT_WRITE,
-				MAP_SHARED,
-				bpf_map__fd(e->skel->maps.brk_hvals), 0);
-		if (e->hvals == MAP_FAILED) {
-			e->hvals = NULL;
-			*err = -errno;
-			*what = "mapping the breakdown's histograms";
-			goto out_free;
-		}
-	}
+	*what = "mapping the breakdown's threads";
+	e->pends = brk_map(e->skel->maps.brk_pends, e->pends_len, err);
+	if (!e->pends)
+		goto out_free;
+	*what = "mapping the breakdown's histograms";
+	e->hvals = cfg->timed ?
+			   brk_map(e->skel->maps.brk_hvals, e->hvals_len, err) :
+			   NULL;
+	if (cfg->timed && !e->hvals)
+		goto out_free;
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_link *l;
 
@@ -267,13 +266,6 @@ int brk_engine_walk(struct brk_engine *e,
 	}
 	free(v);
 	return 0;
-}
-
-int brk_engine_state_fd(const struct brk_engine *e, bool *task)
-{
-	*task = e->task;
-	return bpf_map__fd(e->task ? e->skel->maps.lat_task :
-				     e->skel->maps.lat_starts);
 }
 
 void brk_engine_clear(struct brk_engine *e)

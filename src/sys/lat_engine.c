@@ -94,7 +94,10 @@ bool lat_engine_has_fentry(void)
 	       libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) > 0;
 }
 
-bool lat_engine_has_task_storage(void)
+/* Whether the kernel has task storage and lets raw tracepoint programs
+ * reach it (5.11 on): where the programs keep a thread's state (which a
+ * timed breakdown then reads there too). */
+static bool lat_engine_has_task_storage(void)
 {
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,

@@ -340,7 +340,7 @@ START_TEST(test_vtscan_fake_root)
 		fputs("vhost-100\n", f);
 		fclose(f);
 	}
-	ck_assert_int_eq(vtscan_open(&v, root), 0);
+	ck_assert_int_eq(vtscan_open(&v, root, NULL), 0);
 	t0 = 11 * SEC; /* 10 s after the threads started */
 	req.now_ns = t0;
 	vtscan_update(&v, &req);

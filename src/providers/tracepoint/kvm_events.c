@@ -28,13 +28,6 @@ const char *tp_real_events(void)
 	return NULL;
 }
 
-bool tp_hash_state(void)
-{
-	const char *env = getenv("KVMSTAT_LATENCY_STATE");
-
-	return env && !strcmp(env, "hash");
-}
-
 struct tp_format *tp_kvm_format(const char *tracefs_root, const char *name)
 {
 	struct tp_format *f = NULL;

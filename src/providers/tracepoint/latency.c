@@ -180,7 +180,11 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	if (!l->exits)
 		ec.exit_id = -1;
 	l->mark = lat_pick_mark(&ec.mark);
-	ec.hash_state = tp_hash_state();
+	/* KVMSTAT_LATENCY_STATE=hash: the threads' state in the LRU hash
+	 * even where task storage would serve (a timed breakdown reads it
+	 * where it is kept) */
+	ec.hash_state = getenv("KVMSTAT_LATENCY_STATE") &&
+			!strcmp(getenv("KVMSTAT_LATENCY_STATE"), "hash");
 	if (!ec.uexit_raw && ec.uexit_id < 0) {
 		ec.mark = LAT_MARK_NONE; /* no userspace exits to end */
 		l->mark = "kvm_entry";

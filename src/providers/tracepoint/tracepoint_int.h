@@ -227,11 +227,6 @@ struct tp_format;
 struct lat_rec_field;
 /* The events directory of the kernel's tracefs, or NULL. */
 const char *tp_real_events(void);
-/* KVMSTAT_LATENCY_STATE=hash: a thread's state in the programs' LRU hash
- * even where task storage would serve (the latency engine's hash_state;
- * a timed breakdown reads the latency programs' state where they keep
- * it). */
-bool tp_hash_state(void);
 /* The format of kvm event name under tracefs_root (NULL: the kernel's),
  * or NULL. */
 struct tp_format *tp_kvm_format(const char *tracefs_root, const char *name);
