@@ -209,6 +209,15 @@ ns_run() {
 # under SANITIZE, LeakSanitizer leaves the C library's own leaks alone
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/tests/lsan.supp"
 
+# vt_sums JSON WHAT: every vCPU of the first VM of --vcpu-time --json's
+# document JSON has its states summing to its interval within 2 %; else
+# fails, naming WHAT
+vt_sums() {
+	jq -e '[.vcpu_time.vms[0].vcpus[] | ([.seconds_per_second[] | numbers] | add) - 1 | fabs < 0.02] | all' \
+		"$1" >/dev/null ||
+		fail "$2: states do not sum to the wall time: $(jq -c '.vcpu_time.vms[0].vcpus' "$1")"
+}
+
 # start_kvmstat's stderr files, by pid, for wait_polling's failure
 declare -A KVMSTAT_ERR
 
