@@ -78,6 +78,7 @@ struct options {
 	const char *debugfs_root; /* the kvm directory of debugfs */
 	const char *tracefs_root; /* NULL: look in the usual places */
 	const char *proc_root;
+	const char *run_root; /* /run: libvirt's and machined's state */
 	/* QMP timing in ms, shortened by tests; 0 takes the defaults in
 	 * qmp_client.h (a reply 1000, a retry of a failed socket 3000). */
 	unsigned int qmp_reply_timeout_ms;

@@ -20,7 +20,7 @@
 /* The layout this kvmstat writes (PRAGMA user_version): 3 added vCPU
  * time's tables to 2. It reads both; recording into a file of layout 2
  * adds them. */
-#define RECDB_VERSION 3
+#define RECDB_VERSION 4
 #define RECDB_VERSION_OLDEST 2
 
 struct recdb {

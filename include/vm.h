@@ -58,12 +58,23 @@ bool vm_pid_is_vm(const char *proc_root, pid_t pid);
  * when there is no (or an empty) name or the process cannot be read.
  */
 char *vm_guest_name(const char *proc_root, pid_t pid);
+/*
+ * The same from a command line already read: len bytes of NUL-separated
+ * arguments, argv[0] first, with buf[len] a NUL (as fs_read_all_at()
+ * leaves it). A new string the caller frees, or NULL.
+ */
+char *vm_name_from_cmdline(const char *buf, size_t len);
 
 /*
- * Pids of the VMs whose guest name equals name exactly, sorted. Returns the
- * count (0: none, *pids NULL) or -errno; the caller frees *pids.
+ * Pids of the VMs that name names (vm_ident_matches: equal to the name
+ * QEMU's -name or another manager gives it, its UUID or its systemd unit),
+ * sorted. run_root is "/run" or a fake tree, or NULL to read none (names
+ * from libvirt's pid files and systemd-machined are then unknown).
+ * Returns the count (0: none, *pids NULL) or -errno; the caller frees
+ * *pids.
  */
-int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids);
+int vm_find_by_name(const char *proc_root, const char *run_root,
+		    const char *name, pid_t **pids);
 
 /*
  * vCPU threads of VM v->pid: the threads in /proc/PID/task whose comm is
@@ -174,11 +185,13 @@ unsigned long long vm_proc_start_ticks(int rootfd, pid_t pid);
 int vm_resolve_pid(const char *proc_root, pid_t pid, struct errmsg *msg);
 
 /*
- * Turns -g NAME into the pid of the one VM with that guest name. Returns 0
- * and sets *pid; otherwise -ENOENT (no such guest), -ENOTUNIQ (several VMs
- * have it) or another -errno, with one line in msg saying what to do.
+ * Turns -g NAME into the pid of the one VM it names (vm_ident_matches: its
+ * manager's name for it, its UUID or its unit; run_root as for
+ * vm_ident_read). Returns 0 and sets *pid; otherwise -ENOENT (no such
+ * guest), -ENOTUNIQ (several VMs have it) or another -errno, with one line
+ * in msg saying what to do.
  */
-int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
-		     struct errmsg *msg);
+int vm_resolve_guest(const char *proc_root, const char *run_root,
+		     const char *name, pid_t *pid, struct errmsg *msg);
 
 #endif

@@ -22,12 +22,18 @@ struct vmdir_vcpu {
 /* One VM. */
 struct vmdir_vm {
 	pid_t pid;
-	char *name;		  /* guest name (owned), or NULL: none */
-	bool named;		  /* the name was looked up (or set) */
-	bool checked;		  /* alive was looked at this refresh */
-	bool alive;		  /* (where checked) still a KVM VM */
-	bool running;		  /* in the last list of every running VM */
-	bool vcpus_read;	  /* vcpus hold for this refresh */
+	char *name; /* guest name (owned), or NULL: none */
+	bool named; /* the name was looked up (or set) */
+	/* who the VM is, as its manager says (vmdir_set_ident; owned,
+	 * NULL where the host does not tell) */
+	char *vmm;	 /* "qemu", "firecracker"... or NULL: not looked up */
+	char *uuid;	 /* "3f2504e0-4f89-11d3-9a0c-0305e82c3301" */
+	char *unit;	 /* its systemd unit or scope */
+	char *pod;	 /* a Kubernetes pod's UID */
+	bool checked;	 /* alive was looked at this refresh */
+	bool alive;	 /* (where checked) still a KVM VM */
+	bool running;	 /* in the last list of every running VM */
+	bool vcpus_read; /* vcpus hold for this refresh */
 	unsigned long threads;	  /* the process's threads when vcpus
 				   * were read (0: unknown) */
 	struct vmdir_vcpu *vcpus; /* owned, by index */
@@ -49,6 +55,9 @@ struct vmdir_vm *vmdir_get(struct vmdir *d, pid_t pid);
 const struct vmdir_vm *vmdir_find(const struct vmdir *d, pid_t pid);
 /* Sets a VM's name (copied; NULL: it has none). */
 void vmdir_set_name(struct vmdir_vm *vm, const char *name);
+/* Sets who a VM is (strings copied, NULL: not told). */
+void vmdir_set_ident(struct vmdir_vm *vm, const char *vmm, const char *uuid,
+		     const char *unit, const char *pod);
 /* Replaces a VM's vCPU threads (copied). */
 void vmdir_set_vcpus(struct vmdir_vm *vm, const struct vmdir_vcpu *v, size_t n);
 /* Forgets what each refresh looks at again: alive, running, the vCPU

@@ -101,6 +101,7 @@ void loop_scan_vms(struct loop *l)
 	 * unnamed vCPU threads (the providers fall back to it themselves) */
 	struct vmscan_req r = {
 		.proc_root = o->proc_root,
+		.run_root = o->run_root,
 		.stats = &l->stats,
 		.watched = l->run.pid,
 		.vms = l->want_vms,
@@ -574,7 +575,8 @@ static int resolve_vm(struct loop *l)
 	if (o->guest) {
 		if (checked && !others)
 			return 0;
-		rc = vm_resolve_guest(o->proc_root, o->guest, &pid, &err);
+		rc = vm_resolve_guest(o->proc_root, o->run_root, o->guest, &pid,
+				      &err);
 		if (rc)
 			return loop_fail(l, rc, true, "%s", err.text);
 		l->run.pid = pid;

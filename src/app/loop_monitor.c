@@ -164,7 +164,8 @@ static bool follow_guest(struct loop *l)
 	if (l->replay || !run->pid || !run->guest ||
 	    vm_pid_is_vm(l->opts->proc_root, run->pid))
 		return false;
-	n = vm_find_by_name(l->opts->proc_root, run->guest, &pids);
+	n = vm_find_by_name(l->opts->proc_root, l->opts->run_root, run->guest,
+			    &pids);
 	if (n == 1 && pids[0] != run->pid) {
 		run->pid = pids[0];
 		moved = true;

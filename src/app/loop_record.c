@@ -16,7 +16,7 @@
 #include "loop_int.h"
 #include "recorder.h"
 #include "replay.h"
-#include "vm.h"
+#include "vmscan.h"
 
 int loop_record_open(struct loop *l)
 {
@@ -44,24 +44,17 @@ void loop_record(struct loop *l)
 
 	if (!l->rec)
 		return;
-	/* the directory as this refresh's snapshots will have it, and the
-	 * name of every VM (looked up once) */
+	/* the directory as this refresh's snapshots will have it, and who
+	 * every VM is (looked up once) */
 	l->vms_scanned = false;
 	loop_scan_vms(l);
 	l->vms_scanned = true;
 	for (; l->rec_keys < l->stats.nkeys; l->rec_keys++) {
 		pid_t pid = l->stats.keys[l->rec_keys].pid;
-		struct vmdir_vm *vm;
-		char *name;
 
-		if (!pid)
-			continue;
-		vm = vmdir_get(&l->vms, pid);
-		if (vm->named)
-			continue;
-		name = vm_guest_name(l->opts->proc_root, pid);
-		vmdir_set_name(vm, name);
-		free(name);
+		if (pid)
+			vmscan_ident(vmdir_get(&l->vms, pid),
+				     l->opts->proc_root, l->opts->run_root);
 	}
 	if (recorder_write(l->rec, &l->stats, &l->vms, l->providers, &err))
 		loop_record_stop(l, &err);

@@ -236,7 +236,8 @@ void options_usage(FILE *out)
 	      "\n"
 	      "Environment, for tests: KVMSTAT_DEBUGFS_ROOT (default /sys/kernel/debug/kvm),\n"
 	      "KVMSTAT_TRACEFS_ROOT (default /sys/kernel/tracing or /sys/kernel/debug/tracing)\n"
-	      "and KVMSTAT_PROC_ROOT (default /proc) move the kernel directories.\n"
+	      "KVMSTAT_PROC_ROOT (default /proc) and KVMSTAT_RUN_ROOT (default /run: libvirt's\n"
+	      "and systemd-machined's VM names) move the system directories.\n"
 	      "\n"
 	      "Exit status: 0 on success (also when stopped by SIGINT or SIGTERM, or when\n"
 	      "the reader of its output goes away), 1 on a runtime failure, 2 on a usage\n"
@@ -512,6 +513,7 @@ int options_parse(int argc, char **argv, struct options *o, struct errmsg *msg)
 					 DEBUGFS_KVM_DEFAULT);
 	o->tracefs_root = options_env_or("KVMSTAT_TRACEFS_ROOT", NULL);
 	o->proc_root = options_env_or("KVMSTAT_PROC_ROOT", "/proc");
+	o->run_root = options_env_or("KVMSTAT_RUN_ROOT", "/run");
 
 	opterr = 0;
 	optind = 1;

@@ -9,18 +9,23 @@
 
 #include "util.h"
 #include "vm.h"
+#include "vm_ident.h"
 #include "vmscan.h"
 
-/* A VM's guest name, looked up once. */
-static void vmscan_name(struct vmdir_vm *vm, const char *proc_root)
+void vmscan_ident(struct vmdir_vm *vm, const char *proc_root,
+		  const char *run_root)
 {
-	char *name;
+	struct vm_ident id = { 0 };
 
 	if (vm->named)
 		return;
-	name = vm_guest_name(proc_root, vm->pid);
-	vmdir_set_name(vm, name);
-	free(name);
+	if (vm_ident_read(proc_root, run_root, vm->pid, &id) < 0) {
+		vmdir_set_name(vm, NULL);
+		return;
+	}
+	vmdir_set_name(vm, id.name);
+	vmdir_set_ident(vm, vm_vmm_name(id.vmm), id.uuid, id.unit, id.pod);
+	vm_ident_clear(&id);
 }
 
 /* A VM's vCPU threads now: named threads, else KVM's debugfs. Listed
@@ -53,7 +58,8 @@ static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r)
 /* Every running VM, with its name, marked running: one /proc scan for
  * the pids, names looked up for new VMs only (no vCPU threads read: the
  * list shows pids and names; at 300 VMs that was 1,500 comm files). */
-static void vmscan_all(struct vmdir *d, const char *proc_root)
+static void vmscan_all(struct vmdir *d, const char *proc_root,
+		       const char *run_root)
 {
 	pid_t *pids = NULL;
 	int n = vm_list_pids(proc_root, &pids);
@@ -64,7 +70,7 @@ static void vmscan_all(struct vmdir *d, const char *proc_root)
 		struct vmdir_vm *vm = vmdir_get(d, pids[i]);
 
 		vm->running = true;
-		vmscan_name(vm, proc_root);
+		vmscan_ident(vm, proc_root, run_root);
 	}
 	free(pids);
 	d->listed = true;
@@ -74,7 +80,7 @@ void vmscan_update(struct vmdir *d, const struct vmscan_req *r)
 {
 	vmdir_begin(d);
 	if (r->all)
-		vmscan_all(d, r->proc_root);
+		vmscan_all(d, r->proc_root, r->run_root);
 	for (size_t i = 0; r->vms && r->stats && i < r->stats->nkeys; i++) {
 		pid_t pid = r->stats->keys[i].pid;
 		struct vmdir_vm *vm;
@@ -83,14 +89,14 @@ void vmscan_update(struct vmdir *d, const struct vmscan_req *r)
 		if (!pid || (i && r->stats->keys[i - 1].pid == pid))
 			continue;
 		vm = vmdir_get(d, pid);
-		vmscan_name(vm, r->proc_root);
+		vmscan_ident(vm, r->proc_root, r->run_root);
 		if (r->vcpus)
 			vmscan_vcpus(vm, r);
 	}
 	if (r->watched) {
 		struct vmdir_vm *vm = vmdir_get(d, r->watched);
 
-		vmscan_name(vm, r->proc_root);
+		vmscan_ident(vm, r->proc_root, r->run_root);
 		vm->checked = true;
 		vm->alive = vm_pid_is_vm(r->proc_root, r->watched);
 	}

@@ -17,6 +17,8 @@
 /* What to look up this refresh. */
 struct vmscan_req {
 	const char *proc_root;
+	const char *run_root;	   /* libvirt's and machined's state, or
+				    * NULL: none */
 	const char *debugfs_root;  /* KVM's: vCPU threads of VMMs that do
 				   * not name them; NULL: /proc alone */
 	const struct stats *stats; /* the VMs read */
@@ -27,5 +29,9 @@ struct vmscan_req {
 };
 
 void vmscan_update(struct vmdir *d, const struct vmscan_req *r);
+/* Who VM vm is (its name, VMM, UUID, unit, pod; vm_ident.h), looked up
+ * once: nothing when it was (vm->named). */
+void vmscan_ident(struct vmdir_vm *vm, const char *proc_root,
+		  const char *run_root);
 
 #endif

@@ -19,6 +19,10 @@ void vmdir_free(struct vmdir *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		free(d->v[i].name);
+		free(d->v[i].vmm);
+		free(d->v[i].uuid);
+		free(d->v[i].unit);
+		free(d->v[i].pod);
 		free(d->v[i].vcpus);
 	}
 	free(d->v);
@@ -75,6 +79,19 @@ void vmdir_set_name(struct vmdir_vm *vm, const char *name)
 	free(vm->name);
 	vm->name = name ? xstrdup(name) : NULL;
 	vm->named = true;
+}
+
+void vmdir_set_ident(struct vmdir_vm *vm, const char *vmm, const char *uuid,
+		     const char *unit, const char *pod)
+{
+	free(vm->vmm);
+	free(vm->uuid);
+	free(vm->unit);
+	free(vm->pod);
+	vm->vmm = vmm ? xstrdup(vmm) : NULL;
+	vm->uuid = uuid ? xstrdup(uuid) : NULL;
+	vm->unit = unit ? xstrdup(unit) : NULL;
+	vm->pod = pod ? xstrdup(pod) : NULL;
 }
 
 void vmdir_set_vcpus(struct vmdir_vm *vm, const struct vmdir_vcpu *v, size_t n)

@@ -91,6 +91,11 @@ static const char recdb_schema_3[] =
 	" interval_ns INTEGER NOT NULL,"
 	" PRIMARY KEY(refresh, pid, tid)) WITHOUT ROWID;";
 
+/* Layout 4's: who each VM is (its VMM, UUID, unit, pod), once per pid. */
+static const char recdb_schema_4[] =
+	"CREATE TABLE vm_ident(pid INTEGER PRIMARY KEY, vmm TEXT NOT NULL,"
+	" uuid TEXT, unit TEXT, pod TEXT);";
+
 int recdb_fail(struct recdb *r, int rc, const char *what, struct errmsg *msg)
 {
 	int prim = rc & 0xff;
@@ -217,19 +222,21 @@ int recdb_open(struct recdb *r, const char *path, bool create,
 	if (!create)
 		return 0;
 	if (rc == 1) {
-		char *sql = xasprintf("BEGIN;%s%sPRAGMA application_id=%d;"
+		char *sql = xasprintf("BEGIN;%s%s%sPRAGMA application_id=%d;"
 				      "PRAGMA user_version=%d;COMMIT",
 				      recdb_schema, recdb_schema_3,
-				      RECDB_APP_ID, RECDB_VERSION);
+				      recdb_schema_4, RECDB_APP_ID,
+				      RECDB_VERSION);
 
 		rc = recdb_exec(r, sql, msg);
 		free(sql);
 		if (rc)
 			goto out_close;
-	} else if (ver == 2) {
-		/* recorded into again: layout 3's tables added */
-		char *sql = xasprintf("BEGIN;%sPRAGMA user_version=3;COMMIT",
-				      recdb_schema_3);
+	} else if (ver < RECDB_VERSION) {
+		/* recorded into again: the later layouts' tables added */
+		char *sql = xasprintf("BEGIN;%s%sPRAGMA user_version=%d;COMMIT",
+				      ver < 3 ? recdb_schema_3 : "",
+				      recdb_schema_4, RECDB_VERSION);
 
 		rc = recdb_exec(r, sql, msg);
 		free(sql);

@@ -39,6 +39,7 @@ struct rec_vm {
 	unsigned int flags; /* RECORDER_VM_* */
 	char *vcpus;	    /* "INDEX:TID ...", owned, or NULL */
 	bool mark;	    /* still in the directory this refresh */
+	bool ident;	    /* who it is is written (vm_ident) */
 };
 
 /* How often the size or age bound is looked at, in refreshes. */
@@ -70,7 +71,7 @@ struct recorder {
 	struct rec_lat *lat; /* exit latency written last */
 	struct rec_vt *vt;   /* vCPU time's statements */
 	sqlite3_stmt *ins_refresh, *ins_field, *get_field, *ins_scope,
-		*ins_value, *ins_vm;
+		*ins_value, *ins_vm, *ins_ident;
 };
 
 const char *const recorder_kinds[3] = { "counter", "gauge", "peak" };
@@ -303,6 +304,18 @@ static int rec_vm_row(struct recorder *r, long long refresh,
 	return rec_step(r, r->ins_vm, msg);
 }
 
+/* Who VM vm is, once per pid (a pid is one VM while it runs). */
+static int rec_ident_row(struct recorder *r, const struct vmdir_vm *vm,
+			 struct errmsg *msg)
+{
+	sqlite3_bind_int64(r->ins_ident, 1, vm->pid);
+	rec_bind_text(r->ins_ident, 2, vm->vmm);
+	rec_bind_text(r->ins_ident, 3, vm->uuid);
+	rec_bind_text(r->ins_ident, 4, vm->unit);
+	rec_bind_text(r->ins_ident, 5, vm->pod);
+	return rec_step(r, r->ins_ident, msg);
+}
+
 /* The VMs whose entry changed, and those that left the directory. */
 static int rec_vms(struct recorder *r, const struct vmdir *d, long long refresh,
 		   struct errmsg *msg)
@@ -328,6 +341,17 @@ static int rec_vms(struct recorder *r, const struct vmdir *d, long long refresh,
 			if (r->vms[j].pid == vm->pid)
 				last = &r->vms[j];
 		now.vcpus = rec_vcpus(vm);
+		now.ident = last && last->ident;
+		if (vm->vmm && !now.ident) {
+			rc = rec_ident_row(r, vm, msg);
+			if (rc) {
+				free(now.vcpus);
+				return rc;
+			}
+			now.ident = true;
+			if (last)
+				last->ident = true;
+		}
 		if (last && last->flags == now.flags &&
 		    rec_same(last->name, now.name) &&
 		    rec_same(last->vcpus, now.vcpus)) {
@@ -553,8 +577,12 @@ static int rec_prepare(struct recorder *r, struct errmsg *msg)
 				  "INSERT INTO vm(refresh, pid, name, flags,"
 				  " vcpus) VALUES (?, ?, ?, ?, ?)",
 				  msg);
+	r->ins_ident = recdb_prepare(&r->db,
+				     "INSERT OR REPLACE INTO vm_ident(pid, vmm,"
+				     " uuid, unit, pod) VALUES (?, ?, ?, ?, ?)",
+				     msg);
 	if (!r->ins_refresh || !r->ins_field || !r->get_field ||
-	    !r->ins_scope || !r->ins_value || !r->ins_vm)
+	    !r->ins_scope || !r->ins_value || !r->ins_vm || !r->ins_ident)
 		return -EIO;
 	return rec_session(r, msg);
 }
@@ -695,6 +723,7 @@ void recorder_close(struct recorder *r)
 	sqlite3_finalize(r->ins_scope);
 	sqlite3_finalize(r->ins_value);
 	sqlite3_finalize(r->ins_vm);
+	sqlite3_finalize(r->ins_ident);
 	rec_brk_free(r->brk);
 	rec_lat_free(r->lat);
 	rec_vt_free(r->vt);

@@ -56,6 +56,12 @@ struct rp_vm {
 	unsigned int flags; /* enum recorder_vm_flags */
 };
 
+/* Who a VM was (layout 4's vm_ident), by pid. */
+struct rp_ident {
+	pid_t pid;
+	char *vmm, *uuid, *unit, *pod; /* owned */
+};
+
 struct replay {
 	struct recdb db;
 	struct rp_refresh *refs; /* every refresh of the file */
@@ -74,6 +80,8 @@ struct replay {
 	struct hashtab index; /* (scope, field) -> cell */
 	struct rp_vm *vms;
 	size_t nvms;
+	struct rp_ident *idents; /* none in a file of layout 2 or 3 */
+	size_t nidents;
 	size_t cur; /* index in refs the stats hold, or SIZE_MAX */
 	sqlite3_stmt *rows, *state, *vm_rows, *vm_state;
 	struct rp_brk *brk; /* the breakdowns' tables */
@@ -95,6 +103,31 @@ static int rp_enum(const char *s, const char *const *names, int n)
 		if (names[i] && !strcmp(s, names[i]))
 			return i;
 	return 0;
+}
+
+/* Who each VM was, where the file's layout keeps it (4 on). */
+static void rp_load_idents(struct replay *r)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(r->db.db,
+			       "SELECT pid, vmm, uuid, unit, pod FROM vm_ident",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		r->idents = xrealloc(r->idents,
+				     (r->nidents + 1) * sizeof(*r->idents));
+		r->idents[r->nidents++] = (struct rp_ident){
+			.pid = (pid_t)sqlite3_column_int64(st, 0),
+			.vmm = rp_text(st, 1),
+			.uuid = rp_text(st, 2),
+			.unit = rp_text(st, 3),
+			.pod = rp_text(st, 4),
+		};
+	}
+	sqlite3_finalize(st);
 }
 
 /* The refreshes, sessions, fields and scopes of the file. */
@@ -357,6 +390,7 @@ int replay_open(struct replay **out, const char *path, const char *from,
 		rc = rp_load(r, msg);
 	if (rc)
 		goto out_close;
+	rp_load_idents(r);
 	r->rows = recdb_prepare(&r->db,
 				"SELECT scope, field, total, fresh, tid FROM"
 				" value WHERE refresh = ?",
@@ -446,6 +480,13 @@ void replay_close(struct replay *r)
 		free(r->vms[i].vcpus);
 	}
 	free(r->vms);
+	for (size_t i = 0; i < r->nidents; i++) {
+		free(r->idents[i].vmm);
+		free(r->idents[i].uuid);
+		free(r->idents[i].unit);
+		free(r->idents[i].pod);
+	}
+	free(r->idents);
 	free(r->refs);
 	free(r->sessions);
 	free(r->fields);
@@ -655,6 +696,12 @@ static void rp_vmdir(const struct replay *r, struct vmdir *d, bool listed)
 		vm = vmdir_get(d, v->pid);
 		if (v->flags & RECORDER_VM_NAMED)
 			vmdir_set_name(vm, v->name);
+		for (size_t k = 0; k < r->nidents; k++)
+			if (r->idents[k].pid == v->pid && r->idents[k].vmm)
+				vmdir_set_ident(vm, r->idents[k].vmm,
+						r->idents[k].uuid,
+						r->idents[k].unit,
+						r->idents[k].pod);
 		while (p && *p) {
 			int idx, tid, used;
 

@@ -19,6 +19,7 @@
 #include "levels.h"
 #include "util.h"
 #include "vcputime_render.h"
+#include "vmdir.h"
 
 static const char *const jo_types[] = {
 	[FIELD_CUMULATIVE] = "cumulative",
@@ -258,10 +259,51 @@ static json_t *json_out_providers(const char *providers)
 	return a;
 }
 
+/* Sets key to string s, where s is set. */
+static void json_out_opt(json_t *o, const char *key, const char *s)
+{
+	if (s)
+		json_object_set_new(o, key, json_out_string(s));
+}
+
+/*
+ * "vms": who each VM read in the last refresh is, once each (the fields' entries
+ * give pid and guest): pid, guest, vmm, uuid, unit, pod where the host
+ * tells; NULL when no VM's identity was looked up.
+ */
+static json_t *json_out_vms(const struct snapshot *snap)
+{
+	const struct snap_scope *whole = snap->whole;
+	json_t *a = NULL;
+
+	for (size_t i = 0; whole && i < whole->nchildren; i++) {
+		const struct vmdir_vm *vm = vmdir_find(snap->vms,
+						       whole->children[i].pid);
+		json_t *o;
+
+		/* the VMs read in the last refresh, as the fields' entries */
+		if (!vm || !vm->vmm || !levels_vm_fresh(&whole->children[i]))
+			continue;
+		if (!a)
+			a = json_array();
+		o = json_object();
+		json_object_set_new(o, "pid", json_integer(vm->pid));
+		json_object_set_new(o, "guest",
+				    vm->name ? json_out_string(vm->name) :
+					       json_null());
+		json_out_opt(o, "vmm", vm->vmm);
+		json_out_opt(o, "uuid", vm->uuid);
+		json_out_opt(o, "unit", vm->unit);
+		json_out_opt(o, "pod", vm->pod);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 json_t *json_out_snapshot(const struct snapshot *snap, const char *providers,
 			  bool per_vcpu)
 {
-	json_t *root = json_object(), *fields = json_object();
+	json_t *root = json_object(), *fields = json_object(), *vms;
 	json_t **fobj;
 	char ts[48];
 	struct tm tm;
@@ -279,6 +321,9 @@ json_t *json_out_snapshot(const struct snapshot *snap, const char *providers,
 			    json_real(snap->interval_ns / 1e9));
 	json_object_set_new(root, "providers", json_out_providers(providers));
 	json_object_set_new(root, "fields", fields);
+	vms = json_out_vms(snap);
+	if (vms)
+		json_object_set_new(root, "vms", vms);
 	if (!snap->nfields)
 		return root;
 	fobj = xcalloc(snap->nfields, sizeof(*fobj));

@@ -22,6 +22,7 @@
 #include "fs.h"
 #include "util.h"
 #include "vm.h"
+#include "vm_ident.h"
 
 /* The fd links of KVM files; "kvm-vcpu" is a prefix of "kvm-vcpu-stats",
  * so every match is exact. */
@@ -361,12 +362,7 @@ static void vm_name_opts_apply(const char *s, char **name)
 	}
 }
 
-/*
- * Guest name in a NUL-separated command line of len bytes (buf[len] must be
- * NUL): the value after every "-name" or "--name" argument, the last guest
- * name winning, as QEMU merges repeated -name options. NULL when none.
- */
-static char *vm_cmdline_guest_name(const char *buf, size_t len)
+char *vm_name_from_cmdline(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	char *name = NULL;
@@ -399,7 +395,7 @@ static char *vm_guest_name_at(int root, pid_t pid)
 	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
 	if (fs_read_all_at(root, path, SIZE_MAX, &buf, &len))
 		return NULL;
-	name = vm_cmdline_guest_name(buf, len);
+	name = vm_name_from_cmdline(buf, len);
 	free(buf);
 	return name;
 }
@@ -649,28 +645,40 @@ char *vm_guest_name(const char *proc_root, pid_t pid)
 	return name;
 }
 
-int vm_find_by_name(const char *proc_root, const char *name, pid_t **pids)
+int vm_find_by_name(const char *proc_root, const char *run_root,
+		    const char *name, pid_t **pids)
 {
-	struct vm_info *v;
-	size_t n, ndenied;
-	int root, rc, found = 0;
+	int root, run, n, found = 0;
+	size_t ndenied;
+	pid_t *p;
 
 	*pids = NULL;
 	root = vm_root_open(proc_root);
 	if (root < 0)
 		return root;
-	rc = vm_list_at(root, false, &v, &n, &ndenied);
-	close(root);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i].name || strcmp(v[i].name, name))
-			continue;
-		if (!*pids)
-			*pids = xmalloc(n * sizeof(**pids));
-		(*pids)[found++] = v[i].pid;
+	n = vm_scan_vm_pids(root, &p, &ndenied);
+	if (n < 0) {
+		close(root);
+		return n;
 	}
-	vm_list_free(v, n);
+	run = run_root ? fs_open_dir(AT_FDCWD, run_root) : -1;
+	for (int i = 0; i < n; i++) {
+		struct vm_ident id;
+
+		/* a VM that left meanwhile is no match */
+		if (vm_ident_read_at(root, run, p[i], &id))
+			continue;
+		if (vm_ident_matches(&id, name))
+			p[found++] = p[i];
+		vm_ident_clear(&id);
+	}
+	if (run >= 0)
+		close(run);
+	close(root);
+	if (found)
+		*pids = p;
+	else
+		free(p);
 	return found;
 }
 
@@ -789,34 +797,52 @@ static bool vm_name_seen(const struct vm_info *v, size_t i)
 	return false;
 }
 
-int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
-		     struct errmsg *msg)
+int vm_resolve_guest(const char *proc_root, const char *run_root,
+		     const char *name, pid_t *pid, struct errmsg *msg)
 {
 	size_t n, ndenied, nmatch = 0, nnamed = 0;
 	struct vm_info *v;
-	int root, rc;
+	bool *match;
+	int root, run, rc;
 
 	errmsg_clear(msg);
 	if (!name || !*name)
 		return errmsg_set(
 			msg, -EINVAL,
-			"empty guest name: give the QEMU -name of a running guest");
+			"empty guest name: give a running guest's name, UUID or unit");
 	root = vm_root_open(proc_root);
 	if (root < 0)
 		return errmsg_set(msg, root,
 				  "cannot read %s: %s; is procfs mounted?",
 				  proc_root, strerror(-root));
 	rc = vm_list_at(root, false, &v, &n, &ndenied);
-	close(root);
-	if (rc)
+	if (rc) {
+		close(root);
 		return errmsg_set(msg, rc,
 				  "cannot list the processes in %s: %s",
 				  proc_root, strerror(-rc));
+	}
+	/* each VM by who it is: its manager's name (which becomes the one
+	 * listed), its UUID, its unit */
+	match = xcalloc(n ? n : 1, sizeof(*match));
+	run = run_root ? fs_open_dir(AT_FDCWD, run_root) : -1;
 	for (size_t i = 0; i < n; i++) {
-		if (!v[i].name)
+		struct vm_ident id;
+
+		if (vm_ident_read_at(root, run, v[i].pid, &id))
 			continue;
-		nnamed++;
-		if (!strcmp(v[i].name, name)) {
+		match[i] = vm_ident_matches(&id, name);
+		free(v[i].name);
+		v[i].name = id.name;
+		id.name = NULL;
+		vm_ident_clear(&id);
+	}
+	if (run >= 0)
+		close(run);
+	close(root);
+	for (size_t i = 0; i < n; i++) {
+		nnamed += v[i].name != NULL;
+		if (match[i]) {
 			if (!nmatch)
 				*pid = v[i].pid;
 			nmatch++;
@@ -829,7 +855,7 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 		vm_msg_add_name(msg, name);
 		errmsg_add(msg, "\" matches several VMs (pids");
 		for (size_t i = 0; i < n; i++)
-			if (v[i].name && !strcmp(v[i].name, name))
+			if (match[i])
 				errmsg_add(msg, " %d", (int)v[i].pid);
 		errmsg_add(msg, "): use -p PID instead");
 		rc = -ENOTUNIQ;
@@ -864,6 +890,7 @@ int vm_resolve_guest(const char *proc_root, const char *name, pid_t *pid,
 		errmsg_add(msg, ")");
 		rc = -ENOENT;
 	}
+	free(match);
 	vm_list_free(v, n);
 	return rc;
 }

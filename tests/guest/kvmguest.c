@@ -106,7 +106,8 @@ static struct options {
 	double hold; /* seconds */
 	bool stats_fds;
 	bool wait_signal;
-	const char *name; /* -N: the guest name QEMU's -name would give */
+	const char *name;    /* -N: the guest name QEMU's -name would give */
+	const char *cmdline; /* -C: the command line a VMM's would read */
 	/* -u: µs each vCPU spends in user space after each exit before it
 	 * runs the guest again, by vCPU index (the last repeats) */
 	uint64_t user_us[MAX_VCPUS];
@@ -1185,6 +1186,9 @@ static void usage(FILE *f)
 		"                       the code page (default 32768)\n"
 		"  -N, --name NAME      run with \"-name guest=NAME\" in the command\n"
 		"                       line, where QEMU users have it (for -g)\n"
+		"  -C, --cmdline WORDS  run with the command line WORDS (split at\n"
+		"                       spaces) and the process name of the first,\n"
+		"                       as a VMM's reads (\"firecracker --id fc7\")\n"
 		"  -T, --thread-names VMM  name the vCPU threads as VMM does: qemu\n"
 		"                       (\"CPU 0/KVM\", the default), firecracker\n"
 		"                       (\"fc_vcpu 0\"), cloud-hypervisor (\"vcpu0\"),\n"
@@ -1232,6 +1236,7 @@ static int parse_options(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "wake", required_argument, NULL, 'W' },
 		{ "thread-names", required_argument, NULL, 'T' },
+		{ "cmdline", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1240,7 +1245,7 @@ static int parse_options(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:W:T:h",
+	while ((c = getopt_long(argc, argv, "m:v:n:k:t:swP:N:u:c:W:T:C:h",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -1318,6 +1323,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'N':
 			opts.name = optarg;
+			break;
+		case 'C':
+			opts.cmdline = optarg;
 			break;
 		case 'T': {
 			static const char *const styles[][2] = {
@@ -1435,11 +1443,73 @@ static int exec_named(int argc, char **argv)
 	return 1;
 }
 
+/* The word that ends a command line -C gave (exec_cmdline). */
+#define CMDLINE_END "--kvmguest"
+
+/*
+ * -C WORDS: runs this program again with WORDS (split at spaces) as its
+ * command line, then CMDLINE_END and its own options, so that its command
+ * line and its VM processes' read as a VMM's; the new run takes its own
+ * options from after CMDLINE_END, names itself as the first word and
+ * blanks the rest. Returns only when exec fails.
+ */
+static int exec_cmdline(int argc, char **argv)
+{
+	char *words = strdup(opts.cmdline);
+	char **av = calloc((size_t)argc + strlen(opts.cmdline) + 3, sizeof(*av));
+	int n = 0;
+
+	if (!av || !words) {
+		error_msg("out of memory");
+		return 1;
+	}
+	for (char *w = strtok(words, " "); w; w = strtok(NULL, " "))
+		av[n++] = w;
+	if (!n) {
+		error_msg("-C: no command line");
+		return 2;
+	}
+	av[n++] = CMDLINE_END;
+	/* ours, but -C: "-C WORDS", "--cmdline WORDS", "-CWORDS",
+	 * "--cmdline=WORDS" */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-C") || !strcmp(argv[i], "--cmdline")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(argv[i], "-C", 2) ||
+		    !strncmp(argv[i], "--cmdline=", 10))
+			continue;
+		av[n++] = argv[i];
+	}
+	execv("/proc/self/exe", av);
+	error_msg("cannot run again with -C: %s", strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	bool named = argc > 2 && !strcmp(argv[1], "-name");
+	char *blank = NULL, *blank_end = NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; !named && i < argc; i++) {
+		const char *base;
+
+		if (strcmp(argv[i], CMDLINE_END))
+			continue;
+		/* run by exec_cmdline: the words before are a VMM's; ours,
+		 * after, are blanked once read (a VMM's options, such as
+		 * kvmtool's -n, must not meet ours) */
+		base = strrchr(argv[0], '/');
+		prctl(PR_SET_NAME, base ? base + 1 : argv[0]);
+		blank = argv[i];
+		blank_end = argv[argc - 1] + strlen(argv[argc - 1]);
+		argv[i] = argv[0];
+		argv += i;
+		argc -= i;
+		break;
+	}
 	if (named) {
 		/* run by exec_named: "-name guest=NAME" is for others */
 		name_word = argv[1];
@@ -1449,6 +1519,14 @@ int main(int argc, char **argv)
 	}
 	if (parse_options(argc, argv))
 		return 2;
+	if (opts.cmdline && opts.name) {
+		error_msg("-C and -N together: give -name in -C's words");
+		return 2;
+	}
+	if (opts.cmdline && !blank)
+		return exec_cmdline(argc, argv);
+	if (blank)
+		memset(blank, 0, (size_t)(blank_end - blank));
 	if (opts.name && !named)
 		return exec_named(argc, argv);
 	return launch();

@@ -11,11 +11,32 @@
 #  - --vcpu-time --json on the same guest spinning (-k spin) has both
 #    vCPUs, each with its states summing to the wall time within 2 %, and
 #    no VMM thread with a vCPU's CPU (the spinning vCPU's time taken for
-#    a VMM thread's was the failure: over 0.5 s a second).
+#    a VMM thread's was the failure: over 0.5 s a second);
+#  - that guest runs with the VMM's command line (-C): --json's "vms"
+#    names its VMM, and its name and UUID where the VMM's options give
+#    them.
 source tests/system/lib.sh
 need_statsfd_guest
 
 N=300
+UUID=9b2e4c1a-7d3f-4e5a-8b6c-0d1e2f3a4b5c
+# cmdline STYLE: a command line as that VMM's; who: what --json says of it
+declare -A cmdline=(
+	[qemu]="qemu-system-x86_64 -name guest=q1,debug-threads=on -uuid $UUID -smp 2"
+	[firecracker]="firecracker --id fc1 --api-sock /run/fc1.sock"
+	[cloud-hypervisor]="cloud-hypervisor --api-socket /run/ch1.sock --cpus boot=2"
+	[crosvm]="crosvm run --cpus 2 /vmlinux"
+	[kvmtool]="lkvm run --name kt1 -c 2"
+	[none]="/opt/vmm/myvmm --vcpus 2"
+)
+declare -A who=(
+	[qemu]='{"guest":"q1","vmm":"qemu","uuid":"'$UUID'"}'
+	[firecracker]='{"guest":"fc1","vmm":"firecracker","uuid":null}'
+	[cloud-hypervisor]='{"guest":null,"vmm":"cloud-hypervisor","uuid":null}'
+	[crosvm]='{"guest":null,"vmm":"crosvm","uuid":null}'
+	[kvmtool]='{"guest":"kt1","vmm":"kvmtool","uuid":null}'
+	[none]='{"guest":null,"vmm":"other","uuid":null}'
+)
 for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 	start_guest g -v 2 -n $N -k hlt -t 8 -T $style
 	vm=${g_VMS%% *}
@@ -55,7 +76,7 @@ for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 	wait_guest g
 	echo "ok: $style: $N exits on each vCPU, --vcpu 1 alone $N"
 
-	start_guest s -s -v 2 -k spin -n 0 -t 8 -T $style
+	start_guest s -s -v 2 -k spin -n 0 -t 8 -T $style -C "${cmdline[$style]}"
 	vm=${s_VMS%% *}
 	go_guest s
 	sleep 1
@@ -67,5 +88,7 @@ for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 	vt_sums "$TMP/s.json" "$style"
 	busy=$(jq '[.vcpu_time.vms[0].threads[] | select(.cpu > 0.5)] | length' "$TMP/s.json")
 	[ "$busy" = 0 ] || fail "$style: a VMM thread with a spinning vCPU's CPU: $(jq -c '.vcpu_time.vms[0].threads' "$TMP/s.json")"
-	echo "ok: $style: --vcpu-time: both vCPUs, no VMM thread busy"
+	got=$(jq -c --argjson p "$vm" '.vms[] | select(.pid == $p) | {guest, vmm, uuid}' "$TMP/s.json")
+	[ "$got" = "${who[$style]}" ] || fail "$style: --json's vms: $got, want ${who[$style]}"
+	echo "ok: $style: --vcpu-time: both vCPUs, no VMM thread busy; $got"
 done

@@ -43,6 +43,7 @@ int main(void)
 	srunner_add_suite(sr, arch_suite());
 	srunner_add_suite(sr, debugfs_suite());
 	srunner_add_suite(sr, vm_suite());
+	srunner_add_suite(sr, vm_ident_suite());
 	srunner_add_suite(sr, tracepoint_suite());
 	srunner_add_suite(sr, statsfd_suite());
 	srunner_add_suite(sr, units_suite());

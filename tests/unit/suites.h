@@ -17,6 +17,7 @@ Suite *tpformat_suite(void);
 Suite *arch_suite(void);
 Suite *debugfs_suite(void);
 Suite *vm_suite(void);
+Suite *vm_ident_suite(void);
 Suite *tracepoint_suite(void);
 Suite *statsfd_suite(void);
 Suite *units_suite(void);

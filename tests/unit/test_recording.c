@@ -120,6 +120,8 @@ static void rec_make(const char *path, struct stats live[NREF])
 	stats_init(&s, false);
 	vmdir_init(&d);
 	vmdir_set_name(vmdir_get(&d, 42), "alpha");
+	vmdir_set_ident(vmdir_get(&d, 42), "firecracker", NULL,
+			"kvm-alpha.service", NULL);
 	for (int r = 0; r < NREF; r++) {
 		rec_push(&s, r);
 		ck_assert_int_eq(recorder_write(rec, &s, &d, "test", &err), 0);
@@ -156,6 +158,10 @@ START_TEST(test_roundtrip)
 		rec_same(&live[r], &s);
 	}
 	ck_assert_str_eq(vmdir_find(&d, 42)->name, "alpha");
+	/* who it is, as recorded */
+	ck_assert_str_eq(vmdir_find(&d, 42)->vmm, "firecracker");
+	ck_assert_str_eq(vmdir_find(&d, 42)->unit, "kvm-alpha.service");
+	ck_assert_ptr_null(vmdir_find(&d, 42)->uuid);
 	/* a jump back, as live */
 	ck_assert_int_eq(replay_feed(rp, 1, REPLAY_AS_LIVE, &s, &d, &err), 0);
 	rec_same(&live[1], &s);
@@ -778,8 +784,9 @@ START_TEST(test_vcputime_roundtrip)
 }
 END_TEST
 
-/* A recording of layout 2 (no vCPU time's tables) replays as before, with
- * no vCPU time; recording into it again adds them (layout 3). */
+/* A recording of layout 2 (no vCPU time's tables, no vm_ident) replays as
+ * before, with no vCPU time and no VM identities; recording into it again
+ * adds them (layout 4); one of layout 3 gets vm_ident. */
 START_TEST(test_layout2)
 {
 	char path[64] = "/tmp/kvmstat-rec-XXXXXX"; /* room for -wal */
@@ -794,7 +801,7 @@ START_TEST(test_layout2)
 	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
 	ck_assert_int_eq(recdb_exec(&db,
 				    "DROP TABLE vt_read; DROP TABLE vt_value;"
-				    " DROP TABLE vt_thread;"
+				    " DROP TABLE vt_thread; DROP TABLE vm_ident;"
 				    " PRAGMA user_version=2",
 				    &err),
 			 0);
@@ -810,16 +817,29 @@ START_TEST(test_layout2)
 				 0);
 		rec_same(&live[r], &s);
 		ck_assert_ptr_null(replay_vcputime(rp, false));
+		ck_assert_ptr_null(vmdir_find(&d, 42)->vmm);
 	}
 	replay_close(rp);
-	/* layout 1 is refused, 2 recorded into becomes 3 */
+	/* layout 1 is refused, 2 recorded into becomes 4, and so does 3 */
 	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
-	ck_assert_int_eq(recdb_int(&db, "PRAGMA user_version", 0), 3);
+	ck_assert_int_eq(recdb_int(&db, "PRAGMA user_version", 0), 4);
 	ck_assert_int_eq(recdb_int(&db,
 				   "SELECT count(*) FROM sqlite_master WHERE"
-				   " name LIKE 'vt_%'",
+				   " name LIKE 'vt_%' OR name = 'vm_ident'",
 				   0),
-			 3);
+			 4);
+	ck_assert_int_eq(recdb_exec(&db,
+				    "DROP TABLE vm_ident; PRAGMA user_version=3",
+				    &err),
+			 0);
+	recdb_close(&db);
+	ck_assert_int_eq(recdb_open(&db, path, true, &err), 0);
+	ck_assert_int_eq(recdb_int(&db, "PRAGMA user_version", 0), 4);
+	ck_assert_int_eq(recdb_int(&db,
+				   "SELECT count(*) FROM sqlite_master WHERE"
+				   " name = 'vm_ident'",
+				   0),
+			 1);
 	ck_assert_int_eq(recdb_exec(&db, "PRAGMA user_version=1", &err), 0);
 	recdb_close(&db);
 	ck_assert_int_lt(replay_open(&rp, path, NULL, NULL, &err), 0);

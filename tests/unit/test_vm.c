@@ -435,18 +435,99 @@ START_TEST(test_find_by_name)
 	pid_t *pids;
 
 	fake_guests();
-	ck_assert_int_eq(vm_find_by_name(root, "dup", &pids), 2);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "dup", &pids), 2);
 	ck_assert_int_eq(pids[0], 11);
 	ck_assert_int_eq(pids[1], 22);
 	free(pids);
-	ck_assert_int_eq(vm_find_by_name(root, "a", &pids), 1);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "a", &pids), 1);
 	ck_assert_int_eq(pids[0], 33);
 	free(pids);
-	ck_assert_int_eq(vm_find_by_name(root, "c", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "c", &pids), 0);
 	ck_assert_ptr_null(pids);
-	ck_assert_int_eq(vm_find_by_name(root, "du", &pids), 0);
-	ck_assert_int_eq(vm_find_by_name(root, "", &pids), 0);
-	ck_assert_int_eq(vm_find_by_name("/nonexistent", "a", &pids), -ENOENT);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "du", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name(root, "/nonexistent", "b", &pids), 1);
+	ck_assert_int_eq(pids[0], 44);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name("/nonexistent", NULL, "a", &pids),
+			 -ENOENT);
+	ck_assert_ptr_null(pids);
+	fake_root_rm();
+}
+END_TEST
+
+/* root/PID/NAME holding text. */
+static void fake_proc_file(pid_t pid, const char *name, const char *text)
+{
+	char path[512];
+
+	mkdirf("%s/%d", root, pid);
+	snprintf(path, sizeof(path), "%s/%d/%s", root, pid, name);
+	write_file(path, text, strlen(text));
+}
+
+/* -g by what the VM's managers call it: its libvirt or machined name,
+ * its UUID, its unit; a process that holds no VM is never found. */
+START_TEST(test_find_by_identity)
+{
+	char run[128], path[512];
+	pid_t *pids;
+
+	fake_root();
+	snprintf(run, sizeof(run), "%s/run", root);
+	mkdirf("%s", run);
+	fake_proc(11, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(11, LIST("/usr/bin/qemu-system-x86_64", "-name",
+			      "guest=web1,debug-threads=on", "-uuid",
+			      "3F2504E0-4F89-11D3-9A0C-0305E82C3301"));
+	fake_proc_file(11, "cgroup",
+		       "0::/machine.slice/machine-qemu\\x2d1\\x2dweb1.scope/libvirt/emulator\n");
+	/* a firecracker that machined knows as fcvm */
+	fake_proc(22, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(22, LIST("firecracker", "--id", "fc7"));
+	mkdirf("%s/systemd", run);
+	mkdirf("%s/systemd/machines", run);
+	snprintf(path, sizeof(path), "%s/systemd/machines/fcvm", run);
+	write_file(path, "NAME=fcvm\nLEADER=22\n", 20);
+	/* a QEMU only libvirt's pid file names */
+	fake_proc(33, LIST("anon_inode:kvm-vm"));
+	fake_cmdline(33, LIST("qemu-kvm", "-m", "64"));
+	mkdirf("%s/libvirt", run);
+	mkdirf("%s/libvirt/qemu", run);
+	snprintf(path, sizeof(path), "%s/libvirt/qemu/pf1.pid", run);
+	write_file(path, "33", 2);
+	/* the same UUID, but no VM */
+	fake_proc(44, LIST("anon_inode:kvm-vm-stats"));
+	fake_cmdline(44, LIST("qemu-kvm", "-name", "web1", "-uuid",
+			      "3f2504e04f8911d39a0c0305e82c3301"));
+
+	ck_assert_int_eq(vm_find_by_name(root, run, "web1", &pids), 1);
+	ck_assert_int_eq(pids[0], 11);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, run,
+					 "3f2504e04f8911d39a0c0305e82c3301",
+					 &pids),
+			 1);
+	ck_assert_int_eq(pids[0], 11);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, run,
+					 "machine-qemu\\x2d1\\x2dweb1.scope",
+					 &pids),
+			 1);
+	ck_assert_int_eq(pids[0], 11);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, run, "fcvm", &pids), 1);
+	ck_assert_int_eq(pids[0], 22);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, run, "pf1", &pids), 1);
+	ck_assert_int_eq(pids[0], 33);
+	free(pids);
+	/* without the run root, only what /proc says */
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "pf1", &pids), 0);
+	ck_assert_int_eq(vm_find_by_name(root, NULL, "fc7", &pids), 1);
+	ck_assert_int_eq(pids[0], 22);
+	free(pids);
+	ck_assert_int_eq(vm_find_by_name(root, run, "web", &pids), 0);
 	ck_assert_ptr_null(pids);
 	fake_root_rm();
 }
@@ -495,38 +576,42 @@ START_TEST(test_resolve_guest)
 	pid_t pid = 0;
 
 	fake_guests();
-	ck_assert_int_eq(vm_resolve_guest(root, "a", &pid, &err), 0);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "a", &pid, &err), 0);
 	ck_assert_int_eq(pid, 33);
 	ck_assert_str_eq(err.text, "");
-	ck_assert_int_eq(vm_resolve_guest(root, "we\nird", &pid, &err), 0);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "we\nird", &pid, &err), 0);
 	ck_assert_int_eq(pid, 77);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "dup", &pid, &err), -ENOTUNIQ);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "dup", &pid, &err),
+			 -ENOTUNIQ);
 	assert_one_line(err.text);
 	ck_assert_str_eq(
 		err.text,
 		"guest name \"dup\" matches several VMs (pids 11 22): use -p PID instead");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "foo", &pid, &err),
+			 -ENOENT);
 	assert_one_line(err.text);
 	ck_assert_str_eq(
 		err.text,
 		"no guest named \"foo\" (running guests: dup, a, b, we?ird; VMs without a name: pids 66, select them with -p PID)");
 
 	/* a non-VM process with the name does not count */
-	ck_assert_int_eq(vm_resolve_guest(root, "c", &pid, &err), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "c", &pid, &err), -ENOENT);
 	assert_contains(err.text, "no guest named \"c\"");
 
-	ck_assert_int_eq(vm_resolve_guest(root, "x\ny", &pid, &err), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "x\ny", &pid, &err),
+			 -ENOENT);
 	assert_one_line(err.text);
 
-	ck_assert_int_eq(vm_resolve_guest(root, "", &pid, &err), -EINVAL);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "", &pid, &err), -EINVAL);
 	assert_one_line(err.text);
 	fake_root_rm();
 
 	/* nothing running at all */
 	fake_root();
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, &err), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "foo", &pid, &err),
+			 -ENOENT);
 	ck_assert_str_eq(err.text,
 			 "no guest named \"foo\" (no KVM VMs are running)");
 	ck_assert_int_eq(vm_resolve_pid(root, 5, &err), -ESRCH);
@@ -548,12 +633,14 @@ START_TEST(test_resolve_cut_message)
 	memset(name, 'n', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	memset(cut.text, 'x', sizeof(cut.text));
-	ck_assert_int_eq(vm_resolve_guest(root, name, &pid, &cut), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, name, &pid, &cut),
+			 -ENOENT);
 	ck_assert_uint_eq(strlen(cut.text), ERRMSG_MAX - 1);
 	ck_assert_str_eq(cut.text + ERRMSG_MAX - 4, "...");
 	ck_assert_int_eq(strncmp(cut.text, "no guest named \"nnnn", 20), 0);
 	ck_assert_int_eq(vm_resolve_pid(root, 55, NULL), -ENOENT);
-	ck_assert_int_eq(vm_resolve_guest(root, "foo", &pid, NULL), -ENOENT);
+	ck_assert_int_eq(vm_resolve_guest(root, NULL, "foo", &pid, NULL),
+			 -ENOENT);
 	fake_root_rm();
 }
 END_TEST
@@ -937,6 +1024,7 @@ Suite *vm_suite(void)
 	tcase_add_test(fake, test_guest_name_long_cmdline);
 	tcase_add_test(fake, test_vcpus);
 	tcase_add_test(fake, test_find_by_name);
+	tcase_add_test(fake, test_find_by_identity);
 	tcase_add_test(fake, test_resolve_pid);
 	tcase_add_test(fake, test_resolve_guest);
 	tcase_add_test(fake, test_resolve_cut_message);

@@ -67,13 +67,20 @@ static void tui_draw_footer(struct tui_priv *tp, int rows, int cols);
 static void tui_draw_picks(struct tui_priv *tp, int y, int rows, int cols)
 {
 	attron(A_UNDERLINE);
-	mvaddnstr(y++, 0, "     Pid  Guest name", cols);
+	/* kvm_stat's two columns, then who each VM is */
+	mvaddnstr(y++, 0,
+		  "     Pid  Guest name                VMM               Unit / UUID",
+		  cols);
 	attroff(A_UNDERLINE);
 	for (size_t i = 0; i < tp->npicks && y < rows - 1; i++) {
-		char line[256];
+		const struct tui_pick *p = &tp->picks[i];
+		char line[512];
 
-		snprintf(line, sizeof(line), "%8d  %s", (int)tp->picks[i].pid,
-			 tp->picks[i].name ? tp->picks[i].name : "-");
+		snprintf(line, sizeof(line), "%8d  %-24s  %-16s  %s%s%s",
+			 (int)p->pid, p->name ? p->name : "-",
+			 p->vmm ? p->vmm : "-", p->unit ? p->unit : "",
+			 p->unit && p->uuid ? "  " : "",
+			 p->uuid ? p->uuid : (p->unit ? "" : "-"));
 		mvaddnstr(y++, 0, line, cols);
 	}
 	if (!tp->npicks && y < rows - 1)

@@ -54,6 +54,9 @@ struct tui_row {
 struct tui_pick {
 	pid_t pid;
 	char *name; /* owned, or NULL */
+	char *vmm;  /* owned ("qemu"...), or NULL */
+	char *uuid; /* owned, or NULL */
+	char *unit; /* owned, or NULL: its systemd unit or scope */
 };
 
 struct tui_priv {

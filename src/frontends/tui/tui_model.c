@@ -47,15 +47,20 @@ void tui_free_notes(struct tui_priv *tp)
 
 void tui_free_picks(struct tui_priv *tp)
 {
-	for (size_t i = 0; i < tp->npicks; i++)
+	for (size_t i = 0; i < tp->npicks; i++) {
 		free(tp->picks[i].name);
+		free(tp->picks[i].vmm);
+		free(tp->picks[i].uuid);
+		free(tp->picks[i].unit);
+	}
 	free(tp->picks);
 	tp->picks = NULL;
 	tp->npicks = 0;
 }
 
-/* The running guests, pid and name, to pick from (as kvm_stat lists),
- * from the snapshot's directory once the loop has listed them all. */
+/* The running guests, pid and name (as kvm_stat lists), with who each
+ * is (VMM, unit, UUID), to pick from: from the snapshot's directory once
+ * the loop has listed them all. */
 void tui_load_picks(struct tui_priv *tp, const struct snapshot *snap)
 {
 	const struct vmdir *d = snap->vms;
@@ -70,6 +75,9 @@ void tui_load_picks(struct tui_priv *tp, const struct snapshot *snap)
 			tp->picks[tp->npicks++] = (struct tui_pick){
 				d->v[i].pid,
 				d->v[i].name ? xstrdup(d->v[i].name) : NULL,
+				d->v[i].vmm ? xstrdup(d->v[i].vmm) : NULL,
+				d->v[i].uuid ? xstrdup(d->v[i].uuid) : NULL,
+				d->v[i].unit ? xstrdup(d->v[i].unit) : NULL,
 			};
 }
 
