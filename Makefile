@@ -7,6 +7,7 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man/man1
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+DATADIR ?= $(PREFIX)/share/kvmstat
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -373,6 +374,8 @@ UNITS := kvmstat.service kvmstat-exporter.service
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
 	install -D -m 0644 man/kvmstat.1 $(DESTDIR)$(MANDIR)/kvmstat.1
+	install -D -m 0644 prometheus/kvmstat.rules.yml \
+		$(DESTDIR)$(DATADIR)/kvmstat.rules.yml
 	install -d $(DESTDIR)$(UNITDIR)
 	for u in $(UNITS); do \
 		sed 's|/usr/local/bin/kvmstat|$(BINDIR)/$(BIN)|g' systemd/$$u \
@@ -381,7 +384,8 @@ install: $(BIN)
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/$(BIN) $(DESTDIR)$(MANDIR)/kvmstat.1
+	rm -f $(DESTDIR)$(BINDIR)/$(BIN) $(DESTDIR)$(MANDIR)/kvmstat.1 \
+		$(DESTDIR)$(DATADIR)/kvmstat.rules.yml
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
 
 clean:

@@ -377,13 +377,107 @@ static void br_secs(struct strbuf *b, double ns)
 	strbuf_add(b, buf);
 }
 
-/* Whether table t goes out as kind k's series (a vCPU's with --per-vcpu
- * alone). */
+/*
+ * Whether table t goes out as kind k's series at a level: vcpu, a vCPU's
+ * (with --per-vcpu alone, under their own names); else a VM's, or the
+ * whole selection's where no VM has a table of the kind (a name holds
+ * no aggregate beside its parts: the host's is sum() over the VMs).
+ */
 static bool br_written(const struct snap_breakdown *bd,
-		       const struct snap_brk_table *t, size_t k)
+		       const struct snap_brk_table *t, size_t k, bool vcpu,
+		       bool vm_tables)
 {
-	return !strcmp(t->kind, br_kinds[k].kind) &&
-	       (t->vcpu == SAMPLE_ALL_VCPUS || bd->vcpu_series);
+	if (strcmp(t->kind, br_kinds[k].kind))
+		return false;
+	if (vcpu)
+		return t->vcpu != SAMPLE_ALL_VCPUS && bd->vcpu_series;
+	return t->vcpu == SAMPLE_ALL_VCPUS && (t->pid || !vm_tables);
+}
+
+/* Kind k's families at one level (VMs, or vCPUs: kvm_vcpu_...). */
+static void br_metrics_level(struct strbuf *b, const struct snap_breakdown *bd,
+			     size_t k, bool vcpu, bool vm_tables,
+			     bool openmetrics)
+{
+	const char *base = br_kinds[k].metric;
+	char m[64];
+	bool any = false, some = false;
+
+	snprintf(m, sizeof(m), "%s%s", vcpu ? "kvm_vcpu_" : "",
+		 vcpu ? base + 4 : base);
+	for (size_t i = 0; i < bd->ntables && !some; i++)
+		some = br_written(bd, &bd->tables[i], k, vcpu, vm_tables);
+	if (!some)
+		return;
+	strbuf_addf(b,
+		    "# HELP %s%s Exits by %s and direction, counted "
+		    "from %s (the top %zu keys of each %s, the rest as "
+		    "other).\n# TYPE %s%s counter\n",
+		    m, openmetrics ? "" : "_total", br_kinds[k].label,
+		    k == 0 ? "kvm_pio" :
+		    k == 1 ? "kvm_mmio" :
+		    k == 2 ? "kvm_msr" :
+			     "kvm_hypercall",
+		    bd->top, vcpu ? "vCPU" : "VM", m,
+		    openmetrics ? "" : "_total");
+	for (size_t i = 0; i < bd->ntables; i++) {
+		const struct snap_brk_table *t = &bd->tables[i];
+
+		if (!br_written(bd, t, k, vcpu, vm_tables))
+			continue;
+		for (size_t j = 0; j < t->nrows; j++) {
+			strbuf_addf(b, "%s_total", m);
+			br_labels(b, t, &t->rows[j], NULL);
+			strbuf_addf(b, " %" PRIu64 "\n", t->rows[j].count);
+			any |= t->rows[j].tcount != 0;
+		}
+	}
+	if (!bd->timed || !any)
+		return;
+	strbuf_addf(b,
+		    "# HELP %s_latency_seconds Time from the exit to "
+		    "the vCPU's re-entry, by %s.\n# TYPE "
+		    "%s_latency_seconds histogram\n",
+		    m, br_kinds[k].label, m);
+	if (openmetrics)
+		strbuf_addf(b, "# UNIT %s_latency_seconds seconds\n", m);
+	for (size_t i = 0; i < bd->ntables; i++) {
+		const struct snap_brk_table *t = &bd->tables[i];
+
+		if (!br_written(bd, t, k, vcpu, vm_tables))
+			continue;
+		for (size_t j = 0; j < t->nrows; j++) {
+			const struct snap_brk_row *r = &t->rows[j];
+			struct hist_bucket bk[64];
+			size_t nb = br_buckets(r, bk);
+			uint64_t cum = 0;
+			char le[64];
+
+			for (size_t x = 0; x < nb; x++) {
+				cum += bk[x].count;
+				if (bk[x].hi == UINT64_MAX)
+					snprintf(le, sizeof(le), "+Inf");
+				else
+					openmetrics_canonical((double)(bk[x].hi -
+								       1) /
+								      1e9,
+							      le, sizeof(le));
+				strbuf_addf(b, "%s_latency_seconds_bucket", m);
+				br_labels(b, t, r, le);
+				strbuf_addf(b, " %" PRIu64 "\n", cum);
+			}
+			if (!nb)
+				continue;
+			strbuf_addf(b, "%s_latency_seconds_count", m);
+			br_labels(b, t, r, NULL);
+			strbuf_addf(b, " %" PRIu64 "\n", r->tcount);
+			strbuf_addf(b, "%s_latency_seconds_sum", m);
+			br_labels(b, t, r, NULL);
+			strbuf_add(b, " ");
+			br_secs(b, (double)r->sum);
+			strbuf_add(b, "\n");
+		}
+	}
 }
 
 void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
@@ -394,81 +488,15 @@ void breakdown_render_metrics(struct strbuf *b, const struct snapshot *snap,
 	if (!bd || bd->error)
 		return;
 	for (size_t k = 0; k < ARRAY_SIZE(br_kinds); k++) {
-		const char *m = br_kinds[k].metric;
-		bool any = false;
+		bool vm_tables = false;
 
 		if (!(bd->kinds & 1u << k))
 			continue;
-		strbuf_addf(b,
-			    "# HELP %s%s Exits by %s and direction, counted "
-			    "from %s (the top %zu keys of each VM, the rest as "
-			    "other).\n# TYPE %s%s counter\n",
-			    m, openmetrics ? "" : "_total", br_kinds[k].label,
-			    k == 0 ? "kvm_pio" :
-			    k == 1 ? "kvm_mmio" :
-			    k == 2 ? "kvm_msr" :
-				     "kvm_hypercall",
-			    bd->top, m, openmetrics ? "" : "_total");
-		for (size_t i = 0; i < bd->ntables; i++) {
-			const struct snap_brk_table *t = &bd->tables[i];
-
-			if (!br_written(bd, t, k))
-				continue;
-			for (size_t j = 0; j < t->nrows; j++) {
-				strbuf_addf(b, "%s_total", m);
-				br_labels(b, t, &t->rows[j], NULL);
-				strbuf_addf(b, " %" PRIu64 "\n",
-					    t->rows[j].count);
-				any |= t->rows[j].tcount != 0;
-			}
-		}
-		if (!bd->timed || !any)
-			continue;
-		strbuf_addf(b,
-			    "# HELP %s_latency_seconds Time from the exit to "
-			    "the vCPU's re-entry, by %s.\n# TYPE "
-			    "%s_latency_seconds histogram\n",
-			    m, br_kinds[k].label, m);
-		if (openmetrics)
-			strbuf_addf(b, "# UNIT %s_latency_seconds seconds\n", m);
-		for (size_t i = 0; i < bd->ntables; i++) {
-			const struct snap_brk_table *t = &bd->tables[i];
-
-			if (!br_written(bd, t, k))
-				continue;
-			for (size_t j = 0; j < t->nrows; j++) {
-				const struct snap_brk_row *r = &t->rows[j];
-				struct hist_bucket bk[64];
-				size_t nb = br_buckets(r, bk);
-				uint64_t cum = 0;
-				char le[64];
-
-				for (size_t x = 0; x < nb; x++) {
-					cum += bk[x].count;
-					if (bk[x].hi == UINT64_MAX)
-						snprintf(le, sizeof(le), "+Inf");
-					else
-						openmetrics_canonical(
-							(double)(bk[x].hi - 1) /
-								1e9,
-							le, sizeof(le));
-					strbuf_addf(b,
-						    "%s_latency_seconds_bucket",
-						    m);
-					br_labels(b, t, r, le);
-					strbuf_addf(b, " %" PRIu64 "\n", cum);
-				}
-				if (!nb)
-					continue;
-				strbuf_addf(b, "%s_latency_seconds_count", m);
-				br_labels(b, t, r, NULL);
-				strbuf_addf(b, " %" PRIu64 "\n", r->tcount);
-				strbuf_addf(b, "%s_latency_seconds_sum", m);
-				br_labels(b, t, r, NULL);
-				strbuf_add(b, " ");
-				br_secs(b, (double)r->sum);
-				strbuf_add(b, "\n");
-			}
-		}
+		for (size_t i = 0; i < bd->ntables && !vm_tables; i++)
+			vm_tables = bd->tables[i].pid &&
+				    !strcmp(bd->tables[i].kind,
+					    br_kinds[k].kind);
+		br_metrics_level(b, bd, k, false, vm_tables, openmetrics);
+		br_metrics_level(b, bd, k, true, vm_tables, openmetrics);
 	}
 }

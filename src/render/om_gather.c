@@ -27,6 +27,7 @@ void openmetrics_kept(struct om_ctx *c)
 		w->has_reasons = xrealloc(w->has_reasons,
 					  n * sizeof(*w->has_reasons));
 		w->done = xrealloc(w->done, n * sizeof(*w->done));
+		w->in_vm = xrealloc(w->in_vm, n * sizeof(*w->in_vm));
 		memset(w->has_reasons, 0, n * sizeof(*w->has_reasons));
 		memset(w->done, 0, n * sizeof(*w->done));
 		w->nflags = n;
@@ -134,6 +135,8 @@ static void openmetrics_end_scope(struct om_ctx *c, size_t first)
 			continue;
 		if (!openmetrics_keep(c, x))
 			continue;
+		if (!x->scope && w->in_vm[x->family])
+			continue;
 		w->series[kept++] = *x;
 	}
 	for (size_t i = first; i < w->nseries; i++)
@@ -240,6 +243,52 @@ static size_t openmetrics_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
 	return w->nscopes++;
 }
 
+/* The family of field f: its parent's where it is a reason child (or
+ * a keyed histogram's key), as openmetrics_add_row and _gather_hists
+ * file it. */
+static int openmetrics_family_of(const struct om_ctx *c, int f)
+{
+	int p = c->fields[f].parent;
+
+	if (p >= 0 &&
+	    (c->fields[f].hist == HIST_NONE || c->fields[p].hist != HIST_NONE))
+		return p;
+	return f;
+}
+
+/* Marks the families some VM (or a vCPU of one) has rows or histograms
+ * of: the whole selection writes only the others, so that no name holds
+ * an aggregate beside its parts (the host's value is sum() over VMs;
+ * events of no VM, such as a reason only other processes hit, are no
+ * VM's and not written). */
+static void openmetrics_mark_in_vm(struct om_ctx *c)
+{
+	const struct snap_scope *whole = c->snap->whole;
+	bool *in = c->w->in_vm;
+
+	memset(in, 0, c->w->nflags * sizeof(*in));
+	for (size_t i = 0; whole && i < whole->nchildren; i++) {
+		const struct snap_scope *vm = &whole->children[i];
+
+		for (size_t k = 0; k <= vm->nchildren; k++) {
+			const struct snap_scope *s = k ? &vm->children[k - 1] :
+							 vm;
+
+			for (size_t j = 0; j < s->nrows; j++)
+				if (s->rows[j].field >= 0 &&
+				    (size_t)s->rows[j].field < c->snap->nfields)
+					in[openmetrics_family_of(c,
+								 s->rows[j].field)] =
+						true;
+			/* a VM's value sums its vCPUs' rows, not their
+			 * histograms read whole (gather_hists) */
+			for (size_t j = 0; !k && j < s->nhists; j++)
+				in[openmetrics_family_of(c, s->hists[j].field)] =
+					true;
+		}
+	}
+}
+
 /* Every scope in order (whole, then each VM read in the last refresh
  * followed, with per_vcpu, by its vCPUs read in it), and the series of
  * each. */
@@ -250,6 +299,7 @@ void openmetrics_gather(struct om_ctx *c)
 	const struct snap_scope *whole = snap->whole;
 	size_t first = w->nseries, sc;
 
+	openmetrics_mark_in_vm(c);
 	openmetrics_add_scope(c, 0, SAMPLE_ALL_VCPUS, NULL);
 	openmetrics_gather_scope(c, snap->rows, snap->nrows, 0);
 	openmetrics_gather_hists(c, whole, 0);
@@ -292,8 +342,9 @@ void openmetrics_gather(struct om_ctx *c)
 }
 
 /* The family name of field, made once and kept while the field stays as
- * it was (openmetrics_names checks that once per render). */
-const char *openmetrics_family(struct om_ctx *c, int field)
+ * it was (openmetrics_names checks that once per render); vcpu: its
+ * vCPUs' family, kvm_vcpu_... */
+const char *openmetrics_family(struct om_ctx *c, int field, bool vcpu)
 {
 	struct om_name *n = &c->w->names[field];
 
@@ -309,7 +360,19 @@ const char *openmetrics_family(struct om_ctx *c, int field)
 		n->type = f->type;
 		n->hist = f->hist;
 	}
-	return n->fam;
+	if (vcpu && !n->vfam) {
+		/* openmetrics_name's names all begin "kvm_" */
+		n->vfam = xasprintf("kvm_vcpu_%s", n->fam + 4);
+		n->nvfam = strlen(n->vfam);
+	}
+	return vcpu ? n->vfam : n->fam;
+}
+
+const char *openmetrics_series_family(struct om_ctx *c,
+				      const struct om_series *x)
+{
+	return openmetrics_family(c, x->family,
+				  c->w->scopes[x->scope].vcpu >= 0);
 }
 
 /* Drops the names kept for fields that are not what they were made from
@@ -325,8 +388,10 @@ void openmetrics_names(struct om_ctx *c)
 		     n->hist != f->hist || n->exponent != f->exponent ||
 		     n->base != f->base || strcmp(n->from, f->name))) {
 			free(n->fam);
+			free(n->vfam);
 			free(n->from);
 			n->fam = NULL;
+			n->vfam = NULL;
 			/* its "le" texts were of the old scale */
 			free(n->les);
 			n->les = NULL;
@@ -343,12 +408,17 @@ int openmetrics_series_cmp(const void *a, const void *b, void *arg)
 	struct om_ctx *c = arg;
 	int d;
 
-	if (x->family != y->family) {
-		d = strcmp(openmetrics_family(c, x->family),
-			   openmetrics_family(c, y->family));
+	bool xv = c->w->scopes[x->scope].vcpu >= 0,
+	     yv = c->w->scopes[y->scope].vcpu >= 0;
+
+	if (x->family != y->family || xv != yv) {
+		d = strcmp(openmetrics_series_family(c, x),
+			   openmetrics_series_family(c, y));
 		if (d)
 			return d;
-		return x->family < y->family ? -1 : 1;
+		if (x->family != y->family)
+			return x->family < y->family ? -1 : 1;
+		return xv ? 1 : -1;
 	}
 	if (x->scope != y->scope)
 		return x->scope < y->scope ? -1 : 1;

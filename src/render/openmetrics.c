@@ -23,6 +23,7 @@
 #include "openmetrics_int.h"
 #include "util.h"
 #include "vcputime_render.h"
+#include "vmdir.h"
 
 static bool openmetrics_reserved(const struct om_ctx *c, const char *name)
 {
@@ -200,11 +201,15 @@ static void openmetrics_value(struct strbuf *b, uint64_t v)
 	strbuf_addn(b, d, n);
 }
 
-/* Appends the name of a family's sample: fam and suffix. */
+/* Appends the name of a family's sample: fam (a vCPU's family: vfam)
+ * and suffix. */
 static void openmetrics_sample(struct strbuf *b, const struct om_name *nm,
-			       const char *suffix, size_t nsuffix)
+			       bool vcpu, const char *suffix, size_t nsuffix)
 {
-	strbuf_addn(b, nm->fam, nm->nfam);
+	if (vcpu)
+		strbuf_addn(b, nm->vfam, nm->nvfam);
+	else
+		strbuf_addn(b, nm->fam, nm->nfam);
 	strbuf_addn(b, suffix, nsuffix);
 }
 
@@ -271,6 +276,7 @@ static void openmetrics_write_hist(struct om_ctx *c, const struct om_series *x,
 	size_t nused = 0;
 	const bool *used = sc->pid ? openmetrics_used(c, x->field, &nused) :
 				     NULL;
+	bool vcpu = sc->vcpu >= 0;
 
 	for (size_t i = 0; i < h->nbuckets; i++) {
 		const struct snap_bucket *bk = &h->buckets[i];
@@ -296,19 +302,19 @@ static void openmetrics_write_hist(struct om_ctx *c, const struct om_series *x,
 		    (bk->index < 0 || k >= nused || !used[k]))
 			continue;
 		le = openmetrics_le(c, x->family, i, bk->hi);
-		openmetrics_sample(b, nm, "_bucket", 7);
+		openmetrics_sample(b, nm, vcpu, "_bucket", 7);
 		openmetrics_labels(b, w, sc, reason, le->s, le->n);
 		openmetrics_value(b, cum);
 	}
 	if (!open_last) {
-		openmetrics_sample(b, nm, "_bucket", 7);
+		openmetrics_sample(b, nm, vcpu, "_bucket", 7);
 		openmetrics_labels(b, w, sc, reason, "+Inf", 4);
 		openmetrics_value(b, cum);
 	}
-	openmetrics_sample(b, nm, "_count", 6);
+	openmetrics_sample(b, nm, vcpu, "_count", 6);
 	openmetrics_labels(b, w, sc, reason, NULL, 0);
 	openmetrics_value(b, cum);
-	openmetrics_sample(b, nm, "_sum", 4);
+	openmetrics_sample(b, nm, vcpu, "_sum", 4);
 	openmetrics_labels(b, w, sc, reason, NULL, 0);
 	strbuf_addn(b, " ", 1);
 	if (h->measured)
@@ -335,7 +341,8 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 					    "_created" };
 	const struct om_series *series = c->w->series;
 	const struct field_info *f = &c->fields[series[i].family];
-	const char *fam = openmetrics_family(c, series[i].family);
+	bool vcpu = c->w->scopes[series[i].scope].vcpu >= 0;
+	const char *fam = openmetrics_family(c, series[i].family, vcpu);
 	const struct om_name *nm = &c->w->names[series[i].family];
 	const char *const *claim;
 	const char *type;
@@ -374,7 +381,7 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 							   sizeof(reason)));
 			continue;
 		}
-		openmetrics_sample(c->out, nm, "_total",
+		openmetrics_sample(c->out, nm, vcpu, "_total",
 				   f->type == FIELD_CUMULATIVE ? 6 : 0);
 		openmetrics_labels(c->out, c->w, &c->w->scopes[x->scope],
 				   x->field == x->family ?
@@ -385,6 +392,124 @@ static void openmetrics_write_family(struct om_ctx *c, size_t i, size_t j)
 		strbuf_addn(c->out, " ", 1);
 		openmetrics_scaled(c->out, x->total, 0, f);
 		strbuf_add(c->out, "\n");
+	}
+}
+
+/* Appends ,NAME="VALUE" (escaped) where value is set and not empty. */
+static void openmetrics_label(struct strbuf *b, const char *name,
+			      const char *value)
+{
+	if (!value || !*value)
+		return;
+	strbuf_addf(b, ",%s=\"", name);
+	openmetrics_escape(b, value, true);
+	strbuf_add(b, "\"");
+}
+
+/*
+ * kvm_vm_info{pid,guest,uuid,vmm,unit,pod} 1 for every VM this render
+ * writes series of whose identity was looked up: who it is, as its
+ * manager names it, to join onto its series by pid (the info-metric
+ * convention), so that a dashboard can follow a guest across restarts.
+ */
+static void openmetrics_vm_info(struct om_ctx *c)
+{
+	const struct openmetrics_writer *w = c->w;
+	bool om = c->fmt == OPENMETRICS_OPENMETRICS, head = false;
+	struct strbuf *b = c->out;
+
+	for (size_t i = 0; i < w->nscopes; i++) {
+		const struct vmdir_vm *vm;
+
+		if (!w->scopes[i].pid || w->scopes[i].vcpu >= 0)
+			continue;
+		vm = vmdir_find(c->snap->vms, w->scopes[i].pid);
+
+		if (!vm || !vm->vmm)
+			continue;
+		if (!head) {
+			strbuf_addf(b,
+				    "# %s kvm_vm%s %s\n# %s kvm_vm%s Who each "
+				    "VM is: its VMM, its name, UUID and "
+				    "systemd unit (or Kubernetes pod) where the "
+				    "host tells; join by pid.\n",
+				    "TYPE", om ? "" : "_info",
+				    om ? "info" : "gauge", "HELP",
+				    om ? "" : "_info");
+			head = true;
+		}
+		strbuf_addf(b, "kvm_vm_info{pid=\"%d\"", (int)vm->pid);
+		openmetrics_label(b, "guest", vm->name);
+		openmetrics_label(b, "uuid", vm->uuid);
+		openmetrics_label(b, "vmm", vm->vmm);
+		openmetrics_label(b, "unit", vm->unit);
+		openmetrics_label(b, "pod", vm->pod);
+		strbuf_add(b, "} 1\n");
+	}
+}
+
+/* Whether word w (n bytes) is one of the space-separated words of s. */
+static bool openmetrics_has_word(const char *s, const char *w, size_t n)
+{
+	for (const char *p = s; p && *p;) {
+		size_t k = strcspn(p, " ");
+
+		if (k == n && !strncmp(p, w, n))
+			return true;
+		p += k;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+/* One kvmstat_source_up sample (its family's header first). */
+static void openmetrics_source(struct strbuf *b, bool *head, const char *w,
+			       size_t n, bool up)
+{
+	if (!*head) {
+		strbuf_add(b, "# HELP kvmstat_source_up Whether each source "
+			      "kvmstat reads is open (1) or could not start "
+			      "(0).\n# TYPE kvmstat_source_up gauge\n");
+		*head = true;
+	}
+	strbuf_add(b, "kvmstat_source_up{source=\"");
+	strbuf_addn(b, w, n);
+	strbuf_addf(b, "\"} %d\n", up);
+}
+
+/*
+ * kvmstat_source_up{source} 1 for each source open, 0 for each one that
+ * could not start (once, however many notes it has): what an alert on
+ * failing sources watches.
+ */
+static void openmetrics_sources(struct om_ctx *c)
+{
+	const struct snapshot *snap = c->snap;
+	const char *open = snap->header.sources;
+	bool head = false;
+
+	if (open && !strncmp(open, "no source", 9))
+		open = NULL;
+	for (const char *p = open; p && *p;) {
+		size_t n = strcspn(p, " ");
+
+		if (n)
+			openmetrics_source(c->out, &head, p, n, true);
+		p += n;
+		p += strspn(p, " ");
+	}
+	for (size_t i = 0; i < snap->nnotes; i++) {
+		const char *w = snap->notes[i].source;
+		bool dup = false;
+
+		if (!snap->notes[i].failed || !w ||
+		    openmetrics_has_word(open, w, strlen(w)))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = snap->notes[j].failed && snap->notes[j].source &&
+			      !strcmp(snap->notes[j].source, w);
+		if (!dup)
+			openmetrics_source(c->out, &head, w, strlen(w), false);
 	}
 }
 
@@ -405,6 +530,7 @@ void openmetrics_writer_free(struct openmetrics_writer *w)
 		return;
 	for (size_t i = 0; i < w->nnames; i++) {
 		free(w->names[i].fam);
+		free(w->names[i].vfam);
 		free(w->names[i].from);
 		free(w->names[i].used);
 		free(w->names[i].les);
@@ -417,6 +543,7 @@ void openmetrics_writer_free(struct openmetrics_writer *w)
 	free(w->kept);
 	free(w->has_reasons);
 	free(w->done);
+	free(w->in_vm);
 	free(w->reserved);
 	strbuf_free(&w->labs);
 	free(w);
@@ -449,12 +576,17 @@ void openmetrics_write(struct openmetrics_writer *w, struct strbuf *b,
 		qsort_r(w->series, w->nseries, sizeof(*w->series),
 			openmetrics_series_cmp, &c);
 	for (size_t i = 0, j; i < w->nseries; i = j) {
-		for (j = i + 1; j < w->nseries &&
-				w->series[j].family == w->series[i].family;
+		for (j = i + 1;
+		     j < w->nseries &&
+		     w->series[j].family == w->series[i].family &&
+		     (w->scopes[w->series[j].scope].vcpu >= 0) ==
+			     (w->scopes[w->series[i].scope].vcpu >= 0);
 		     j++)
 			;
 		openmetrics_write_family(&c, i, j);
 	}
+	openmetrics_vm_info(&c);
+	openmetrics_sources(&c);
 	breakdown_render_metrics(b, snap, fmt == OPENMETRICS_OPENMETRICS);
 	if (snap->vcputime)
 		vcputime_render_openmetrics(b, snap->vcputime,

@@ -49,8 +49,10 @@ struct om_le {
 
 /* A family name made from a field, kept while the field stays the same. */
 struct om_name {
-	char *fam;	      /* the family's name, or NULL */
-	size_t nfam;	      /* strlen(fam) */
+	char *fam;   /* the family's name, or NULL */
+	size_t nfam; /* strlen(fam) */
+	char *vfam;  /* its vCPUs' family: kvm_vcpu_..., or NULL */
+	size_t nvfam;
 	char *from;	      /* the field name it was made from */
 	enum field_unit unit; /* and the field's unit, type, histogram, */
 	enum field_type type;
@@ -82,6 +84,8 @@ struct openmetrics_writer {
 	bool *kept;	   /* by field id: in the snapshot's view */
 	bool *has_reasons; /* by field id, while gathering a scope */
 	bool *done;	   /* by field id, while gathering a VM */
+	bool *in_vm;	   /* by family id: some VM has it (the whole
+			    * selection's series are then left out) */
 	size_t nflags;
 	char **reserved; /* metric and sample names written so far */
 	size_t nreserved, rcap;
@@ -113,8 +117,12 @@ void openmetrics_names(struct om_ctx *c);
 void openmetrics_kept(struct om_ctx *c);
 /* The series of every scope, into the writer's series. */
 void openmetrics_gather(struct om_ctx *c);
-/* The family name of field, made once and kept. */
-const char *openmetrics_family(struct om_ctx *c, int field);
+/* The family name of field, made once and kept; a vCPU's family
+ * (vcpu): kvm_vcpu_... */
+const char *openmetrics_family(struct om_ctx *c, int field, bool vcpu);
+/* The family series x belongs to: its field's name, at its scope's level. */
+const char *openmetrics_series_family(struct om_ctx *c,
+				      const struct om_series *x);
 /* The families' order (qsort_r, arg the om_ctx). */
 int openmetrics_series_cmp(const void *a, const void *b, void *arg);
 

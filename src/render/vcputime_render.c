@@ -244,8 +244,11 @@ void vcputime_render_openmetrics(struct strbuf *b, const struct vcputime *vt,
 		b, "kvm_vcpu_seconds",
 		"Seconds each vCPU thread spent in each state since it started: guest, kernel (exits), vmm, halted, waiting (runnable, no CPU); guest+kernel or halted+vmm where the host does not measure the two apart",
 		om);
+	/* a VM's series, or (--per-vcpu) its vCPUs', whose sum it is:
+	 * never both under the one name */
 	for (size_t i = 0; i < vt->nvms; i++) {
-		vcputime_om_row(b, &vt->vms[i], &vt->vms[i].sum);
+		if (!vt->per_vcpu)
+			vcputime_om_row(b, &vt->vms[i], &vt->vms[i].sum);
 		for (size_t k = 0; vt->per_vcpu && k < vt->vms[i].nvcpus; k++)
 			vcputime_om_row(b, &vt->vms[i], &vt->vms[i].vcpus[k]);
 	}

@@ -83,9 +83,10 @@ prom_wait() {
 }
 
 # prom_median_wait: MEDIAN, the median halt wait Prometheus computes from
-# kvm_halt_wait_hist_seconds: it ingested a histogram, not loose series
+# kvm_halt_wait_hist_seconds over the VMs: it ingested a histogram, not
+# loose series
 prom_median_wait() {
-	MEDIAN=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket{pid=""}))')
+	MEDIAN=$(prom_value 'histogram_quantile(0.5, sum by (le) (kvm_halt_wait_hist_seconds_bucket))')
 	[ -n "$MEDIAN" ] || fail "Prometheus has no kvm_halt_wait_hist_seconds histogram"
 }
 

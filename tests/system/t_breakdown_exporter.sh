@@ -27,6 +27,13 @@ URL="http://127.0.0.1:$PORT/metrics"
 KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat k -t --listen "127.0.0.1:$PORT" -s 0.5 \
 	--breakdown all --latency -f '^kvm_entry$'
 wait_serving k "$URL"
+# and with --per-vcpu: each vCPU's tables under names of their own
+PORT2=$(free_port)
+while [ "$PORT2" = "$PORT" ]; do PORT2=$(free_port); done
+URL2="http://127.0.0.1:$PORT2/metrics"
+KVMSTAT_TRACEFS_ROOT=$TMP/tracefs start_kvmstat v -t --listen "127.0.0.1:$PORT2" -s 0.5 \
+	--breakdown ioport --per-vcpu -f '^kvm_entry$'
+wait_serving v "$URL2"
 go_tpkeys a
 go_tpkeys b
 sa="pid=\"$a_PID\",port=\"0x70\",name=\"CMOS_INDEX\",direction=\"out\""
@@ -41,7 +48,26 @@ check "kvm_ioport_exits_total{pid=\"$b_PID\",port=\"0x3f8\",name=\"COM1\",direct
 check "kvm_msr_exits_total{pid=\"$a_PID\",msr=\"0x6e0\",name=\"TSC_DEADLINE\",direction=\"write\"}" 250
 check "kvm_hypercall_exits_total{pid=\"$a_PID\",nr=\"0x77777\"}" 9
 grep -q 'vcpu=' <<<"$text" && fail "vcpu labels without --per-vcpu: $(grep -m3 vcpu= <<<"$text")"
-echo "ok: counters exact per VM and key, no vcpu label"
+# the whole selection's tables are the VMs' sum: not beside them
+bad=$(grep -E '^kvm_(ioport|mmio|msr|hypercall)_exits[a-z_]*\{(port|address|msr|nr)=' <<<"$text" | head -3)
+[ -z "$bad" ] || fail "the whole selection's series beside the VMs': $bad"
+echo "ok: counters exact per VM and key, no vcpu label, no whole-selection series"
+sv="pid=\"$a_PID\",vcpu=\"%d\",port=\"0x70\",name=\"CMOS_INDEX\",direction=\"out\""
+for _ in $(seq 1 50); do
+	vtext=$(scrape "$URL2")
+	[ "$(metric "$vtext" "kvm_vcpu_ioport_exits_total{$(printf "$sv" 1)}")" = 100 ] && break
+	sleep 0.2
+done
+for c in "0 300" "1 100"; do
+	read -r vc want <<<"$c"
+	got=$(metric "$vtext" "kvm_vcpu_ioport_exits_total{$(printf "$sv" "$vc")}")
+	[ "$got" = "$want" ] || fail "--per-vcpu: vCPU $vc has '$got' exits at port 0x70, want $want: $(grep -F "pid=\"$a_PID\"" <<<"$vtext" | head)"
+done
+[ "$(metric "$vtext" "kvm_ioport_exits_total{$sa}")" = 400 ] || fail "--per-vcpu: the VM's is not 400"
+bad=$(grep -E '^kvm_ioport_exits_total\{[^}]*vcpu=' <<<"$vtext" | head -3)
+[ -z "$bad" ] || fail "--per-vcpu: a vCPU's series under the VM's name: $bad"
+stop v
+echo "ok: --per-vcpu: kvm_vcpu_ioport_exits_total 300 + 100, the VM's 400 under its own name"
 # the hits followed by an entry of their own thread are timed: vCPU 0's
 # 300, each with a 70 µs gap before it; vCPU 1's 100 have none (vCPU 0's
 # entries are not theirs). One busy thread only, so that the machine's

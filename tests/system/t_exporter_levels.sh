@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Levels of detail of --listen and --json (issue 22), on two fake VMs
 # (fakevm.py: binary stats in memfds behind a fake /proc; no KVM needed):
-#  - the default scrape has the host's series and each VM's, --per-vcpu
-#    each vCPU's too: exactly as many as the fake VMs' fields make (the
-#    counts below are computed from fakevm.py's fields and start values);
+#  - the default scrape has each VM's series (the host's only for fields
+#    no VM has: none here), --per-vcpu each vCPU's too, under names of
+#    their own (kvm_vcpu_...): exactly as many as the fake VMs' fields
+#    make (the counts below are computed from fakevm.py's fields and
+#    start values), and who each VM is (kvm_vm_info);
 #  - a VM's histogram is the bucket-wise sum of its vCPUs', in the buckets
 #    something counted in;
 #  - a VM's counter still at 0 is no series; once it counts it is one, and
@@ -41,13 +43,16 @@ VM_COUNTERS=1                         # remote_tlb_flush
 # remote_tlb_flush); the rest still 0
 VCPU_COUNTING=1
 VM_COUNTING=$((VCPU_COUNTING + VM_COUNTERS))
-# the host: every field
-host=$((VCPU_GAUGES + VCPU_COUNTERS + VCPU_HISTS * HIST + VM_GAUGES + VM_COUNTERS))
+# the host: the fields no VM has (every field is some VM's: none; sum()
+# over the VMs is the host's)
+host=0
 # a VM: its gauges (a VM-wide value of the vCPUs' too) and what counted
 per_vm=$((VCPU_GAUGES + VM_GAUGES + VM_COUNTING))
 # a vCPU (--per-vcpu): its gauges and what counted
 per_vcpu=$((VCPU_GAUGES + VCPU_COUNTING))
-want_default=$((host + NVM * per_vm))
+# and kvmstat's own: kvm_vm_info per VM, kvmstat_source_up{source="statsfd"}
+own=$((NVM + 1))
+want_default=$((host + NVM * per_vm + own))
 want_vcpu=$((want_default + NVCPU * per_vcpu))
 
 # series TEXT: how many samples an exposition has
@@ -83,9 +88,19 @@ U1="http://127.0.0.1:$P1/metrics" U2="http://127.0.0.1:$P2/metrics"
 settled "$U1" "kvm_halt_exits_total{pid=\"$B\",guest=\"beta\"}" 6
 got=$(series "$TEXT")
 [ "$got" = "$want_default" ] ||
-	fail "default: $got series, want $want_default = $host + $NVM x $per_vm: $(grep -v '^#' <<<"$TEXT" | grep -v _bucket)"
+	fail "default: $got series, want $want_default = $host + $NVM x $per_vm + $own: $(grep -v '^#' <<<"$TEXT" | grep -v _bucket)"
+for v in "$A alpha" "$B beta"; do
+	read -r vp vn <<<"$v"
+	grep -q "^kvm_vm_info{pid=\"$vp\",guest=\"$vn\",vmm=\"qemu\"} 1$" <<<"$TEXT" ||
+		fail "no kvm_vm_info for $vn: $(grep kvm_vm_info <<<"$TEXT")"
+done
+grep -q '^kvmstat_source_up{source="statsfd"} 1$' <<<"$TEXT" ||
+	fail "no kvmstat_source_up: $(grep kvmstat_ <<<"$TEXT")"
 grep -q 'vcpu="' <<<"$TEXT" && fail "default: vCPU series: $(grep -m3 'vcpu="' <<<"$TEXT")"
-settled "$U2" "kvm_halt_exits_total{pid=\"$B\",guest=\"beta\",vcpu=\"2\"}" 3
+settled "$U2" "kvm_vcpu_halt_exits_total{pid=\"$B\",guest=\"beta\",vcpu=\"2\"}" 3
+# a vCPU's series never under its VM's name
+bad=$(grep -E '^kvm_[a-z_]+\{[^}]*vcpu="' <<<"$TEXT" | grep -v '^kvm_vcpu_' | head -3)
+[ -z "$bad" ] || fail "--per-vcpu: a vCPU's series under its VM's name: $bad"
 got=$(series "$TEXT")
 [ "$got" = "$want_vcpu" ] ||
 	fail "--per-vcpu: $got series, want $want_vcpu = $want_default + $NVCPU x $per_vcpu: $(grep -v '^#' <<<"$TEXT" | grep -v _bucket)"
@@ -95,7 +110,7 @@ if command -v promtool >/dev/null; then
 			fail "promtool check metrics ($u): $(cat "$TMP/lint")"
 	done
 fi
-echo "ok: $want_default series by default ($host host + $NVM x $per_vm), $want_vcpu with --per-vcpu (+ $NVCPU x $per_vcpu)"
+echo "ok: $want_default series by default ($host host + $NVM x $per_vm + $own), $want_vcpu with --per-vcpu (+ $NVCPU x $per_vcpu)"
 
 # a VM's counter that has not counted: no series, until it counts
 zero="kvm_mmio_exits_total{pid=\"$A\",guest=\"alpha\"}"
@@ -120,10 +135,10 @@ settled "$U2" "kvm_halt_wait_hist_seconds_count{pid=\"$A\",guest=\"alpha\"}" 8
 # 10) and the one below each (2 and 9: their lower edges, for
 # histogram_quantile), then +Inf; with _count and _sum
 bad=$(awk -v a="$A" -v lines=$((4 + 1 + 2)) '
-	/^kvm_halt_wait_hist_seconds_(bucket|count|sum)\{/ && index($1, "pid=\"" a "\"") {
+	/^kvm_(vcpu_)?halt_wait_hist_seconds_(bucket|count|sum)\{/ && index($1, "pid=\"" a "\"") {
 		key = $1
 		vc = match(key, /,vcpu="[0-9]+"/)
-		if (vc) { sub(/,vcpu="[0-9]+"/, "", key); sum[key] += $2 } else vm[key] = $2
+		if (vc) { sub(/,vcpu="[0-9]+"/, "", key); sub(/^kvm_vcpu_/, "kvm_", key); sum[key] += $2 } else vm[key] = $2
 	}
 	END { n = 0; for (k in vm) { n++; if (vm[k] != sum[k] + 0) print k, vm[k], sum[k] + 0 } if (n != lines) print "lines", n }' <<<"$TEXT")
 [ -z "$bad" ] || fail "alpha's histogram is not its vCPUs' sum: $bad"
@@ -138,7 +153,8 @@ stop v
 # -f: the exporter's fields and the JSON's
 start_kvmstat f -S --listen "127.0.0.1:$P1" -s 0.2 -f '^halt_exits$'
 up f "$P1"
-fams=$(scrape "$U1" | awk '/^# TYPE/ { print $3 }' | sort -u | tr '\n' ' ')
+# (beside kvmstat's own: who the VMs are, its sources)
+fams=$(scrape "$U1" | awk '/^# TYPE/ && $3 != "kvm_vm_info" && $3 !~ /^kvmstat_/ { print $3 }' | sort -u | tr '\n' ' ')
 [ "$fams" = "kvm_halt_exits_total " ] || fail "-f '^halt_exits$': families $fams"
 stop f
 "$KVMSTAT" -S -1 -s 0.2 --json -f '^halt_exits$' >"$TMP/f.json" 2>"$TMP/f.err" ||

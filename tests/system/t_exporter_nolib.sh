@@ -41,10 +41,10 @@ echo "ok: --listen without the library: status $rc in $ms ms: $(cat "$TMP/err2")
 
 start_kvmstat k -d --listen "127.0.0.1:$port" -f '^exits$'
 for _ in $(seq 1 100); do
-	body=$(curl -s "http://127.0.0.1:$port/metrics") && echo "$body" | grep -q '^kvm_exits_total ' && break
+	body=$(curl -s "http://127.0.0.1:$port/metrics") && echo "$body" | grep -q '^kvm_exits_total{' && break
 	sleep 0.05
 done
-echo "$body" | grep -Eq '^kvm_exits_total 3000$' || fail "--listen with the library served: $body"
+echo "$body" | grep -Eq '^kvm_exits_total\{pid="4242"\} 3000$' || fail "--listen with the library served: $body"
 stop k
 [ "$STATUS" = 0 ] || fail "kvmstat --listen exited $STATUS: $(cat "$TMP/k.err")"
-echo "ok: --listen with the library serves kvm_exits_total 3000"
+echo "ok: --listen with the library serves kvm_exits_total{pid=\"4242\"} 3000"

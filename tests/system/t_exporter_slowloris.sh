@@ -25,7 +25,7 @@ PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 KVMSTAT_DEBUGFS_ROOT=$D start_kvmstat k --listen "127.0.0.1:$PORT" -s 0.5 -d -f '^exits$'
 wait_serving k "$URL"
-scrape "$URL" | grep -q '^kvm_exits_total 5000$' || fail "no kvm_exits_total 5000: $(scrape "$URL")"
+scrape "$URL" | grep -q '^kvm_exits_total{pid="4242"} 3000$' || fail "no kvm_exits_total{pid=\"4242\"} 3000: $(scrape "$URL")"
 
 python3 tests/system/slowloris.py "$PORT" 64 127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.3 \
 	40 127.0.0.2 >"$TMP/slow.out" 2>&1 || fail "slowloris.py: $(cat "$TMP/slow.out")"

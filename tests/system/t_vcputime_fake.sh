@@ -131,9 +131,10 @@ echo "ok: blocked threads: vmm with halt statistics, halted+vmm (merged) without
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 start_kvmstat k -S --listen "127.0.0.1:$PORT" -s 0.1 --vcpu-time -p "$I" --per-vcpu
-# vm_sum TEXT: the VM's states summed (vcpu="" series)
+# vm_sum TEXT: the VM's states summed, over its vCPUs (--per-vcpu writes
+# theirs alone: a VM's series beside them would count twice in sum())
 vm_sum() {
-	awk -v p="pid=\"$I\"" 'index($1, "kvm_vcpu_seconds_total{" p) == 1 && $1 !~ /vcpu=/ { s += $2 } END { printf "%.6f\n", s }' <<<"$1"
+	awk -v p="pid=\"$I\"" 'index($1, "kvm_vcpu_seconds_total{" p) == 1 { s += $2 } END { printf "%.6f\n", s }' <<<"$1"
 }
 for _ in $(seq 1 100); do
 	text=$(curl -sf --max-time 1 "$URL") && grep -q '^kvm_vcpu_seconds_total' <<<"$text" && break
@@ -158,6 +159,8 @@ awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { w = 2 * (t1 - t0); d = 
 	fail "VM counters grew $a -> $b over 2 x $t0..$t1"
 grep -q "^kvm_vcpu_seconds_total{pid=\"$I\",guest=\"vm0\",vcpu=\"1\",state=\"vmm\"} " <<<"$text" ||
 	fail "no per-vCPU series: $(grep kvm_vcpu_seconds <<<"$text")"
+! grep '^kvm_vcpu_seconds_total{' <<<"$text" | grep -qv 'vcpu="' ||
+	fail "--per-vcpu: the VM's series beside its vCPUs': $(grep '^kvm_vcpu_seconds_total{' <<<"$text" | grep -v 'vcpu="' | head -3)"
 grep -q "^kvm_vmm_thread_seconds_total{pid=\"$I\",guest=\"vm0\",thread=\"fakevms\"} " <<<"$text" ||
 	fail "no VMM thread series: $(grep kvm_vmm_thread <<<"$text")"
 if command -v promtool >/dev/null; then

@@ -269,7 +269,8 @@ START_TEST(test_prom)
 	LT_HAS(b.s, "kvm_vmm_time_seconds_bucket{reason=\"IO\","
 		    "le=\"+Inf\"} 4\n");
 	LT_HAS(b.s, "kvm_vmm_time_seconds_count{reason=\"IO\"} 4\n");
-	LT_HAS(b.s, "kvm_vmm_time_seconds_count{pid=\"42\","
+	/* a vCPU's series under a name of their own */
+	LT_HAS(b.s, "kvm_vcpu_vmm_time_seconds_count{pid=\"42\","
 		    "vcpu=\"2\",reason=\"IO\"} 4\n");
 	/* the measured sum, exact: 3 x 32768 + 65536 ns */
 	LT_HAS(b.s, "kvm_vmm_time_seconds_sum{reason=\"IO\"} "
