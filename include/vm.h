@@ -27,6 +27,10 @@ struct vm_info {
 	char *name;	       /* guest name from the command line, or NULL */
 	size_t nvcpus;	       /* known vCPU threads, sorted by index */
 	struct vm_vcpu *vcpus; /* nvcpus entries, or NULL when none */
+	bool named; /* vcpus from the threads' names; else from what the
+			  * kernel says (threads in KVM_RUN, KVM's debugfs) */
+	int nheld;  /* vCPUs KVM's debugfs has for the VM (one that has
+			  * not run has no thread yet), or -1: not read */
 };
 
 /*
@@ -81,17 +85,23 @@ int vm_find_by_name(const char *proc_root, const char *run_root,
  * a VMM's name for a vCPU thread: QEMU's "CPU N/KVM" (with -name
  * ...,debug-threads=on; the project's test guest's too), Firecracker's
  * "fc_vcpu N", cloud-hypervisor's "vcpuN", crosvm's "crosvm_vcpuN",
- * kvmtool's "kvm-vcpu-N". Replaces v->vcpus (freeing the old array) with
- * the threads sorted by index. Returns 0, or -errno when the task
- * directory cannot be read, leaving v with no vCPUs.
+ * kvmtool's "kvm-vcpu-N" (v->named); where no thread is named so, those
+ * the kernel shows in KVM_RUN: a thread whose system call
+ * (task/TID/syscall, readable by the VM's owner) is ioctl(FD, KVM_RUN)
+ * on an "anon_inode:kvm-vcpu:N" fd runs vCPU N (a vCPU running guest code
+ * reads "running" there: it is found once it waits in the kernel, in a
+ * halt or an exit). Replaces v->vcpus (freeing the old array) with the
+ * threads sorted by index. Returns 0, or -errno when the task directory
+ * cannot be read, leaving v with no vCPUs.
  */
 int vm_load_vcpus(const char *proc_root, struct vm_info *v);
 
 /*
  * The same from KVM's debugfs tree (debugfs_root is its kvm directory):
- * DIR/PID-FD/vcpuN/pid holds the thread of vCPU N (0 until it first ran).
- * The file is read-only, so it stays readable under kernel lockdown; it
- * serves VMMs that do not name their threads. Returns 0 or -errno.
+ * DIR/PID-FD/vcpuN/pid holds the thread of vCPU N (0 until it first ran:
+ * such a vCPU is left out). The file is read-only, so it stays readable
+ * under kernel lockdown; it serves VMMs that do not name their threads.
+ * Returns how many vCPUs the VM has there (run or not), or -errno.
  */
 int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v);
 /* The vCPUs VM pid holds, whatever their threads: its
@@ -103,8 +113,9 @@ int vm_vcpu_fds(const char *proc_root, pid_t pid, int **out);
 unsigned long vm_thread_count(const char *proc_root, pid_t pid);
 /*
  * vCPU threads as every part of kvmstat finds them: the named threads in
- * /proc (vm_load_vcpus), else KVM's debugfs tree (debugfs_root may be
- * NULL: /proc alone). Returns 0 or -errno, as those.
+ * /proc (vm_load_vcpus); else KVM's debugfs tree (debugfs_root may be
+ * NULL: /proc alone; it sets v->nheld), with the threads seen in KVM_RUN
+ * for the vCPUs it has no thread of. Returns 0 or -errno, as those.
  */
 int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 			 struct vm_info *v);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* A vCPU thread: N of "CPU N/KVM" (or of KVM's debugfs), its thread id. */
@@ -36,6 +37,11 @@ struct vmdir_vm {
 	bool vcpus_read; /* vcpus hold for this refresh */
 	unsigned long threads;	  /* the process's threads when vcpus
 				   * were read (0: unknown) */
+	bool kernel_vcpus;	  /* vcpus are what the kernel showed (no
+				   * thread named as a vCPU): read again
+				   * each second, as a vCPU is seen only
+				   * once it runs */
+	uint64_t vcpus_ns;	  /* when vcpus were read */
 	struct vmdir_vcpu *vcpus; /* owned, by index */
 	size_t nvcpus;
 };

@@ -28,24 +28,33 @@ void vmscan_ident(struct vmdir_vm *vm, const char *proc_root,
 	vm_ident_clear(&id);
 }
 
-/* A VM's vCPU threads now: named threads, else KVM's debugfs. Listed
- * again only when its process's thread count changed (vCPU threads come
- * at its start, or with a hot-plugged vCPU), not at every refresh: one
- * call per VM rather than a read per thread. */
+/* How often the vCPU threads the kernel shows are read again, ns. */
+#define VMSCAN_KERNEL_NS 1000000000ull
+
+/* A VM's vCPU threads now: named threads, else what the kernel shows.
+ * Listed again only when its process's thread count changed (vCPU threads
+ * come at its start, or with a hot-plugged vCPU), not at every refresh:
+ * one call per VM rather than a read per thread; those the kernel shows,
+ * once a second too (a vCPU is seen only once it runs). */
 static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r)
 {
 	struct vm_info v = { .pid = vm->pid };
 	struct vmdir_vcpu *c;
 	unsigned long threads;
+	uint64_t now;
 
 	if (vm->vcpus_read)
 		return;
+	now = util_now_ns();
 	threads = vm_thread_count(r->proc_root, vm->pid);
-	if (threads && threads == vm->threads) {
+	if (threads && threads == vm->threads &&
+	    (!vm->kernel_vcpus || now - vm->vcpus_ns < VMSCAN_KERNEL_NS)) {
 		vm->vcpus_read = true;
 		return;
 	}
 	vm_load_vcpu_threads(r->proc_root, r->debugfs_root, &v);
+	vm->kernel_vcpus = !v.named;
+	vm->vcpus_ns = now;
 	c = xcalloc(v.nvcpus ? v.nvcpus : 1, sizeof(*c));
 	for (size_t i = 0; i < v.nvcpus; i++)
 		c[i] = (struct vmdir_vcpu){ v.vcpus[i].index, v.vcpus[i].tid };

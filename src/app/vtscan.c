@@ -48,6 +48,10 @@ struct vtscan_vm {
 	uint64_t listed_ns; /* when its task directory was listed */
 	bool relisted;	    /* ... in this update */
 	bool named;	    /* name looked up */
+	bool unnamed;	    /* its vCPU threads are what the kernel says */
+	int nheld;	    /* of this many vCPUs (KVM's debugfs), or -1:
+			     * not known; one not seen running yet is
+			     * looked for at each listing */
 	bool seen;
 	struct vtscan_thread *t;
 	size_t n, cap;
@@ -132,24 +136,51 @@ static struct vtscan_thread *vtscan_thread_get(struct vtscan_vm *vm, pid_t pid,
 	return &vm->t[vm->n++];
 }
 
-/* The vCPU indices of vm's new threads, as every part of kvmstat finds
- * them (named threads, else KVM's debugfs; listed again only when threads
- * come). */
+/* The vCPU indices of vm's threads, as every part of kvmstat finds them
+ * (named threads, else KVM's debugfs; again when threads come, or, from
+ * debugfs, at each listing while a thread is not a vCPU). A thread taken
+ * for another of the VMM's until its vCPU first ran starts again as that
+ * vCPU. */
 static void vtscan_vcpus(struct vtscan *v, struct vtscan_vm *vm)
 {
 	struct vm_info info = { .pid = vm->pid };
 
 	vm_load_vcpu_threads(v->proc_root, v->debugfs_root, &info);
+	vm->unnamed = !info.named;
+	vm->nheld = info.nheld;
 	for (size_t i = 0; i < vm->n; i++) {
 		struct vtscan_thread *t = &vm->t[i];
 
-		if (t->opened || t->vhost)
+		if (t->vhost || (t->opened && t->vcpu >= 0))
 			continue;
-		for (size_t k = 0; k < info.nvcpus; k++)
-			if (info.vcpus[k].tid == t->tid)
-				t->vcpu = info.vcpus[k].index;
+		for (size_t k = 0; k < info.nvcpus; k++) {
+			if (info.vcpus[k].tid != t->tid)
+				continue;
+			vtscan_thread_close(t);
+			*t = (struct vtscan_thread){ .pid = t->pid,
+						     .tid = t->tid,
+						     .vcpu = info.vcpus[k].index,
+						     .seen = t->seen,
+						     .fds = { -1, -1 } };
+		}
 	}
 	vm_info_clear(&info);
+}
+
+/* Whether vm may have a vCPU whose thread is not known yet: its vCPUs
+ * are the kernel's, and KVM's debugfs has more of them than its threads
+ * known as one (without debugfs: a thread of it is not one). */
+static bool vtscan_pending(const struct vtscan_vm *vm)
+{
+	int known = 0, other = 0;
+
+	if (!vm->unnamed)
+		return false;
+	for (size_t i = 0; i < vm->n; i++) {
+		known += vm->t[i].vcpu >= 0;
+		other += vm->t[i].vcpu < 0 && !vm->t[i].vhost;
+	}
+	return vm->nheld >= 0 ? known < vm->nheld : other > 0;
 }
 
 /* Lists vm's threads: false when its task directory is gone. */
@@ -180,7 +211,7 @@ static bool vtscan_list(struct vtscan *v, struct vtscan_vm *vm, uint64_t now)
 		vtscan_thread_get(vm, vm->pid, (pid_t)tid, &added)->seen = true;
 	}
 	fs_dir_close(&dir);
-	if (added)
+	if (added || vtscan_pending(vm))
 		vtscan_vcpus(v, vm);
 	return true;
 }

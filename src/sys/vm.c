@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -455,6 +456,43 @@ static void vm_vcpus_clear(struct vm_info *v)
 	free(v->vcpus);
 	v->vcpus = NULL;
 	v->nvcpus = 0;
+	v->named = false;
+	v->nheld = -1;
+}
+
+static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid)
+{
+	v->vcpus = xrealloc(v->vcpus, (v->nvcpus + 1) * sizeof(*v->vcpus));
+	v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid };
+}
+
+/* KVM_RUN: _IO(KVMIO, 0x80), <linux/kvm.h> */
+#define VM_KVM_RUN 0xae80ul
+
+/*
+ * The vCPU thread tid of VM pid runs as the kernel says: its system call
+ * now (task/TID/syscall: "NR ARG1 ARG2 ...", the arguments in hex) is
+ * ioctl(FD, KVM_RUN) and FD is "anon_inode:kvm-vcpu:N". N, or -1 (not in
+ * KVM_RUN now, "running", or not ours to read).
+ */
+static int vm_vcpu_of_syscall(int root, pid_t pid, int taskfd, pid_t tid)
+{
+	char path[64], buf[256], link[64];
+	unsigned long nr, fd, req;
+	ssize_t n;
+	int vcpu;
+
+	snprintf(path, sizeof(path), "%d/syscall", (int)tid);
+	n = fs_read_at(taskfd, path, buf, sizeof(buf));
+	if (n <= 0 || sscanf(buf, "%lu %lx %lx", &nr, &fd, &req) != 3 ||
+	    nr != SYS_ioctl || req != VM_KVM_RUN || fd > INT_MAX)
+		return -1;
+	snprintf(path, sizeof(path), "%d/fd/%lu", (int)pid, fd);
+	n = readlinkat(root, path, link, sizeof(link));
+	if (n <= 0 || (size_t)n >= sizeof(link) ||
+	    vm_fd_kind(link, (size_t)n, &vcpu) != VM_FD_VCPU)
+		return -1;
+	return vcpu;
 }
 
 static int vm_load_vcpus_at(int root, struct vm_info *v)
@@ -462,16 +500,20 @@ static int vm_load_vcpus_at(int root, struct vm_info *v)
 	char path[48], comm[64];
 	const struct fs_entry *e;
 	struct fs_dir dir;
-	size_t cap = 0;
+	pid_t *other = NULL;
+	size_t nother = 0;
+	int taskfd;
 
 	vm_vcpus_clear(v);
 	snprintf(path, sizeof(path), "%d/task", (int)v->pid);
 	if (fs_dir_open(&dir, root, path))
 		return dir.err;
+	taskfd = -1;
 	while ((e = fs_dir_next(&dir))) {
 		pid_t tid;
 		int index;
 
+		taskfd = e->dirfd;
 		if (!vm_parse_id(e->name, &tid))
 			continue;
 		snprintf(path, sizeof(path), "%d/comm", (int)tid);
@@ -479,15 +521,24 @@ static int vm_load_vcpus_at(int root, struct vm_info *v)
 		if (fs_read_at(e->dirfd, path, comm, sizeof(comm)) < 0)
 			continue;
 		index = vm_vcpu_index_of_comm(comm);
-		if (index < 0)
+		if (index < 0) {
+			other = xrealloc(other, (nother + 1) * sizeof(*other));
+			other[nother++] = tid;
 			continue;
-		if (v->nvcpus == cap) {
-			cap = cap ? cap * 2 : 8;
-			v->vcpus = xrealloc(v->vcpus, cap * sizeof(*v->vcpus));
 		}
-		v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid };
+		vm_vcpus_add(v, index, tid);
+	}
+	v->named = v->nvcpus > 0;
+	/* no thread named as a VMM names vCPUs: those the kernel shows in
+	 * KVM_RUN */
+	for (size_t i = 0; !v->named && taskfd >= 0 && i < nother; i++) {
+		int index = vm_vcpu_of_syscall(root, v->pid, taskfd, other[i]);
+
+		if (index >= 0)
+			vm_vcpus_add(v, index, other[i]);
 	}
 	fs_dir_close(&dir);
+	free(other);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
 	return 0;
@@ -901,6 +952,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	const struct fs_entry *de, *ce;
 	struct fs_dir d, vd;
 	long tid, idx;
+	int nvcpus = 0;
 
 	vm_vcpus_clear(v);
 	if (fs_dir_open(&d, AT_FDCWD, debugfs_root))
@@ -915,6 +967,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 			if (strncmp(ce->name, "vcpu", 4) ||
 			    util_parse_int(ce->name + 4, 0, INT_MAX, &idx))
 				continue;
+			nvcpus++;
 			snprintf(path, sizeof(path), "%s/pid", ce->name);
 			if (fs_read_at(ce->dirfd, path, buf, sizeof(buf)) <= 0)
 				continue;
@@ -932,7 +985,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 	fs_dir_close(&d);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
-	return 0;
+	return nvcpus;
 }
 
 struct vm_vcpu_fds {
@@ -998,9 +1051,29 @@ unsigned long vm_thread_count(const char *proc_root, pid_t pid)
 int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 			 struct vm_info *v)
 {
-	int rc = vm_load_vcpus(proc_root, v);
+	struct vm_info seen = { .pid = v->pid };
+	int rc = vm_load_vcpus(proc_root, v), held;
 
-	if (!v->nvcpus && debugfs_root)
-		return vm_load_vcpus_debugfs(debugfs_root, v);
-	return rc;
+	if (v->named || !debugfs_root)
+		return rc;
+	/* debugfs's, and those in KVM_RUN it has no thread of (not run
+	 * when it was read) */
+	seen.vcpus = v->vcpus;
+	seen.nvcpus = v->nvcpus;
+	v->vcpus = NULL;
+	v->nvcpus = 0;
+	held = vm_load_vcpus_debugfs(debugfs_root, v);
+	v->nheld = held;
+	for (size_t i = 0; i < seen.nvcpus; i++) {
+		bool known = false;
+
+		for (size_t k = 0; k < v->nvcpus && !known; k++)
+			known = v->vcpus[k].index == seen.vcpus[i].index;
+		if (!known)
+			vm_vcpus_add(v, seen.vcpus[i].index, seen.vcpus[i].tid);
+	}
+	free(seen.vcpus);
+	if (v->nvcpus)
+		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
+	return held < 0 && !v->nvcpus ? held : 0;
 }

@@ -1489,11 +1489,12 @@ static int exec_cmdline(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	bool named = argc > 2 && !strcmp(argv[1], "-name");
 	char *blank = NULL, *blank_end = NULL;
+	bool named = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; !named && i < argc; i++) {
+	/* (a -C command line may hold "-name" too: CMDLINE_END decides) */
+	for (int i = 1; i < argc; i++) {
 		const char *base;
 
 		if (strcmp(argv[i], CMDLINE_END))
@@ -1510,6 +1511,7 @@ int main(int argc, char **argv)
 		argc -= i;
 		break;
 	}
+	named = !blank && argc > 2 && !strcmp(argv[1], "-name");
 	if (named) {
 		/* run by exec_named: "-name guest=NAME" is for others */
 		name_word = argv[1];

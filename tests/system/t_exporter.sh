@@ -83,8 +83,8 @@ for c in $(seq 0 $((V - 1))); do
 done
 got=$(prom_value 'sum(kvm_halt_exits_total)')
 [ "$got" = $((V * N)) ] || fail "Prometheus: kvm_halt_exits_total = '$got'"
-# histograms ingested as histograms: a quantile can be computed
-prom_median_wait
+# (the guest's halts exit to its VMM: its halt_wait_hist has no sample,
+# so no series; t_exporter_fixture computes a quantile of one that has)
 prom_stop
 echo "ok: Prometheus reads kvm_userspace_exit_total{reason=\"HLT\"} = $((V * N)), per vCPU $N"
 

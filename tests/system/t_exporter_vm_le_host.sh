@@ -50,7 +50,8 @@ echo "kvm_pio of the VM: $first -> $last"
 stop k
 
 # the same refreshes as JSON lines: the whole and the VM side by side
-"$KVMSTAT" --json -l -t -s 0.1 -f '^(kvm_fpu|kvm_userspace_exit|kvm_pio)$' \
+# (-i: totals as the exporter has them, which implies it)
+"$KVMSTAT" --json -l -i -t -s 0.1 -f '^(kvm_fpu|kvm_userspace_exit|kvm_pio)$' \
 	>"$TMP/j.jsonl" 2>"$TMP/j.err" &
 J=$!
 PIDS+=("$J")

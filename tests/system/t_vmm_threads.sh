@@ -14,7 +14,11 @@
 #    a VMM thread's was the failure: over 0.5 s a second);
 #  - that guest runs with the VMM's command line (-C): --json's "vms"
 #    names its VMM, and its name and UUID where the VMM's options give
-#    them.
+#    them; QEMU's as libvirt lays it out, in a scope of machine.slice
+#    (cgroup v2), which is its unit;
+#  - unnamed threads (none): --vcpu-time started before the vCPUs ran
+#    lists both once they have (debugfs read again), and without debugfs
+#    finds halted vCPUs by their ioctl(KVM_RUN) (/proc/PID/task/TID/syscall).
 source tests/system/lib.sh
 need_statsfd_guest
 
@@ -37,6 +41,23 @@ declare -A who=(
 	[kvmtool]='{"guest":"kt1","vmm":"kvmtool","uuid":null}'
 	[none]='{"guest":null,"vmm":"other","uuid":null}'
 )
+# libvirt's layout for the QEMU guest: a scope under machine.slice, on
+# cgroup v2 (mounted aside where the host has only v1)
+CG=/sys/fs/cgroup
+if [ "$(stat -f -c %T "$CG" 2>/dev/null)" != cgroup2fs ]; then
+	CG=$TMP/cgroup2
+	mkdir -p "$CG"
+	mount -t cgroup2 none "$CG" 2>/dev/null && CGMOUNT=1 || CG=
+fi
+SCOPE='machine.slice/machine-qemu\x2d1\x2dq1.scope'
+cg_cleanup() {
+	[ -n "$CG" ] || return 0
+	[ -d "$CG/$SCOPE" ] &&
+		while read -r p; do echo "$p" >"$CG/cgroup.procs"; done <"$CG/$SCOPE/cgroup.procs" 2>/dev/null
+	rmdir "$CG/$SCOPE" "$CG/machine.slice" 2>/dev/null
+	[ -z "${CGMOUNT:-}" ] || umount "$CG"
+}
+trap 'cg_cleanup; cleanup' EXIT
 for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 	start_guest g -v 2 -n $N -k hlt -t 8 -T $style
 	vm=${g_VMS%% *}
@@ -78,17 +99,55 @@ for style in qemu firecracker cloud-hypervisor crosvm kvmtool none; do
 
 	start_guest s -s -v 2 -k spin -n 0 -t 8 -T $style -C "${cmdline[$style]}"
 	vm=${s_VMS%% *}
+	if [ $style = none ]; then
+		# its vCPUs have not run: KVM's debugfs has no thread for
+		# them yet; --vcpu-time running meanwhile finds them once
+		# they have (the VM's threads listed again)
+		start_kvmstat r -S -l -s 0.5 --vcpu-time --json -p "$vm"
+		wait_polling "$r_PID"
+	fi
+	want=${who[$style]}
+	if [ $style = qemu ] && [ -n "$CG" ]; then
+		mkdir -p "$CG/$SCOPE"
+		echo "$vm" >"$CG/$SCOPE/cgroup.procs" || fail "cannot move VM $vm into $CG/$SCOPE"
+		want=${want%\}},\"unit\":\"machine-qemu\\\\x2d1\\\\x2dq1.scope\"}
+	fi
 	go_guest s
 	sleep 1
 	"$KVMSTAT" -S -1 -s 1 --vcpu-time --json -p "$vm" >"$TMP/s.json" 2>"$TMP/s.jerr" ||
 		fail "$style: kvmstat --vcpu-time exited $?: $(cat "$TMP/s.jerr")"
+	if [ $style = none ]; then
+		sleep 1.5
+		stop r
+		tail -n 1 "$TMP/r.out" >"$TMP/r.json"
+		jq -e '.vcpu_time.vms[0].vcpus | map(.vcpu) == [0, 1]' "$TMP/r.json" >/dev/null ||
+			fail "none: --vcpu-time started before the vCPUs ran: $(jq -c '.vcpu_time.vms[0]' "$TMP/r.json")"
+		busy=$(jq '[.vcpu_time.vms[0].threads[] | select(.cpu > 0.5)] | length' "$TMP/r.json")
+		[ "$busy" = 0 ] || fail "none: a spinning vCPU taken for a VMM thread: $(jq -c '.vcpu_time.vms[0].threads' "$TMP/r.json")"
+		echo "ok: none: --vcpu-time started before the vCPUs ran lists both once they have"
+		# without KVM's debugfs (a user without root): the threads
+		# the kernel shows in ioctl(vCPU fd, KVM_RUN), here halted
+		start_guest i -s -v 2 -k idle -n 0 -t 6 -T none -C "${cmdline[none]}"
+		ivm=${i_VMS%% *}
+		go_guest i
+		sleep 1
+		KVMSTAT_DEBUGFS_ROOT=$TMP/no-debugfs "$KVMSTAT" -S -1 -s 0.5 --vcpu-time --json -p "$ivm" \
+			>"$TMP/i.json" 2>"$TMP/i.err" || fail "none, no debugfs: kvmstat exited $?: $(cat "$TMP/i.err")"
+		jq -e '.vcpu_time.vms[0].vcpus | map(.vcpu) == [0, 1]' "$TMP/i.json" >/dev/null ||
+			fail "none, no debugfs: vCPUs of --vcpu-time: $(jq -c '.vcpu_time.vms[0]' "$TMP/i.json")"
+		kill -TERM "$i_PID" 2>/dev/null
+		wait "$i_PID" 2>/dev/null
+		echo "ok: none, no debugfs: both halted vCPUs found in KVM_RUN"
+	fi
 	wait_guest s
 	jq -e '.vcpu_time.vms[0].vcpus | map(.vcpu) == [0, 1]' "$TMP/s.json" >/dev/null ||
 		fail "$style: vCPUs of --vcpu-time: $(jq -c '.vcpu_time.vms[0]' "$TMP/s.json")"
 	vt_sums "$TMP/s.json" "$style"
 	busy=$(jq '[.vcpu_time.vms[0].threads[] | select(.cpu > 0.5)] | length' "$TMP/s.json")
 	[ "$busy" = 0 ] || fail "$style: a VMM thread with a spinning vCPU's CPU: $(jq -c '.vcpu_time.vms[0].threads' "$TMP/s.json")"
-	got=$(jq -c --argjson p "$vm" '.vms[] | select(.pid == $p) | {guest, vmm, uuid}' "$TMP/s.json")
-	[ "$got" = "${who[$style]}" ] || fail "$style: --json's vms: $got, want ${who[$style]}"
+	fields='{guest, vmm, uuid}'
+	[ "$want" = "${who[$style]}" ] || fields='{guest, vmm, uuid, unit}'
+	got=$(jq -c --argjson p "$vm" ".vms[] | select(.pid == \$p) | $fields" "$TMP/s.json")
+	[ "$got" = "$want" ] || fail "$style: --json's vms: $got, want $want"
 	echo "ok: $style: --vcpu-time: both vCPUs, no VMM thread busy; $got"
 done

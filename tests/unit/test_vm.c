@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -400,6 +401,92 @@ START_TEST(test_vcpus)
 	ck_assert_int_eq(vm_load_vcpus(root, &v), -ENOENT);
 	ck_assert_uint_eq(v.nvcpus, 0);
 	ck_assert_ptr_null(v.vcpus);
+	fake_root_rm();
+}
+END_TEST
+
+/* /PID/task/TID/syscall reading text. */
+static void fake_syscall(pid_t pid, pid_t tid, const char *text)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/syscall", root, pid, tid);
+	write_file(path, text, strlen(text));
+}
+
+/*
+ * Unnamed vCPU threads, as the kernel shows them: a thread in
+ * ioctl(FD, KVM_RUN) on an "anon_inode:kvm-vcpu:N" fd runs vCPU N; a
+ * thread running guest code ("running"), in another system call, in
+ * KVM_RUN on an fd that is not a vCPU's or not readable is no vCPU. Names
+ * win where any thread has one. With KVM's debugfs, its threads come first
+ * and those in KVM_RUN fill in the vCPUs it has none for; nheld counts its
+ * vCPUs.
+ */
+START_TEST(test_vcpus_by_kernel)
+{
+	char syscall[128], dbg[160], path[512];
+	struct vm_info v = { .pid = 60 };
+
+	fake_root();
+	/* fds 3, 4, 5: the VM, vCPUs 0 and 1; 6 another file */
+	fake_proc_fds(60, 3,
+		      LIST("anon_inode:kvm-vm", "anon_inode:kvm-vcpu:0",
+			   "anon_inode:kvm-vcpu:1", "/dev/null"));
+	fake_thread(60, 60, "myvmm\n");
+	fake_thread(60, 61, "myvmm\n");
+	fake_thread(60, 62, "myvmm\n");
+	fake_thread(60, 63, "myvmm\n");
+	fake_thread(60, 64, "myvmm\n");
+	fake_thread(60, 65, "myvmm\n");
+	fake_syscall(60, 60,
+		     "7 0x7ffc 0x3 0xffffffff 0x0 0x0 0x0 0x7ffc 0x7f00\n");
+	snprintf(syscall, sizeof(syscall),
+		 "%d 0x5 0xae80 0x0 0x0 0x0 0x0 0x7ffc 0x7f00\n", SYS_ioctl);
+	fake_syscall(60, 61, syscall);	   /* vCPU 1, waiting in the kernel */
+	fake_syscall(60, 62, "running\n"); /* vCPU 0 in guest code */
+	snprintf(syscall, sizeof(syscall),
+		 "%d 0x6 0xae80 0x0 0x0 0x0 0x0 0x1 0x2\n", SYS_ioctl);
+	fake_syscall(60, 63, syscall); /* KVM_RUN on /dev/null: no */
+	snprintf(syscall, sizeof(syscall),
+		 "%d 0x4 0xae81 0x0 0x0 0x0 0x0 0x1 0x2\n", SYS_ioctl);
+	fake_syscall(60, 64, syscall); /* another ioctl on vCPU 0's fd */
+	snprintf(syscall, sizeof(syscall),
+		 "%d 0x9 0xae80 0x0 0x0 0x0 0x0 0x1 0x2\n", SYS_ioctl);
+	fake_syscall(60, 65, syscall); /* an fd it does not have */
+
+	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
+	ck_assert(!v.named);
+	ck_assert_uint_eq(v.nvcpus, 1);
+	ck_assert_int_eq(v.vcpus[0].index, 1);
+	ck_assert_int_eq(v.vcpus[0].tid, 61);
+
+	/* debugfs knows vCPU 0's thread (62) and has a vCPU 2 not run yet:
+	 * 0 from it, 1 from KVM_RUN, three held */
+	snprintf(dbg, sizeof(dbg), "%s/dbg", root);
+	mkdirf("%s", dbg);
+	mkdirf("%s/60-3", dbg);
+	for (int i = 0; i < 3; i++) {
+		mkdirf("%s/60-3/vcpu%d", dbg, i);
+		snprintf(path, sizeof(path), "%s/60-3/vcpu%d/pid", dbg, i);
+		write_file(path, i ? "0\n" : "62\n", i ? 2 : 3);
+	}
+	ck_assert_int_eq(vm_load_vcpu_threads(root, dbg, &v), 0);
+	ck_assert(!v.named);
+	ck_assert_int_eq(v.nheld, 3);
+	ck_assert_uint_eq(v.nvcpus, 2);
+	ck_assert_int_eq(v.vcpus[0].index, 0);
+	ck_assert_int_eq(v.vcpus[0].tid, 62);
+	ck_assert_int_eq(v.vcpus[1].index, 1);
+	ck_assert_int_eq(v.vcpus[1].tid, 61);
+
+	/* a thread named as a VMM names vCPUs: names alone */
+	fake_thread(60, 66, "vcpu3\n");
+	ck_assert_int_eq(vm_load_vcpu_threads(root, dbg, &v), 0);
+	ck_assert(v.named);
+	ck_assert_uint_eq(v.nvcpus, 1);
+	ck_assert_int_eq(v.vcpus[0].index, 3);
+	vm_info_clear(&v);
 	fake_root_rm();
 }
 END_TEST
@@ -1023,6 +1110,7 @@ Suite *vm_suite(void)
 	tcase_add_test(fake, test_guest_names);
 	tcase_add_test(fake, test_guest_name_long_cmdline);
 	tcase_add_test(fake, test_vcpus);
+	tcase_add_test(fake, test_vcpus_by_kernel);
 	tcase_add_test(fake, test_find_by_name);
 	tcase_add_test(fake, test_find_by_identity);
 	tcase_add_test(fake, test_resolve_pid);
