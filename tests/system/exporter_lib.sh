@@ -22,7 +22,6 @@ free_port() {
 	fail "no free port"
 }
 
-# scrape URL [CURL ARGS]: the body; fails unless 200
 # wait_serving NAME URL: until kvmstat NAME (start_kvmstat's) answers at
 # URL, 10 s at most; fails at once if it dies meanwhile
 wait_serving() {
@@ -34,6 +33,7 @@ wait_serving() {
 	done
 }
 
+# scrape URL [CURL ARGS]: the body; fails unless 200
 scrape() {
 	local url=$1; shift
 	curl -sf --max-time 5 "$@" "$url" || fail "scrape $url failed"

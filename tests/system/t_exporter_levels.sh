@@ -57,16 +57,6 @@ want_vcpu=$((want_default + NVCPU * per_vcpu))
 
 # series TEXT: how many samples an exposition has
 series() { grep -vc '^#' <<<"$1"; }
-# up NAME PORT: until kvmstat NAME answers on PORT
-up() {
-	local pv=${1}_PID
-	for _ in $(seq 1 100); do
-		curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$2/metrics" && return 0
-		kill -0 "${!pv}" 2>/dev/null || fail "kvmstat $1 died: $(cat "$TMP/$1.err")"
-		sleep 0.1
-	done
-	fail "kvmstat $1 never answered"
-}
 # settled URL SERIES WANT: scrapes until SERIES reads WANT (5 s); TEXT
 settled() {
 	for _ in $(seq 1 50); do
@@ -82,9 +72,9 @@ P2=$(free_port)
 while [ "$P2" = "$P1" ]; do P2=$(free_port); done
 start_kvmstat d -S --listen "127.0.0.1:$P1" -s 0.2
 start_kvmstat v -S --listen "127.0.0.1:$P2" -s 0.2 --per-vcpu
-up d "$P1"
-up v "$P2"
 U1="http://127.0.0.1:$P1/metrics" U2="http://127.0.0.1:$P2/metrics"
+wait_serving d "$U1"
+wait_serving v "$U2"
 settled "$U1" "kvm_halt_exits_total{pid=\"$B\",guest=\"beta\"}" 6
 got=$(series "$TEXT")
 [ "$got" = "$want_default" ] ||
@@ -152,7 +142,7 @@ stop v
 
 # -f: the exporter's fields and the JSON's
 start_kvmstat f -S --listen "127.0.0.1:$P1" -s 0.2 -f '^halt_exits$'
-up f "$P1"
+wait_serving f "$U1"
 # (beside kvmstat's own: who the VMs are, its sources)
 fams=$(scrape "$U1" | awk '/^# TYPE/ && $3 != "kvm_vm_info" && $3 !~ /^kvmstat_/ { print $3 }' | sort -u | tr '\n' ' ')
 [ "$fams" = "kvm_halt_exits_total " ] || fail "-f '^halt_exits$': families $fams"
