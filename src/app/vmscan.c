@@ -36,16 +36,15 @@ void vmscan_ident(struct vmdir_vm *vm, const char *proc_root,
  * come at its start, or with a hot-plugged vCPU), not at every refresh:
  * one call per VM rather than a read per thread; those the kernel shows,
  * once a second too (a vCPU is seen only once it runs). */
-static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r)
+static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r,
+			 uint64_t now)
 {
 	struct vm_info v = { .pid = vm->pid };
 	struct vmdir_vcpu *c;
 	unsigned long threads;
-	uint64_t now;
 
 	if (vm->vcpus_read)
 		return;
-	now = util_now_ns();
 	threads = vm_thread_count(r->proc_root, vm->pid);
 	if (threads && threads == vm->threads &&
 	    (!vm->kernel_vcpus || now - vm->vcpus_ns < VMSCAN_KERNEL_NS)) {
@@ -87,6 +86,8 @@ static void vmscan_all(struct vmdir *d, const char *proc_root,
 
 void vmscan_update(struct vmdir *d, const struct vmscan_req *r)
 {
+	uint64_t now = r->vcpus ? util_now_ns() : 0;
+
 	vmdir_begin(d);
 	if (r->all)
 		vmscan_all(d, r->proc_root, r->run_root);
@@ -100,7 +101,7 @@ void vmscan_update(struct vmdir *d, const struct vmscan_req *r)
 		vm = vmdir_get(d, pid);
 		vmscan_ident(vm, r->proc_root, r->run_root);
 		if (r->vcpus)
-			vmscan_vcpus(vm, r);
+			vmscan_vcpus(vm, r, now);
 	}
 	if (r->watched) {
 		struct vmdir_vm *vm = vmdir_get(d, r->watched);
