@@ -57,6 +57,8 @@ void loop_vcputime(struct loop *l, const struct hist_set *hs,
 		.latinfo = lat,
 		.per_vcpu = l->opts->per_vcpu,
 		.now_ns = loop_boottime_ns(),
+		.vms = &l->vms,
+		.run_root = l->opts->run_root,
 	};
 
 	/* once per sample: renders from the same sample (a scrape, the

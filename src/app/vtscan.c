@@ -17,6 +17,7 @@
 #include "taskstat.h"
 #include "util.h"
 #include "vm.h"
+#include "vmscan.h"
 #include "vtscan.h"
 
 /* How often a VM's threads are listed (between, those known are read;
@@ -492,9 +493,12 @@ void vtscan_update(struct vtscan *v, const struct vtscan_req *r)
 		struct vtscan_vm *vm = &v->vms[i];
 
 		if (!vm->named) {
-			/* once per VM */
-			if (!vm->name)
-				vm->name = vm_guest_name(v->proc_root, vm->pid);
+			/* once per VM, the name every output gives it */
+			struct vmdir_vm *d = vmdir_get(r->vms, vm->pid);
+
+			vmscan_ident(d, v->proc_root, r->run_root);
+			if (!vm->name && d->name)
+				vm->name = xstrdup(d->name);
 			vm->named = true;
 		}
 		vtscan_vm_update(v, r, vm, &v->out[i]);

@@ -20,6 +20,7 @@
 #include "snapshot.h"
 #include "stats.h"
 #include "vcputime.h"
+#include "vmdir.h"
 
 struct vtscan_vm;
 
@@ -48,6 +49,10 @@ struct vtscan_req {
 	const struct snap_latency *latinfo; /* its fields, or NULL */
 	bool per_vcpu;			    /* --per-vcpu */
 	uint64_t now_ns;		    /* CLOCK_BOOTTIME */
+	/* the run's directory of VMs, whose names (who each VM is, looked
+	 * up once: vmscan_ident) the VMs take */
+	struct vmdir *vms;
+	const char *run_root; /* for those it has not looked up yet */
 };
 
 /* Opens the proc root (NULL: /proc), KVM's debugfs directory for VMs

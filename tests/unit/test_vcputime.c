@@ -324,8 +324,10 @@ START_TEST(test_vtscan_fake_root)
 	const struct vcputime_vm *vm;
 	const struct vcputime *vt;
 	struct vtscan v;
-	struct vtscan_req req = { .watched = 100 };
+	struct vmdir dir;
+	struct vtscan_req req = { .watched = 100, .vms = &dir };
 
+	vmdir_init(&dir);
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	/* started at tick hz (1 s after boot) */
 	thread(root, 100, 100, "qemu-system-x86", 'S', 5, 5, 0, (int)hz, 0, 0);
@@ -340,6 +342,15 @@ START_TEST(test_vtscan_fake_root)
 		fputs("vhost-100\n", f);
 		fclose(f);
 	}
+	/* its name, as every output gives it (Firecracker's --id) */
+	snprintf(path, sizeof(path), "%s/100/cmdline", root);
+	{
+		FILE *f = fopen(path, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fwrite("firecracker\0--id\0fc7\0", 1, 22, f);
+		fclose(f);
+	}
 	ck_assert_int_eq(vtscan_open(&v, root, NULL), 0);
 	t0 = 11 * SEC; /* 10 s after the threads started */
 	req.now_ns = t0;
@@ -348,6 +359,8 @@ START_TEST(test_vtscan_fake_root)
 	vm = find_vm(vt, 100);
 	ck_assert_ptr_nonnull(vm);
 	ck_assert_uint_eq(vm->nvcpus, 2);
+	ck_assert_pstr_eq(vm->guest, "fc7");
+	ck_assert_str_eq(vmdir_find(&dir, 100)->vmm, "firecracker");
 	ck_assert_int_eq(vm->vcpus[0].vcpu, 0);
 	ck_assert_int_eq(vm->vcpus[0].tid, 101);
 	ck_assert_int_eq(vm->vcpus[1].tid, 102);
@@ -402,6 +415,7 @@ START_TEST(test_vtscan_fake_root)
 	vtscan_update(&v, &req);
 	ck_assert_uint_eq(vtscan_result(&v)->nvms, 0);
 	vtscan_close(&v);
+	vmdir_free(&dir);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	ck_assert_int_eq(system(path), 0);
 }
