@@ -67,23 +67,40 @@ static bool openmetrics_keep(struct om_ctx *c, const struct om_series *x)
 				levels_zero(&r, x->hist));
 }
 
+/* The family a row of field f files under: a reason child's parent's,
+ * else its own (a histogram's too). */
+static int openmetrics_row_family(const struct om_ctx *c, int f)
+{
+	const struct field_info *fi = &c->fields[f];
+
+	return fi->hist == HIST_NONE && fi->parent >= 0 ? fi->parent : f;
+}
+
+/* The family a histogram read whole of field f files under: a keyed
+ * one's parent histogram's, else its own. */
+static int openmetrics_hist_family(const struct om_ctx *c, int f)
+{
+	int p = c->fields[f].parent;
+
+	return p >= 0 && c->fields[p].hist != HIST_NONE ? p : f;
+}
+
 /* The series of field in a scope, its value in row (and hist): a
  * reason child joins its parent's family. */
 static void openmetrics_add_row(struct om_ctx *c, const struct snap_row *r,
 				size_t scope)
 {
 	const struct field_info *f = &c->fields[r->field];
+	int fam = openmetrics_row_family(c, r->field);
 
 	if (f->hist != HIST_NONE) {
 		if (r->hist && r->hist->nbuckets)
-			openmetrics_push(c, r->field, r->field, scope, 0,
-					 r->hist);
-	} else if (f->parent >= 0) {
-		openmetrics_push(c, f->parent, r->field, scope, r->total, NULL);
-		c->w->has_reasons[f->parent] = true;
-	} else {
-		openmetrics_push(c, r->field, r->field, scope, r->total, NULL);
+			openmetrics_push(c, fam, r->field, scope, 0, r->hist);
+		return;
 	}
+	openmetrics_push(c, fam, r->field, scope, r->total, NULL);
+	if (fam != r->field)
+		c->w->has_reasons[fam] = true;
 }
 
 /* Whether row r of a scope is exported: read in the last refresh, of a
@@ -106,14 +123,12 @@ static void openmetrics_gather_hists(struct om_ctx *c,
 	for (size_t i = 0; sc && i < sc->nhists; i++) {
 		const struct snap_hist *h = &sc->hists[i];
 		const struct field_info *f = &c->fields[h->field];
-		int fam = h->field;
 
 		if (!h->measured || !h->nbuckets ||
 		    (!c->w->kept[h->field] && !(f->flags & FIELD_OWN_SWITCH)))
 			continue;
-		if (f->parent >= 0 && c->fields[f->parent].hist != HIST_NONE)
-			fam = f->parent;
-		openmetrics_push(c, fam, h->field, scope, 0, h);
+		openmetrics_push(c, openmetrics_hist_family(c, h->field),
+				 h->field, scope, 0, h);
 	}
 }
 
@@ -243,19 +258,6 @@ static size_t openmetrics_add_scope(struct om_ctx *c, pid_t pid, int vcpu,
 	return w->nscopes++;
 }
 
-/* The family of field f: its parent's where it is a reason child (or
- * a keyed histogram's key), as openmetrics_add_row and _gather_hists
- * file it. */
-static int openmetrics_family_of(const struct om_ctx *c, int f)
-{
-	int p = c->fields[f].parent;
-
-	if (p >= 0 &&
-	    (c->fields[f].hist == HIST_NONE || c->fields[p].hist != HIST_NONE))
-		return p;
-	return f;
-}
-
 /* Marks the families some VM (or a vCPU of one) has rows or histograms
  * of: the whole selection writes only the others, so that no name holds
  * an aggregate beside its parts (the host's value is sum() over VMs;
@@ -277,13 +279,13 @@ static void openmetrics_mark_in_vm(struct om_ctx *c)
 			for (size_t j = 0; j < s->nrows; j++)
 				if (s->rows[j].field >= 0 &&
 				    (size_t)s->rows[j].field < c->snap->nfields)
-					in[openmetrics_family_of(c,
-								 s->rows[j].field)] =
+					in[openmetrics_row_family(c,
+								  s->rows[j].field)] =
 						true;
 			/* a VM's value sums its vCPUs' rows, not their
 			 * histograms read whole (gather_hists) */
 			for (size_t j = 0; !k && j < s->nhists; j++)
-				in[openmetrics_family_of(c, s->hists[j].field)] =
+				in[openmetrics_hist_family(c, s->hists[j].field)] =
 					true;
 		}
 	}
