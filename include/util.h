@@ -63,5 +63,8 @@ int util_parse_int(const char *s, long min, long max, long *out);
 /* Orders field names as strcmp does, but for a number in parentheses (a
  * histogram bucket "hist(10)"), which goes by its value: "(2)" < "(10)". */
 int util_name_cmp(const char *a, const char *b);
+/* The next word of the space-separated list *s (NULL: none), its length in
+ * *n; *s moves past it. NULL after the last. */
+const char *util_next_word(const char **s, size_t *n);
 
 #endif

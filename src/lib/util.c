@@ -240,3 +240,17 @@ int util_name_cmp(const char *a, const char *b)
 	/* "(07)" and "(7)" have one value but stay two names */
 	return d ? d : strcmp(a, b);
 }
+
+const char *util_next_word(const char **s, size_t *n)
+{
+	const char *w;
+
+	if (!*s)
+		return NULL;
+	w = *s + strspn(*s, " ");
+	if (!*w)
+		return NULL;
+	*n = strcspn(w, " ");
+	*s = w + *n;
+	return w;
+}

@@ -246,16 +246,11 @@ static void json_out_breakdowns(const struct snapshot *snap, json_t **fobj,
 static json_t *json_out_providers(const char *providers)
 {
 	json_t *a = json_array();
-	const char *p = providers;
+	const char *p = providers, *w;
+	size_t n;
 
-	while (p && *p) {
-		size_t n = strcspn(p, " ");
-
-		if (n)
-			json_array_append_new(a, json_stringn(p, n));
-		p += n;
-		p += strspn(p, " ");
-	}
+	while ((w = util_next_word(&p, &n)))
+		json_array_append_new(a, json_stringn(w, n));
 	return a;
 }
 

@@ -451,14 +451,12 @@ static void openmetrics_vm_info(struct om_ctx *c)
 /* Whether word w (n bytes) is one of the space-separated words of s. */
 static bool openmetrics_has_word(const char *s, const char *w, size_t n)
 {
-	for (const char *p = s; p && *p;) {
-		size_t k = strcspn(p, " ");
+	const char *p = s, *x;
+	size_t k;
 
-		if (k == n && !strncmp(p, w, n))
+	while ((x = util_next_word(&p, &k)))
+		if (k == n && !strncmp(x, w, n))
 			return true;
-		p += k;
-		p += strspn(p, " ");
-	}
 	return false;
 }
 
@@ -485,19 +483,15 @@ static void openmetrics_source(struct strbuf *b, bool *head, const char *w,
 static void openmetrics_sources(struct om_ctx *c)
 {
 	const struct snapshot *snap = c->snap;
-	const char *open = snap->header.sources;
+	const char *open = snap->header.sources, *p, *w;
 	bool head = false;
+	size_t n;
 
 	if (open && !strncmp(open, "no source", 9))
 		open = NULL;
-	for (const char *p = open; p && *p;) {
-		size_t n = strcspn(p, " ");
-
-		if (n)
-			openmetrics_source(c->out, &head, p, n, true);
-		p += n;
-		p += strspn(p, " ");
-	}
+	p = open;
+	while ((w = util_next_word(&p, &n)))
+		openmetrics_source(c->out, &head, w, n, true);
 	for (size_t i = 0; i < snap->nnotes; i++) {
 		const char *w = snap->notes[i].source;
 		bool dup = false;

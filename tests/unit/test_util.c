@@ -201,6 +201,27 @@ START_TEST(test_grow_index)
 END_TEST
 
 /* strbuf_add_int writes what printf's "%*lld" writes, sep first. */
+/* Words of a space-separated list: runs of spaces, ends, none. */
+START_TEST(test_next_word)
+{
+	const char *p = "  tracepoint statsfd   qmp ", *w;
+	const char *want[] = { "tracepoint", "statsfd", "qmp" };
+	size_t n, i = 0;
+
+	while ((w = util_next_word(&p, &n))) {
+		ck_assert_uint_lt(i, 3);
+		ck_assert_uint_eq(n, strlen(want[i]));
+		ck_assert(!strncmp(w, want[i], n));
+		i++;
+	}
+	ck_assert_uint_eq(i, 3);
+	p = NULL;
+	ck_assert_ptr_null(util_next_word(&p, &n));
+	p = "   ";
+	ck_assert_ptr_null(util_next_word(&p, &n));
+}
+END_TEST
+
 START_TEST(test_add_int)
 {
 	static const long long v[] = { 0,	   7,	      -7,
@@ -239,6 +260,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_oom_other_thread);
 	tcase_add_test(tc, test_asprintf);
 	tcase_add_test(tc, test_add_int);
+	tcase_add_test(tc, test_next_word);
 	tcase_add_test(tc, test_grow_index);
 	suite_add_tcase(s, tc);
 	return s;
