@@ -48,7 +48,17 @@ crash_and_hangup() {
 		done
 		return 1
 	}
-	tmux new-session -d -s "$c" -x 80 -y 24 "$KVMSTAT $*; sleep 60"
+	# session SESSION CMD: a new detached session running CMD; again
+	# while the server of the session before is still going away (its
+	# last session gone, it exits: "server exited unexpectedly")
+	session() {
+		for _ in $(seq 20); do
+			tmux new-session -d -s "$1" -x 80 -y 24 "$2" 2>/dev/null && return 0
+			sleep 0.1
+		done
+		fail "tmux cannot start session $1"
+	}
+	session "$c" "$KVMSTAT $*; sleep 60"
 	pane_shows "$c" "kvm statistics" || fail "no monitor to crash: $(tmux capture-pane -p -t "$c")"
 	mon=$(pgrep -P "$(tmux list-panes -t "$c" -F '#{pane_pid}')" -x kvmstat)
 	[ -n "$mon" ] || fail "no monitor to crash"
@@ -58,7 +68,7 @@ crash_and_hangup() {
 	[ "$(tmux display -p -t "$c" '#{alternate_on}')" = 0 ] || fail "crash left the alternate screen on"
 	tmux kill-session -t "$c"
 
-	tmux new-session -d -s "$h" -x 80 -y 24 "exec $KVMSTAT $*"
+	session "$h" "exec $KVMSTAT $*"
 	pane_shows "$h" "kvm statistics" || fail "no monitor to hang up on: $(tmux capture-pane -p -t "$h")"
 	mon=$(tmux list-panes -t "$h" -F '#{pane_pid}')
 	tmux kill-session -t "$h"
