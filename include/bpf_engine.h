@@ -39,6 +39,12 @@ struct bpf_engine *bpf_engine_new(const struct bpf_engine_cfg *cfg, int *err);
 /* Counts raw tracepoint tp_name (its name without the system) in slot,
  * slot < KS_NPLAIN. 0 or -errno (-ENOSPC past KS_NPLAIN). */
 int bpf_engine_plain(struct bpf_engine *e, uint32_t slot, const char *tp_name);
+/* A plain event whose first raw argument is a struct kvm_vcpu (x86's
+ * kvm_exit), counted in slot, which with per-thread counting also notes
+ * the vCPU of a thread's first hits (its vcpu_id at id_off, -1: none) as
+ * bpf_engine_vcpu's program does. 0 or -errno (-EBUSY for a second). */
+int bpf_engine_plain_vcpu(struct bpf_engine *e, uint32_t slot,
+			  const char *tp_name, int32_t id_off);
 /* kvm_userspace_exit as a raw tracepoint: the parent in parent_slot (or
  * KS_NONE), its reason argument as child source src. 0 or -errno. */
 int bpf_engine_uexit(struct bpf_engine *e, const char *tp_name,
@@ -69,6 +75,16 @@ int bpf_engine_threads(struct bpf_engine *e,
 		       void (*fn)(void *ctx, const struct ks_thread_key *k,
 				  uint64_t count),
 		       void *ctx);
+/* When threads were noted as running a vCPU since the last call (at
+ * their first kvm_exit hits, with per-thread counting): calls fn for
+ * every thread noted (thread id, process, vCPU id); 0 or -errno. */
+int bpf_engine_vcpu_threads(struct bpf_engine *e,
+			    void (*fn)(void *ctx, uint32_t tid,
+				       const struct ks_tvcpu *t),
+			    void *ctx);
+/* Removes those notes of threads (of processes that exited). */
+int bpf_engine_forget_vcpu_threads(struct bpf_engine *e, const uint32_t *tids,
+				   size_t n);
 /* Calls fn for every reason without a slot and its count; 0 or -errno. */
 int bpf_engine_others(struct bpf_engine *e,
 		      void (*fn)(void *ctx, const struct ks_other_key *k,

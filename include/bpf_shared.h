@@ -26,6 +26,17 @@ struct ks_thread_key {
 	__u32 pad;
 };
 
+/*
+ * The vCPU a thread ran when it first hit kvm_exit (the vcpu_id of the
+ * struct kvm_vcpu the tracepoint was given: the N of the VMM's
+ * "anon_inode:kvm-vcpu:N" fd and of debugfs's vcpuN), by thread id; with
+ * per-thread counting and the vCPU's layout known.
+ */
+struct ks_tvcpu {
+	__u32 tgid;
+	__s32 vcpu;
+};
+
 /* A reason with no slot: unknown to the tables, or past KS_MAXR. */
 struct ks_other_key {
 	__u32 src;    /* child source */
@@ -45,6 +56,8 @@ struct ks_rec_cfg {
 	__u32 isa_off;
 	__u32 isa_size;	 /* 0: no guard field */
 	__s64 isa_guard; /* cls = (guard field == isa_guard) */
+	__u32 id_off;	 /* the record's vcpu_id (struct ks_tvcpu) */
+	__u32 id_size;	 /* 4; 0: the record has none */
 };
 
 /*
@@ -63,9 +76,9 @@ struct ks_vcpu_cfg {
 	__u32 reason_off;  /* bytes into the container or what ptr points at */
 	__u32 reason_size; /* 1, 2, 4 or 8: as many as the record's field */
 	__u32 guarded;	   /* the second argument is the guard */
-	__u32 pad;
-	__s64 isa_guard;  /* cls = (guard == isa_guard) */
-	__s64 layout_isa; /* the guard value of the ISA of this layout */
+	__s32 id_off;	   /* struct kvm_vcpu's vcpu_id, or -1: unknown */
+	__s64 isa_guard;   /* cls = (guard == isa_guard) */
+	__s64 layout_isa;  /* the guard value of the ISA of this layout */
 };
 
 /* Index into ks_slots of (source, guard class, reason < KS_MAXR). */

@@ -14,11 +14,15 @@
 
 struct errmsg;
 
-/* One vCPU thread: its index (from its name or KVM's debugfs) and its
- * thread id. */
+/* One vCPU thread: its index and its thread id, and whether the kernel
+ * said so or only the thread's name. */
 struct vm_vcpu {
-	int index; /* N of "CPU N/KVM", "fc_vcpu N"... (vm_load_vcpus) */
-	pid_t tid; /* thread id within the VM process */
+	int index;   /* the vCPU's id: N of "anon_inode:kvm-vcpu:N" */
+	pid_t tid;   /* thread id within the VM process */
+	bool kernel; /* the kernel showed it running that vCPU (KVM_RUN on
+		      * its fd, KVM's debugfs, kvm_exit's vCPU); false: its
+		      * name alone ("CPU N/KVM"), nothing the kernel showed
+		      * against it */
 };
 
 /* One KVM VM process. name and vcpus belong to the struct. */
@@ -81,16 +85,19 @@ int vm_find_by_name(const char *proc_root, const char *run_root,
 		    const char *name, pid_t **pids);
 
 /*
- * vCPU threads of VM v->pid: the threads in /proc/PID/task whose comm is
- * a VMM's name for a vCPU thread: QEMU's "CPU N/KVM" (with -name
- * ...,debug-threads=on; the project's test guest's too), Firecracker's
- * "fc_vcpu N", cloud-hypervisor's "vcpuN", crosvm's "crosvm_vcpuN",
- * kvmtool's "kvm-vcpu-N" (v->named); where no thread is named so, those
- * the kernel shows in KVM_RUN: a thread whose system call
+ * vCPU threads of VM v->pid as the kernel shows them, with the threads'
+ * names as a hint. The kernel: a thread whose system call now
  * (task/TID/syscall, readable by the VM's owner) is ioctl(FD, KVM_RUN)
- * on an "anon_inode:kvm-vcpu:N" fd runs vCPU N (a vCPU running guest code
- * reads "running" there: it is found once it waits in the kernel, in a
- * halt or an exit). Replaces v->vcpus (freeing the old array) with the
+ * on an "anon_inode:kvm-vcpu:N" fd runs vCPU N (one running guest code
+ * reads "running" there: it is seen once it waits in the kernel, in a
+ * halt or an exit). The names: QEMU's "CPU N/KVM" (with -name
+ * ...,debug-threads=on), Firecracker's "fc_vcpu N", cloud-hypervisor's
+ * "vcpuN", crosvm's "crosvm_vcpuN", kvmtool's "kvm-vcpu-N" (v->named
+ * when a thread has one). Where threads are named so, those threads are
+ * the ones asked; elsewhere every thread. A named thread the kernel did
+ * not show now is taken as its name's vCPU unless the kernel showed
+ * another thread running it (kernel false); a thread neither shows is
+ * not known yet. Replaces v->vcpus (freeing the old array) with the
  * threads sorted by index. Returns 0, or -errno when the task directory
  * cannot be read, leaving v with no vCPUs.
  */
@@ -112,10 +119,10 @@ int vm_vcpu_fds(const char *proc_root, pid_t pid, int **out);
  * count: one call, nothing listed), or 0 when it cannot be told. */
 unsigned long vm_thread_count(const char *proc_root, pid_t pid);
 /*
- * vCPU threads as every part of kvmstat finds them: the named threads in
- * /proc (vm_load_vcpus); else KVM's debugfs tree (debugfs_root may be
- * NULL: /proc alone; it sets v->nheld), with the threads seen in KVM_RUN
- * for the vCPUs it has no thread of. Returns 0 or -errno, as those.
+ * vCPU threads as every part of kvmstat finds them: vm_load_vcpus, and
+ * where a vCPU of it is not known from the kernel, KVM's debugfs tree
+ * (debugfs_root may be NULL: /proc alone; reading it sets v->nheld),
+ * which wins over a name. Returns 0 or -errno, as those.
  */
 int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 			 struct vm_info *v);

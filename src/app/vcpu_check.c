@@ -61,8 +61,9 @@ int vcpu_check(const struct stats *s, const struct options *o, pid_t pid,
 				msg, -EINVAL,
 				"VM %d: the thread of vCPU %d is not known yet "
 				"(not named as a VMM names vCPU threads, and "
-				"not run since KVM's debugfs was read); try "
-				"again once it has run, as root",
+				"the kernel has not shown it running: not in "
+				"KVM_RUN, not in KVM's debugfs); try again "
+				"once it has run, as root",
 				pid, o->vcpu);
 		}
 	if (nf > 0) {

@@ -31,7 +31,7 @@ void vmscan_ident(struct vmdir_vm *vm, const char *proc_root,
 /* How often the vCPU threads the kernel shows are read again, ns. */
 #define VMSCAN_KERNEL_NS 1000000000ull
 
-/* A VM's vCPU threads now: named threads, else what the kernel shows.
+/* A VM's vCPU threads now: what the kernel shows, names a hint.
  * Listed again only when its process's thread count changed (vCPU threads
  * come at its start, or with a hot-plugged vCPU), not at every refresh:
  * one call per VM rather than a read per thread; those the kernel shows,
@@ -52,7 +52,11 @@ static void vmscan_vcpus(struct vmdir_vm *vm, const struct vmscan_req *r,
 		return;
 	}
 	vm_load_vcpu_threads(r->proc_root, r->debugfs_root, &v);
+	/* read again each second while the kernel may tell more: threads
+	 * not named, or named but not shown by debugfs yet (not run) */
 	vm->kernel_vcpus = !v.named;
+	for (size_t i = 0; v.nheld >= 0 && i < v.nvcpus; i++)
+		vm->kernel_vcpus |= !v.vcpus[i].kernel;
 	vm->vcpus_ns = now;
 	c = xcalloc(v.nvcpus ? v.nvcpus : 1, sizeof(*c));
 	for (size_t i = 0; i < v.nvcpus; i++)

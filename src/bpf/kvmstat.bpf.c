@@ -62,6 +62,29 @@ struct {
 	__type(value, __u64);
 } ks_threads SEC(".maps");
 
+/* Thread id -> the vCPU it runs (struct ks_tvcpu), noted at a thread's
+ * first kvm_exit hits (those that add its per-thread keys), so a reader
+ * knows every vCPU thread that has exited whatever the VMM names it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ks_tvcpu);
+} ks_tvcpus SEC(".maps");
+
+/* Notes added to ks_tvcpus: a reader walks that map only when it moved. */
+__u64 ks_tvcpu_adds = 0;
+
+/* Notes that thread id (tgid << 32 | tid) runs vCPU vcpu. */
+static __always_inline void ks_note_vcpu(__u64 id, __s32 vcpu)
+{
+	struct ks_tvcpu t = { .tgid = id >> 32, .vcpu = vcpu };
+	__u32 tid = (__u32)id;
+
+	if (!bpf_map_update_elem(&ks_tvcpus, &tid, &t, BPF_ANY))
+		__sync_fetch_and_add(&ks_tvcpu_adds, 1);
+}
+
 /* Reasons without a slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -83,7 +106,9 @@ static __always_inline int ks_mine(__u64 *id)
 	return !ks_tgid || (__u32)(*id >> 32) == ks_tgid;
 }
 
-static __always_inline void ks_count(__u64 id, __u32 slot)
+/* Counts a hit in slot; with per-thread counting, 1 when the thread had
+ * no key of that slot yet (its first hits), else 0. */
+static __always_inline int ks_count(__u64 id, __u32 slot)
 {
 	struct ks_thread_key k = {};
 	__u32 i = bpf_get_smp_processor_id() * ks_stride + slot;
@@ -92,20 +117,22 @@ static __always_inline void ks_count(__u64 id, __u32 slot)
 	if (c)
 		*c += 1;
 	if (!ks_per_thread)
-		return;
+		return 0;
 	k.tgid = id >> 32;
 	k.tid = (__u32)id;
 	k.slot = slot;
 	c = bpf_map_lookup_elem(&ks_threads, &k);
-	if (c)
+	if (c) {
 		*c += 1;
-	else
-		bpf_map_update_elem(&ks_threads, &k, &one, BPF_NOEXIST);
+		return 0;
+	}
+	bpf_map_update_elem(&ks_threads, &k, &one, BPF_NOEXIST);
+	return 1;
 }
 
-/* Counts a reason of child source src, through the slot table. */
-static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
-				     __u64 reason)
+/* Counts a reason of child source src, through the slot table; 1 as
+ * ks_count, for a new per-thread key. */
+static __always_inline int ks_child(__u64 id, __u32 src, __u32 cls, __u64 reason)
 {
 	struct ks_other_key k = {};
 	__u32 os = bpf_get_smp_processor_id() * ks_stride + ks_other_slot;
@@ -115,10 +142,8 @@ static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
 		__u32 key = KS_SLOT_KEY(src, cls, (__u32)reason);
 		__u32 *s = bpf_map_lookup_elem(&ks_slots, &key);
 
-		if (s && *s) {
-			ks_count(id, *s - 1);
-			return;
-		}
+		if (s && *s)
+			return ks_count(id, *s - 1);
 	}
 	k.src = src;
 	k.cls = cls;
@@ -137,6 +162,7 @@ static __always_inline void ks_child(__u64 id, __u32 src, __u32 cls,
 	c = bpf_map_lookup_elem(&ks_counts, &os);
 	if (c)
 		*c += 1;
+	return 0;
 }
 
 /* Plain counter number abcd (base-4 digits, 0000..3333 = 0..255): slot
@@ -178,6 +204,27 @@ int ks_plain_cookie(void *ctx)
 	return 0;
 }
 
+/* A plain event whose first raw argument is the vCPU (kvm_exit counted
+ * without its reasons): counted in ks_pv_slot; a thread's first hits note
+ * which vCPU it runs, as ks_exit_vcpu's do. */
+const volatile __u32 ks_pv_slot = 0;
+const volatile __s32 ks_pv_id_off = -1;
+
+SEC("raw_tp")
+int ks_plain_vcpu(struct bpf_raw_tracepoint_args *ctx)
+{
+	__s32 vcpu;
+	__u64 id;
+
+	if (!ks_mine(&id))
+		return 0;
+	if (ks_count(id, ks_pv_slot) && ks_pv_id_off >= 0 &&
+	    !bpf_probe_read_kernel(&vcpu, sizeof(vcpu),
+				   (const char *)ctx->args[0] + ks_pv_id_off))
+		ks_note_vcpu(id, vcpu);
+	return 0;
+}
+
 /* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
 SEC("raw_tp")
 int ks_uexit(struct bpf_raw_tracepoint_args *ctx)
@@ -205,13 +252,23 @@ int ks_exit_vcpu(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id, reason;
 	__u32 cls;
+	int added = 0;
 
 	if (!ks_mine(&id))
 		return 0;
 	if (ks_vcpu.parent_slot != KS_NONE)
-		ks_count(id, ks_vcpu.parent_slot);
+		added = ks_count(id, ks_vcpu.parent_slot);
 	if (!vcpu_reason_read(&ks_vcpu, ctx, &reason, &cls))
-		ks_child(id, ks_vcpu.src, cls, reason);
+		added |= ks_child(id, ks_vcpu.src, cls, reason);
+	/* a thread's first hits (a new key): which vCPU it runs */
+	if (added && ks_vcpu.id_off >= 0) {
+		__s32 vcpu;
+
+		if (!bpf_probe_read_kernel(&vcpu, sizeof(vcpu),
+					   (const char *)ctx->args[0] +
+						   ks_vcpu.id_off))
+			ks_note_vcpu(id, vcpu);
+	}
 	return 0;
 }
 
@@ -228,16 +285,20 @@ static __always_inline int ks_record(void *rec, int i)
 {
 	__u64 id, reason;
 	__u32 cls = 0;
+	int added = 0;
 
 	if (!ks_mine(&id))
 		return 0;
 	if (ks_rec[i].parent_slot != KS_NONE)
-		ks_count(id, ks_rec[i].parent_slot);
+		added = ks_count(id, ks_rec[i].parent_slot);
 	reason = ks_field(rec, ks_rec[i].reason_off, ks_rec[i].reason_size);
 	if (ks_rec[i].isa_size)
 		cls = ks_field(rec, ks_rec[i].isa_off, ks_rec[i].isa_size) ==
 		      (__u64)ks_rec[i].isa_guard;
-	ks_child(id, ks_rec[i].src, cls, reason);
+	added |= ks_child(id, ks_rec[i].src, cls, reason);
+	/* a thread's first hits: the vCPU the record names */
+	if (added && ks_rec[i].id_size == 4)
+		ks_note_vcpu(id, (__s32)ks_field(rec, ks_rec[i].id_off, 4));
 	return 0;
 }
 

@@ -56,6 +56,7 @@ struct bpf_engine {
 	uint64_t other_hits; /* of ks_other, at the last read */
 	uint64_t other_seen; /* other_hits when the cache was filled */
 	bool other_valid;
+	uint64_t tvcpu_seen; /* ks_tvcpu_adds at the last walk of ks_tvcpus */
 	struct ks_other_key *okeys; /* ks_other as last walked */
 	uint64_t *ovals;
 	size_t nother, capother;
@@ -129,6 +130,9 @@ struct bpf_engine *bpf_engine_new(const struct bpf_engine_cfg *cfg, int *err)
 					      cfg->thread_entries ?
 						      cfg->thread_entries :
 						      65536);
+	/* the vCPU of each thread: per-thread counting only */
+	if (!rc && !cfg->per_thread)
+		rc = bpf_map__set_max_entries(e->skel->maps.ks_tvcpus, 1);
 	if (rc) {
 		*err = rc;
 		goto out_destroy;
@@ -185,6 +189,19 @@ int bpf_engine_plain(struct bpf_engine *e, uint32_t slot, const char *tp_name)
 	prog = bpf_object__find_program_by_name(e->skel->obj, name);
 	if (!prog)
 		return -ENOENT;
+	bpf_engine_hook(e, prog)->tp_name = xstrdup(tp_name);
+	return 0;
+}
+
+int bpf_engine_plain_vcpu(struct bpf_engine *e, uint32_t slot,
+			  const char *tp_name, int32_t id_off)
+{
+	struct bpf_program *prog = e->skel->progs.ks_plain_vcpu;
+
+	if (bpf_program__autoload(prog))
+		return -EBUSY;
+	e->skel->rodata->ks_pv_slot = slot;
+	e->skel->rodata->ks_pv_id_off = id_off;
 	bpf_engine_hook(e, prog)->tp_name = xstrdup(tp_name);
 	return 0;
 }
@@ -497,6 +514,43 @@ int bpf_engine_threads(struct bpf_engine *e,
 			       bpf_engine_thread_cb, &cb);
 }
 
+struct bpf_engine_tvcpu_cb {
+	void (*fn)(void *ctx, uint32_t tid, const struct ks_tvcpu *t);
+	void *ctx;
+};
+
+static void bpf_engine_tvcpu_cb(void *ctx, const void *key, uint64_t v)
+{
+	struct bpf_engine_tvcpu_cb *cb = ctx;
+	struct ks_tvcpu t;
+	uint32_t tid;
+
+	memcpy(&tid, key, sizeof(tid));
+	memcpy(&t, &v, sizeof(t));
+	cb->fn(cb->ctx, tid, &t);
+}
+
+int bpf_engine_vcpu_threads(struct bpf_engine *e,
+			    void (*fn)(void *ctx, uint32_t tid,
+				       const struct ks_tvcpu *t),
+			    void *ctx)
+{
+	struct bpf_engine_tvcpu_cb cb = { fn, ctx };
+	uint64_t adds;
+	int rc;
+
+	if (!e->cfg.per_thread || !e->skel->bss)
+		return 0;
+	adds = __atomic_load_n(&e->skel->bss->ks_tvcpu_adds, __ATOMIC_ACQUIRE);
+	if (adds == e->tvcpu_seen)
+		return 0;
+	rc = bpf_engine_walk(e, e->skel->maps.ks_tvcpus, sizeof(uint32_t),
+			     false, bpf_engine_tvcpu_cb, &cb);
+	if (!rc)
+		e->tvcpu_seen = adds;
+	return rc;
+}
+
 /* Keeps one walked key of ks_other. */
 static void bpf_engine_other_keep(void *ctx, const void *key, uint64_t v)
 {
@@ -565,6 +619,13 @@ int bpf_engine_forget_others(struct bpf_engine *e,
 	if (n)
 		e->other_valid = false;
 	return bpf_engine_delete(e->skel->maps.ks_other, keys, sizeof(*keys), n);
+}
+
+int bpf_engine_forget_vcpu_threads(struct bpf_engine *e, const uint32_t *tids,
+				   size_t n)
+{
+	return bpf_engine_delete(e->skel->maps.ks_tvcpus, tids, sizeof(*tids),
+				 n);
 }
 
 size_t bpf_engine_fds(const struct bpf_engine *e)

@@ -460,10 +460,29 @@ static void vm_vcpus_clear(struct vm_info *v)
 	v->nheld = -1;
 }
 
-static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid)
+static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid, bool kernel)
 {
 	v->vcpus = xrealloc(v->vcpus, (v->nvcpus + 1) * sizeof(*v->vcpus));
-	v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid };
+	v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid, kernel };
+}
+
+/* What the kernel showed: thread tid runs vCPU index. It replaces what a
+ * name alone said of that thread or that vCPU. */
+static void vm_vcpus_kernel(struct vm_info *v, int index, pid_t tid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->nvcpus; i++) {
+		const struct vm_vcpu *c = &v->vcpus[i];
+
+		if (c->kernel && c->tid == tid && c->index == index)
+			return;
+		if (!c->kernel && (c->tid == tid || c->index == index))
+			continue;
+		v->vcpus[n++] = *c;
+	}
+	v->nvcpus = n;
+	vm_vcpus_add(v, index, tid, true);
 }
 
 /* KVM_RUN: _IO(KVMIO, 0x80), <linux/kvm.h> */
@@ -472,9 +491,33 @@ static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid)
 /*
  * The vCPU thread tid of VM pid runs as the kernel says: its system call
  * now (task/TID/syscall: "NR ARG1 ARG2 ...", the arguments in hex) is
- * ioctl(FD, KVM_RUN) and FD is "anon_inode:kvm-vcpu:N". N, or -1 (not in
- * KVM_RUN now, "running", or not ours to read).
+ * ioctl(FD, KVM_RUN) and FD is "anon_inode:kvm-vcpu:N", and it is no
+ * kernel worker. N, or -1 (not in KVM_RUN now, "running", or not ours to
+ * read).
  */
+/* PF_IO_WORKER, PF_USER_WORKER (6.4+), PF_KTHREAD of <linux/sched.h>:
+ * threads the kernel runs in the process, whose registers were copied
+ * from the thread that made them. */
+#define VM_PF_WORKER (0x10ul | 0x4000ul | 0x200000ul)
+
+/* Whether thread tid is one of those workers (its stat's flags, the
+ * ninth field): KVM's NX huge page recovery thread, made at a vCPU's
+ * first KVM_RUN since 6.12's vhost_task, reads as that ioctl forever. */
+static bool vm_thread_is_worker(int taskfd, pid_t tid)
+{
+	char path[48], buf[512], *p;
+	unsigned long flags;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)tid);
+	n = fs_read_at(taskfd, path, buf, sizeof(buf));
+	p = n > 0 ? strrchr(buf, ')') : NULL;
+	/* ") S ppid pgrp session tty_nr tpgid flags" */
+	return p &&
+	       sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & VM_PF_WORKER);
+}
+
 static int vm_vcpu_of_syscall(int root, pid_t pid, int taskfd, pid_t tid)
 {
 	char path[64], buf[256], link[64];
@@ -490,18 +533,25 @@ static int vm_vcpu_of_syscall(int root, pid_t pid, int taskfd, pid_t tid)
 	snprintf(path, sizeof(path), "%d/fd/%lu", (int)pid, fd);
 	n = readlinkat(root, path, link, sizeof(link));
 	if (n <= 0 || (size_t)n >= sizeof(link) ||
-	    vm_fd_kind(link, (size_t)n, &vcpu) != VM_FD_VCPU)
+	    vm_fd_kind(link, (size_t)n, &vcpu) != VM_FD_VCPU ||
+	    vm_thread_is_worker(taskfd, tid))
 		return -1;
 	return vcpu;
 }
+
+/* One thread of a VM as vm_load_vcpus_at reads it. */
+struct vm_thread {
+	pid_t tid;
+	int named; /* the vCPU its name says, or -1 */
+};
 
 static int vm_load_vcpus_at(int root, struct vm_info *v)
 {
 	char path[48], comm[64];
 	const struct fs_entry *e;
 	struct fs_dir dir;
-	pid_t *other = NULL;
-	size_t nother = 0;
+	struct vm_thread *t = NULL;
+	size_t nt = 0;
 	int taskfd;
 
 	vm_vcpus_clear(v);
@@ -511,7 +561,6 @@ static int vm_load_vcpus_at(int root, struct vm_info *v)
 	taskfd = -1;
 	while ((e = fs_dir_next(&dir))) {
 		pid_t tid;
-		int index;
 
 		taskfd = e->dirfd;
 		if (!vm_parse_id(e->name, &tid))
@@ -520,25 +569,35 @@ static int vm_load_vcpus_at(int root, struct vm_info *v)
 		/* a thread that just exited has no comm: not a vCPU now */
 		if (fs_read_at(e->dirfd, path, comm, sizeof(comm)) < 0)
 			continue;
-		index = vm_vcpu_index_of_comm(comm);
-		if (index < 0) {
-			other = xrealloc(other, (nother + 1) * sizeof(*other));
-			other[nother++] = tid;
-			continue;
-		}
-		vm_vcpus_add(v, index, tid);
+		t = xrealloc(t, (nt + 1) * sizeof(*t));
+		t[nt].tid = tid;
+		t[nt].named = vm_vcpu_index_of_comm(comm);
+		v->named |= t[nt++].named >= 0;
 	}
-	v->named = v->nvcpus > 0;
-	/* no thread named as a VMM names vCPUs: those the kernel shows in
-	 * KVM_RUN */
-	for (size_t i = 0; !v->named && taskfd >= 0 && i < nother; i++) {
-		int index = vm_vcpu_of_syscall(root, v->pid, taskfd, other[i]);
+	/* the kernel first: of the named threads where there are some (a
+	 * VMM that names its vCPU threads names them all), else of all */
+	for (size_t i = 0; taskfd >= 0 && i < nt; i++) {
+		int index;
 
+		if (v->named && t[i].named < 0)
+			continue;
+		index = vm_vcpu_of_syscall(root, v->pid, taskfd, t[i].tid);
 		if (index >= 0)
-			vm_vcpus_add(v, index, other[i]);
+			vm_vcpus_kernel(v, index, t[i].tid);
+	}
+	/* then the names, where the kernel showed nothing against them */
+	for (size_t i = 0; i < nt; i++) {
+		bool taken = false;
+
+		for (size_t k = 0; t[i].named >= 0 && k < v->nvcpus && !taken;
+		     k++)
+			taken = v->vcpus[k].tid == t[i].tid ||
+				v->vcpus[k].index == t[i].named;
+		if (t[i].named >= 0 && !taken)
+			vm_vcpus_add(v, t[i].named, t[i].tid, false);
 	}
 	fs_dir_close(&dir);
-	free(other);
+	free(t);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
 	return 0;
@@ -974,11 +1033,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 			buf[strcspn(buf, "\n")] = '\0';
 			if (util_parse_int(buf, 1, INT_MAX, &tid))
 				continue;
-			v->vcpus = xrealloc(v->vcpus, (v->nvcpus +
-						       1) * sizeof(*v->vcpus));
-			v->vcpus[v->nvcpus].index = (int)idx;
-			v->vcpus[v->nvcpus].tid = (pid_t)tid;
-			v->nvcpus++;
+			vm_vcpus_add(v, (int)idx, (pid_t)tid, true);
 		}
 		fs_dir_close(&vd);
 	}
@@ -1051,29 +1106,22 @@ unsigned long vm_thread_count(const char *proc_root, pid_t pid)
 int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 			 struct vm_info *v)
 {
-	struct vm_info seen = { .pid = v->pid };
-	int rc = vm_load_vcpus(proc_root, v), held;
+	struct vm_info held = { .pid = v->pid };
+	int rc = vm_load_vcpus(proc_root, v), n;
+	bool all = v->nvcpus > 0;
 
-	if (v->named || !debugfs_root)
+	for (size_t i = 0; i < v->nvcpus; i++)
+		all &= v->vcpus[i].kernel;
+	/* every thread named as a vCPU was seen in KVM_RUN: nothing for
+	 * debugfs to tell (an idle VM's usual case, one read less a vCPU) */
+	if ((v->named && all) || !debugfs_root)
 		return rc;
-	/* debugfs's, and those in KVM_RUN it has no thread of (not run
-	 * when it was read) */
-	seen.vcpus = v->vcpus;
-	seen.nvcpus = v->nvcpus;
-	v->vcpus = NULL;
-	v->nvcpus = 0;
-	held = vm_load_vcpus_debugfs(debugfs_root, v);
-	v->nheld = held;
-	for (size_t i = 0; i < seen.nvcpus; i++) {
-		bool known = false;
-
-		for (size_t k = 0; k < v->nvcpus && !known; k++)
-			known = v->vcpus[k].index == seen.vcpus[i].index;
-		if (!known)
-			vm_vcpus_add(v, seen.vcpus[i].index, seen.vcpus[i].tid);
-	}
-	free(seen.vcpus);
+	n = vm_load_vcpus_debugfs(debugfs_root, &held);
+	v->nheld = n;
+	for (size_t i = 0; i < held.nvcpus; i++)
+		vm_vcpus_kernel(v, held.vcpus[i].index, held.vcpus[i].tid);
+	vm_info_clear(&held);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);
-	return held < 0 && !v->nvcpus ? held : 0;
+	return n < 0 && !v->nvcpus ? n : rc;
 }

@@ -102,6 +102,9 @@ static struct options {
 	unsigned int vms;
 	unsigned int vcpus;
 	uint64_t exits; /* per vCPU; 0 = until the hold time ends */
+	/* -n N,N...: the exits of each vCPU by index (the last repeats) */
+	uint64_t exits_by[MAX_VCPUS];
+	unsigned int nexits_by;
 	enum kind kind;
 	double hold; /* seconds */
 	bool stats_fds;
@@ -120,6 +123,7 @@ static struct options {
 	/* -T: vCPU thread names as a VMM gives them (printf with the
 	 * index), or NULL: unnamed, the process's name */
 	const char *thread_fmt;
+	bool names_reversed; /* -T qemu-reversed: vCPU i named V-1-i */
 } opts = {
 	.thread_fmt = "CPU %u/KVM",
 	.cpu = -1,
@@ -133,6 +137,14 @@ static struct options {
 };
 
 struct vm;
+
+/* The exits vCPU index makes (-n), 0: until the hold time ends. */
+static uint64_t vcpu_exits(unsigned int index)
+{
+	if (!opts.nexits_by)
+		return opts.exits;
+	return opts.exits_by[index < opts.nexits_by ? index : opts.nexits_by - 1];
+}
 
 struct vcpu {
 	struct vm *vm;
@@ -555,7 +567,7 @@ static int vcpu_loop(struct vcpu *vcpu)
 				next_tick = ts_ns(&t1) + opts.progress_ns;
 			}
 		}
-		if (opts.exits ? vcpu->exits >= opts.exits :
+		if (opts.exits ? vcpu->exits >= vcpu_exits(vcpu->index) :
 				 atomic_load_explicit(&vm->stop,
 						      memory_order_relaxed))
 			break;
@@ -572,7 +584,7 @@ static int vcpu_loop(struct vcpu *vcpu)
 			if (err)
 				return err;
 			vcpu->exits++;
-			if (!opts.exits || vcpu->exits < opts.exits)
+			if (!opts.exits || vcpu->exits < vcpu_exits(vcpu->index))
 				spend_user(vcpu);
 			continue;
 		}
@@ -619,7 +631,10 @@ static void *vcpu_thread(void *arg)
 	vcpu->tid = gettid();
 	err = 0;
 	if (opts.thread_fmt) {
-		snprintf(name, sizeof(name), opts.thread_fmt, vcpu->index);
+		/* qemu-reversed: names that lie, vCPU 0 as the last */
+		snprintf(name, sizeof(name), opts.thread_fmt,
+			 opts.names_reversed ? opts.vcpus - 1 - vcpu->index :
+					       vcpu->index);
 		err = -pthread_setname_np(pthread_self(), name);
 	}
 	if (err)
@@ -1164,7 +1179,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -m, --vms M          number of VM processes (default 1)\n"
 		"  -v, --vcpus V        vCPU threads per VM (default 1)\n"
-		"  -n, --exits N        exits per vCPU (default 1000); 0 = run until\n"
+		"  -n, --exits N[,N]... exits per vCPU (default 1000), or by vCPU\n"
+		"                       index (the last repeats); 0 = run until\n"
 		"                       the hold time ends\n"
 		"  -k, --kind KIND      pio, mmio or hlt (default pio); spin (guest\n"
 		"                       code, no exits) or idle (HLT in the kernel\n"
@@ -1193,7 +1209,9 @@ static void usage(FILE *f)
 		"                       (\"CPU 0/KVM\", the default), firecracker\n"
 		"                       (\"fc_vcpu 0\"), cloud-hypervisor (\"vcpu0\"),\n"
 		"                       crosvm (\"crosvm_vcpu0\"), kvmtool\n"
-		"                       (\"kvm-vcpu-0\"), or none (not named)\n"
+		"                       (\"kvm-vcpu-0\"), none (not named), or\n"
+		"                       qemu-reversed (QEMU's, but vCPU 0 named\n"
+		"                       as the last: names that lie)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Output, one record per line: \"vm PID\", \"vcpu PID INDEX TID\",\n"
@@ -1216,6 +1234,24 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *val)
 		return -ERANGE;
 	*val = v;
 	return 0;
+}
+
+/* A comma-separated list of at most MAX_VCPUS numbers up to max, into
+ * v[*n]. 0, or -EINVAL. argv stays as it is (it is run again: -C, -N). */
+static int parse_u64_list(const char *arg, uint64_t max, uint64_t *v,
+			  unsigned int *n)
+{
+	char *list = strdup(arg), *s = list, *tok;
+	int rc = list ? 0 : -ENOMEM;
+
+	*n = 0;
+	while (!rc && s && (tok = strsep(&s, ",")))
+		if (*n == MAX_VCPUS || parse_u64(tok, max, &v[*n]))
+			rc = -EINVAL;
+		else
+			(*n)++;
+	free(list);
+	return rc;
 }
 
 static int parse_options(int argc, char **argv)
@@ -1264,25 +1300,30 @@ static int parse_options(int argc, char **argv)
 			}
 			opts.vcpus = v;
 			break;
-		case 'n':
-			if (parse_u64(optarg, UINT64_MAX, &v)) {
-				error_msg("invalid number of exits '%s'",
+		case 'n': {
+			/* all 0 (until the hold time ends) or none */
+			bool bad = parse_u64_list(optarg, UINT64_MAX,
+						  opts.exits_by,
+						  &opts.nexits_by) != 0;
+
+			opts.exits = opts.exits_by[0];
+			for (i = 1; !bad && i < opts.nexits_by; i++)
+				bad = !opts.exits_by[i] != !opts.exits;
+			if (bad) {
+				error_msg("invalid number of exits '%s' (N, or "
+					  "N,N... by vCPU, all 0 or none)",
 					  optarg);
 				return -EINVAL;
 			}
-			opts.exits = v;
 			break;
+		}
 		case 'u':
-			opts.nuser_us = 0;
-			for (char *s = optarg, *tok; (tok = strsep(&s, ","));) {
-				if (opts.nuser_us == MAX_VCPUS ||
-				    parse_u64(tok, 10000000, &v)) {
-					error_msg("invalid -u '%s' (microseconds "
-						  "per vCPU, comma-separated)",
-						  optarg);
-					return -EINVAL;
-				}
-				opts.user_us[opts.nuser_us++] = v;
+			if (parse_u64_list(optarg, 10000000, opts.user_us,
+					   &opts.nuser_us)) {
+				error_msg("invalid -u '%s' (microseconds "
+					  "per vCPU, comma-separated)",
+					  optarg);
+				return -EINVAL;
 			}
 			break;
 		case 'k':
@@ -1335,6 +1376,7 @@ static int parse_options(int argc, char **argv)
 				{ "crosvm", "crosvm_vcpu%u" },
 				{ "kvmtool", "kvm-vcpu-%u" },
 				{ "none", NULL },
+				{ "qemu-reversed", "CPU %u/KVM" },
 			};
 			size_t k = 0;
 
@@ -1342,11 +1384,12 @@ static int parse_options(int argc, char **argv)
 			       strcmp(optarg, styles[k][0]))
 				k++;
 			if (k == sizeof(styles) / sizeof(styles[0])) {
-				error_msg("unknown thread names '%s' (qemu, firecracker, cloud-hypervisor, crosvm, kvmtool or none)",
+				error_msg("unknown thread names '%s' (qemu, firecracker, cloud-hypervisor, crosvm, kvmtool, none or qemu-reversed)",
 					  optarg);
 				return -EINVAL;
 			}
 			opts.thread_fmt = styles[k][1];
+			opts.names_reversed = !strcmp(optarg, "qemu-reversed");
 			break;
 		}
 		case 'p':

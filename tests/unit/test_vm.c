@@ -418,9 +418,9 @@ static void fake_syscall(pid_t pid, pid_t tid, const char *text)
  * Unnamed vCPU threads, as the kernel shows them: a thread in
  * ioctl(FD, KVM_RUN) on an "anon_inode:kvm-vcpu:N" fd runs vCPU N; a
  * thread running guest code ("running"), in another system call, in
- * KVM_RUN on an fd that is not a vCPU's or not readable is no vCPU. Names
- * win where any thread has one. With KVM's debugfs, its threads come first
- * and those in KVM_RUN fill in the vCPUs it has none for; nheld counts its
+ * KVM_RUN on an fd that is not a vCPU's or not readable, a kernel worker
+ * of the process, is no vCPU. Names are a hint: the kernel's word wins.
+ * KVM's debugfs fills in the vCPUs not seen in KVM_RUN; nheld counts its
  * vCPUs.
  */
 START_TEST(test_vcpus_by_kernel)
@@ -454,6 +454,18 @@ START_TEST(test_vcpus_by_kernel)
 	snprintf(syscall, sizeof(syscall),
 		 "%d 0x9 0xae80 0x0 0x0 0x0 0x0 0x1 0x2\n", SYS_ioctl);
 	fake_syscall(60, 65, syscall); /* an fd it does not have */
+	/* KVM's NX huge page recovery thread (6.12: a user worker of the
+	 * process, PF_USER_WORKER): its registers, copied from vCPU 1's
+	 * thread, read as KVM_RUN on vCPU 1's fd; no vCPU. 61's stat says
+	 * no worker */
+	fake_thread(60, 67, "kvm-nx-lpage-re\n");
+	snprintf(syscall, sizeof(syscall),
+		 "%d 0x5 0xae80 0x0 0x0 0x0 0x0 0x7ffc 0x7f00\n", SYS_ioctl);
+	fake_syscall(60, 67, syscall);
+	snprintf(path, sizeof(path), "%s/60/task/67/stat", root);
+	write_file(path, "67 (kvm-nx-lpage-re) S 2 0 0 0 -1 16384 0 0\n", 44);
+	snprintf(path, sizeof(path), "%s/60/task/61/stat", root);
+	write_file(path, "61 (my vmm) S) R 1 60 60 0 -1 4194368 0 0\n", 42);
 
 	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
 	ck_assert(!v.named);
@@ -480,12 +492,52 @@ START_TEST(test_vcpus_by_kernel)
 	ck_assert_int_eq(v.vcpus[1].index, 1);
 	ck_assert_int_eq(v.vcpus[1].tid, 61);
 
-	/* a thread named as a VMM names vCPUs: names alone */
+	/* threads named as a VMM names vCPUs: the names are a hint, the
+	 * kernel decides. 61 is named vCPU 0 but waits in KVM_RUN on vCPU
+	 * 1's fd; 62 is named vCPU 1 but debugfs has it as vCPU 0's; 66,
+	 * named vCPU 3, the kernel shows nothing of: its name stands, said
+	 * as a name's */
+	fake_thread(60, 61, "vcpu0\n");
+	fake_thread(60, 62, "vcpu1\n");
 	fake_thread(60, 66, "vcpu3\n");
+	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
+	ck_assert(v.named);
+	ck_assert_uint_eq(v.nvcpus, 2); /* 62's name gives way to 61 */
+	ck_assert_int_eq(v.vcpus[0].index, 1);
+	ck_assert_int_eq(v.vcpus[0].tid, 61);
+	ck_assert(v.vcpus[0].kernel);
+	ck_assert_int_eq(v.vcpus[1].index, 3);
+	ck_assert_int_eq(v.vcpus[1].tid, 66);
+	ck_assert(!v.vcpus[1].kernel);
 	ck_assert_int_eq(vm_load_vcpu_threads(root, dbg, &v), 0);
 	ck_assert(v.named);
+	ck_assert_int_eq(v.nheld, 3); /* not all seen: debugfs read */
+	ck_assert_uint_eq(v.nvcpus, 3);
+	ck_assert_int_eq(v.vcpus[0].index, 0);
+	ck_assert_int_eq(v.vcpus[0].tid, 62);
+	ck_assert(v.vcpus[0].kernel);
+	ck_assert_int_eq(v.vcpus[1].index, 1);
+	ck_assert_int_eq(v.vcpus[1].tid, 61);
+	ck_assert_int_eq(v.vcpus[2].index, 3);
+	ck_assert_int_eq(v.vcpus[2].tid, 66);
+	ck_assert(!v.vcpus[2].kernel);
+	/* debugfs with vCPU 3 on another thread: the name gives way */
+	mkdirf("%s/60-3/vcpu3", dbg);
+	snprintf(path, sizeof(path), "%s/60-3/vcpu3/pid", dbg);
+	write_file(path, "64\n", 3);
+	ck_assert_int_eq(vm_load_vcpu_threads(root, dbg, &v), 0);
+	ck_assert_uint_eq(v.nvcpus, 3);
+	ck_assert_int_eq(v.vcpus[2].index, 3);
+	ck_assert_int_eq(v.vcpus[2].tid, 64);
+	ck_assert(v.vcpus[2].kernel);
+	/* every named thread seen in KVM_RUN: debugfs is not read */
+	fake_thread(60, 62, "myvmm\n");
+	fake_thread(60, 66, "myvmm\n");
+	ck_assert_int_eq(vm_load_vcpu_threads(root, dbg, &v), 0);
+	ck_assert(v.named);
+	ck_assert_int_eq(v.nheld, -1);
 	ck_assert_uint_eq(v.nvcpus, 1);
-	ck_assert_int_eq(v.vcpus[0].index, 3);
+	ck_assert_int_eq(v.vcpus[0].tid, 61);
 	vm_info_clear(&v);
 	fake_root_rm();
 }

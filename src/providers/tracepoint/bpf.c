@@ -34,6 +34,7 @@
 #include "fs.h"
 #include "kbtf.h"
 #include "provider.h"
+#include "tpformat.h"
 #include "tracepoint_int.h"
 #include "util.h"
 
@@ -185,9 +186,33 @@ int tp_vcpu_reason(const char *event, const char *guard_field,
 		goto out_close;
 	vc->reason_off = m.offset;
 	vc->reason_size = m.size < reason_size ? m.size : reason_size;
+	/* the vCPU's id: which vCPU a thread runs (ks_tvcpus) */
+	vc->id_off = -1;
+	if (!kbtf_member(k, "kvm_vcpu", "vcpu_id", &m) && m.integer &&
+	    m.size == 4 && m.offset <= INT32_MAX)
+		vc->id_off = (int32_t)m.offset;
 out_close:
 	kbtf_close(k);
 	return rc;
+}
+
+/* Declares plain event i on raw tracepoint name: with per-VM rows wanted,
+ * kvm_exit (whose first argument is the vCPU, where its layout is known)
+ * on the program that also notes which vCPU each thread runs. */
+static int tp_bpf_plain(struct tp_priv *tp, uint32_t i, const char *name,
+			bool native)
+{
+	struct ks_vcpu_cfg vc;
+	int rc;
+
+	if (tp->want_vms && native &&
+	    !tp_vcpu_reason(tp->ev[i].name, NULL, 0, 4, &vc) &&
+	    vc.id_off >= 0) {
+		rc = bpf_engine_plain_vcpu(tp->be, i, name, vc.id_off);
+		if (rc != -EBUSY)
+			return rc;
+	}
+	return bpf_engine_plain(tp->be, i, name);
 }
 
 /* Declares the program of child source si: its raw argument for a
@@ -199,6 +224,7 @@ static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 	const struct tp_event *ev = &tp->ev[s->ev];
 	uint32_t parent = ev->field >= 0 ? (uint32_t)s->ev : KS_NONE;
 	struct ks_rec_cfg rc = { 0 };
+	const struct tp_field *id;
 	struct ks_vcpu_cfg vc;
 	bool native;
 	char *name = tp_raw_name(tp, (size_t)s->ev, &native);
@@ -231,6 +257,11 @@ static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 	rc.isa_off = s->isa.offset;
 	rc.isa_size = s->isa.size;
 	rc.isa_guard = tp_src_guard(s);
+	id = tp_format_field(s->fmt, "vcpu_id");
+	if (id && id->size == 4) {
+		rc.id_off = id->offset;
+		rc.id_size = 4;
+	}
 	return bpf_engine_record(tp->be, ev->id, &rc);
 }
 
@@ -334,7 +365,7 @@ int tp_bpf_open(struct tp_priv *tp)
 			continue;
 		what = tp->ev[i].name;
 		name = tp_raw_name(tp, i, &native);
-		rc = name ? bpf_engine_plain(tp->be, (uint32_t)i, name) :
+		rc = name ? tp_bpf_plain(tp, (uint32_t)i, name, native) :
 			    -ENOENT;
 		free(name);
 	}
@@ -358,13 +389,28 @@ int tp_bpf_open(struct tp_priv *tp)
 	return 0;
 }
 
+/* Room for one more in a list of keys to forget (n of *cap, each size
+ * bytes): v, grown when full. */
+static void *tp_bpf_room(void *v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 64;
+	return xrealloc(v, *cap * size);
+}
+
+/* Whether process tgid's keys are to be forgotten: it exited (never the
+ * -p process, whose last counts stay shown). */
+static bool tp_bpf_gone(struct tp_priv *tp, uint32_t tgid)
+{
+	return (pid_t)tgid != tp->pid &&
+	       !tp_proc_alive(tp, tp_vm_get(tp, (pid_t)tgid));
+}
+
 static void tp_bpf_dead_other(struct tp_priv *tp, const struct ks_other_key *k)
 {
-	if (tp->ndead_o == tp->capdead_o) {
-		tp->capdead_o = tp->capdead_o ? tp->capdead_o * 2 : 64;
-		tp->dead_o = xrealloc(tp->dead_o,
-				      tp->capdead_o * sizeof(*tp->dead_o));
-	}
+	tp->dead_o = tp_bpf_room(tp->dead_o, tp->ndead_o, &tp->capdead_o,
+				 sizeof(*tp->dead_o));
 	tp->dead_o[tp->ndead_o++] = *k;
 }
 
@@ -381,8 +427,7 @@ static void tp_bpf_other(void *ctx, const struct ks_other_key *k, uint64_t v)
 	s = &tp->src[k->src];
 	guard = tp_src_guard(s);
 	field = tp_reason_field(tp, s, k->reason, k->cls ? guard : guard + 1);
-	if (k->tgid && (pid_t)k->tgid != tp->pid &&
-	    !tp_proc_alive(tp, tp_vm_get(tp, (pid_t)k->tgid))) {
+	if (k->tgid && tp_bpf_gone(tp, k->tgid)) {
 		/* the last reading of a process that exited: its counts
 		 * stay in the totals, its key leaves the map */
 		if (field >= 0)
@@ -403,19 +448,29 @@ static void tp_bpf_thread(void *ctx, const struct ks_thread_key *k, uint64_t v)
 	struct tp_priv *tp = ctx;
 	int field = k->slot < tp->nslots ? tp->slot_field[k->slot] : -1;
 
-	if ((pid_t)k->tgid != tp->pid &&
-	    !tp_proc_alive(tp, tp_vm_get(tp, (pid_t)k->tgid))) {
-		if (tp->ndead_t == tp->capdead_t) {
-			tp->capdead_t = tp->capdead_t ? tp->capdead_t * 2 : 64;
-			tp->dead_t = xrealloc(tp->dead_t,
-					      tp->capdead_t *
-						      sizeof(*tp->dead_t));
-		}
+	if (tp_bpf_gone(tp, k->tgid)) {
+		tp->dead_t = tp_bpf_room(tp->dead_t, tp->ndead_t,
+					 &tp->capdead_t, sizeof(*tp->dead_t));
 		tp->dead_t[tp->ndead_t++] = *k;
 		return;
 	}
 	if (field >= 0)
 		tp_bd_thread(tp, (pid_t)k->tgid, (pid_t)k->tid, field, v);
+}
+
+/* A thread noted by kvm_exit as running a vCPU: known as that vCPU, or
+ * forgotten with its process. */
+static void tp_bpf_tvcpu(void *ctx, uint32_t tid, const struct ks_tvcpu *t)
+{
+	struct tp_priv *tp = ctx;
+
+	if (tp_bpf_gone(tp, t->tgid)) {
+		tp->dead_v = tp_bpf_room(tp->dead_v, tp->ndead_v,
+					 &tp->capdead_v, sizeof(*tp->dead_v));
+		tp->dead_v[tp->ndead_v++] = tid;
+		return;
+	}
+	tp_vm_kernel_vcpu(tp, (pid_t)t->tgid, (pid_t)tid, t->vcpu);
 }
 
 /* With -p, every vCPU thread seen has a row of each field, 0 until it
@@ -439,11 +494,16 @@ int tp_bpf_read(struct tp_priv *tp)
 {
 	int rc = 0, err;
 
-	tp->ndead_t = tp->ndead_o = 0;
+	tp->ndead_t = tp->ndead_o = tp->ndead_v = 0;
+	/* the vCPU threads kvm_exit showed, before the counts they place */
+	if (tp->want_vms)
+		rc = bpf_engine_vcpu_threads(tp->be, tp_bpf_tvcpu, tp);
 	if (tp->pid && tp->want_vms)
 		tp_bpf_vcpu_rows(tp);
-	if (tp->want_vms)
-		rc = bpf_engine_threads(tp->be, tp_bpf_thread, tp);
+	if (tp->want_vms) {
+		err = bpf_engine_threads(tp->be, tp_bpf_thread, tp);
+		rc = rc ? rc : err;
+	}
 	err = bpf_engine_read(tp->be, tp->slot_count);
 	if (err)
 		return err;
@@ -453,10 +513,12 @@ int tp_bpf_read(struct tp_priv *tp)
 	err = bpf_engine_others(tp->be, tp_bpf_other, tp);
 	rc = rc ? rc : err;
 
-	if (tp->ndead_t || tp->ndead_o) {
+	if (tp->ndead_t || tp->ndead_o || tp->ndead_v) {
 		/* a key that stayed would count into retired again */
 		if (bpf_engine_forget_threads(tp->be, tp->dead_t, tp->ndead_t) ||
-		    bpf_engine_forget_others(tp->be, tp->dead_o, tp->ndead_o))
+		    bpf_engine_forget_others(tp->be, tp->dead_o, tp->ndead_o) ||
+		    bpf_engine_forget_vcpu_threads(tp->be, tp->dead_v,
+						   tp->ndead_v))
 			rc = rc ? rc : -EIO;
 		tp_vms_prune(tp);
 	}
@@ -473,6 +535,8 @@ void tp_bpf_close(struct tp_priv *tp)
 	tp->slot_count = NULL;
 	free(tp->dead_t);
 	free(tp->dead_o);
+	free(tp->dead_v);
+	tp->dead_v = NULL;
 	tp->dead_t = NULL;
 	tp->dead_o = NULL;
 	tp->nslots = 0;

@@ -69,24 +69,56 @@ void tp_vms_prune(struct tp_priv *tp)
 	tp->nvms = n;
 }
 
+/* Learns that c->tid runs vCPU c->index: what the kernel showed replaces
+ * what a name alone said of that thread or vCPU, and a name says nothing
+ * against the kernel. */
+static void tp_vm_learn(struct tp_vm *vm, const struct vm_vcpu *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < vm->nknown; i++) {
+		const struct vm_vcpu *k = &vm->known[i];
+
+		/* known, or said otherwise by the kernel */
+		if ((k->tid == c->tid || k->index == c->index) &&
+		    (k->kernel || !c->kernel))
+			return;
+	}
+	/* the kernel's word over what names alone said */
+	for (size_t i = 0; i < vm->nknown; i++)
+		if (vm->known[i].tid != c->tid && vm->known[i].index != c->index)
+			vm->known[n++] = vm->known[i];
+	vm->known = xrealloc(vm->known, (n + 1) * sizeof(*vm->known));
+	vm->known[n++] = *c;
+	vm->nknown = n;
+}
+
 /* Adds the threads just loaded to those known, so that the counts of a
  * vCPU thread that has exited still go to its vCPU. */
 static void tp_vm_remember(struct tp_vm *vm)
 {
-	for (size_t i = 0; i < vm->info.nvcpus; i++) {
-		bool known = false;
-
-		for (size_t j = 0; j < vm->nknown && !known; j++)
-			known = vm->known[j].tid == vm->info.vcpus[i].tid;
-		if (known)
-			continue;
-		vm->known = xrealloc(vm->known,
-				     (vm->nknown + 1) * sizeof(*vm->known));
-		vm->known[vm->nknown++] = vm->info.vcpus[i];
-	}
+	for (size_t i = 0; i < vm->info.nvcpus; i++)
+		tp_vm_learn(vm, &vm->info.vcpus[i]);
 }
 
-/* vCPU index of a thread, from its QEMU-style name (or debugfs); -1 when
+void tp_vm_kernel_vcpu(struct tp_priv *tp, pid_t pid, pid_t tid, int vcpu)
+{
+	struct vm_vcpu c = { vcpu, tid, true };
+	struct tp_vm *vm = tp_vm_get(tp, pid);
+	size_t n = 0;
+
+	if (vcpu < 0)
+		return;
+	/* the thread runs that vCPU now: what was said of it before goes */
+	for (size_t i = 0; i < vm->nknown; i++)
+		if (vm->known[i].tid != tid || vm->known[i].index == vcpu)
+			vm->known[n++] = vm->known[i];
+	vm->nknown = n;
+	tp_vm_learn(vm, &c);
+}
+
+/* vCPU index of a thread, as the kernel showed it (kvm_exit's vCPU,
+ * KVM_RUN, debugfs) or its name says (vm_load_vcpu_threads); -1 when
  * unknown. The names are loaded again for an unknown thread at most once
  * per VM and refresh, or always when reload is true. */
 int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload)

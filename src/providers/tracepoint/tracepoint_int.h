@@ -133,6 +133,8 @@ struct tp_priv {
 	size_t ndead_t, capdead_t;
 	struct ks_other_key *dead_o;
 	size_t ndead_o, capdead_o;
+	uint32_t *dead_v; /* ks_tvcpus's threads of exited processes */
+	size_t ndead_v, capdead_v;
 
 	/* the perf fallback */
 	struct tp_member *mem;
@@ -213,6 +215,9 @@ bool tp_proc_alive(struct tp_priv *tp, struct tp_vm *vm);
 bool tp_vm_alive(struct tp_priv *tp, struct tp_vm *vm);
 void tp_vms_prune(struct tp_priv *tp);
 int tp_vcpu_of(struct tp_priv *tp, pid_t pid, pid_t tid, bool reload);
+/* What the kernel showed (kvm_exit's vCPU): thread tid of VM pid runs
+ * vCPU vcpu, whatever the thread's name said. */
+void tp_vm_kernel_vcpu(struct tp_priv *tp, pid_t pid, pid_t tid, int vcpu);
 struct tp_bd *tp_bd_add(struct tp_priv *tp, pid_t pid, int vcpu, int field,
 			uint64_t v);
 void tp_bd_clear(struct tp_priv *tp);
