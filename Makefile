@@ -93,6 +93,9 @@ DEPS_PKGS += libsqlite3-dev
 # a decimal-comma locale made by localedef, recordings read by sqlite3
 TEST_DEPS_PKGS := tmux qemu-system-x86 python3 jq curl prometheus systemd strace \
 	openssl locales sqlite3
+# a real libvirt domain (t_libvirt_domain): the monolithic libvirtd with its
+# QEMU driver, and virsh (13 MB; no systemd units, polkit or network)
+TEST_DEPS_PKGS += libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 # the emulated KVM host (tests/kvmhost/): a Debian kernel under QEMU's TCG,
 # its initramfs made of busybox and the kernel's modules
 TEST_DEPS_PKGS += busybox-static cpio xz-utils kmod

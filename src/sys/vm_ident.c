@@ -304,7 +304,9 @@ static char *vm_cgroup_pod(const char *s, size_t n, bool in_kubepods)
 
 /* The unit and pod of a cgroup path: its deepest .scope or .service
  * component (below it, libvirt's "libvirt/emulator" or a vCPU's cgroup),
- * and its outermost kubepods pod. */
+ * or on a host without systemd libvirt's own cgroup of the VM
+ * ("machine/qemu-1-web1.libvirt-qemu/emulator"), and its outermost
+ * kubepods pod. */
 static void vm_ident_cgroup(struct vm_ident *id, const char *path)
 {
 	const char *unit = NULL;
@@ -319,7 +321,9 @@ static void vm_ident_cgroup(struct vm_ident *id, const char *path)
 		if (!n)
 			break;
 		if (vm_ends_with(path, n, ".scope") ||
-		    vm_ends_with(path, n, ".service")) {
+		    vm_ends_with(path, n, ".service") ||
+		    vm_ends_with(path, n, ".libvirt-qemu") ||
+		    vm_ends_with(path, n, ".libvirt-ch")) {
 			unit = path;
 			unit_len = n;
 		}
@@ -333,17 +337,53 @@ static void vm_ident_cgroup(struct vm_ident *id, const char *path)
 		id->unit = vm_strndup(unit, unit_len);
 }
 
+/* NAME of libvirt's machine name "DRIVER-N-NAME" (s, o bytes; DRIVER
+ * qemu or ch), or NULL. */
+static char *vm_machine_name(const char *s, size_t o)
+{
+	static const char *const drivers[] = { "qemu-", "ch-" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++) {
+		size_t d = strlen(drivers[i]), num;
+		const char *p = s + d;
+
+		if (strncmp(s, drivers[i], d))
+			continue;
+		num = strspn(p, "0123456789");
+		p += num + 1;
+		/* "N-NAME", with no NUL an escape made in NAME */
+		if (num && p[-1] == '-' && *p &&
+		    strlen(p) == o - (size_t)(p - s))
+			return xstrdup(p);
+	}
+	return NULL;
+}
+
 /*
- * The name in libvirt's machine scope "machine-DRIVER\x2dN\x2dNAME.scope"
- * (systemd's escape of "DRIVER-N-NAME"), DRIVER qemu or ch; NULL for any
- * other unit. A name libvirt cut or cleaned stays so.
+ * The name in libvirt's machine cgroup: its systemd scope
+ * "machine-DRIVER\x2dN\x2dNAME.scope" (systemd's escape of
+ * "DRIVER-N-NAME"), or, on a host without systemd, its own
+ * "DRIVER-N-NAME.libvirt-DRIVER" under /machine ('_' before a name
+ * cgroupfs would take for its own); NULL for any other unit. A name
+ * libvirt cut or cleaned stays so.
  */
 static char *vm_scope_name(const char *unit)
 {
-	static const char *const drivers[] = { "qemu-", "ch-" };
+	static const char *const own[] = { ".libvirt-qemu", ".libvirt-ch" };
 	size_t n = strlen(unit), end, o = 0;
-	char *s, *name = NULL;
+	char *s, *name;
 
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		size_t skip = unit[0] == '_';
+
+		if (vm_ends_with(unit, n, own[i]) && n > strlen(own[i]) + skip) {
+			end = n - strlen(own[i]) - skip;
+			s = vm_strndup(unit + skip, end);
+			name = vm_machine_name(s, end);
+			free(s);
+			return name;
+		}
+	}
 	if (n <= 14 || strncmp(unit, "machine-", 8) ||
 	    !vm_ends_with(unit, n, ".scope"))
 		return NULL;
@@ -363,19 +403,7 @@ static char *vm_scope_name(const char *unit)
 		}
 	}
 	s[o] = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(drivers) && !name; i++) {
-		size_t d = strlen(drivers[i]), num;
-		const char *p = s + d;
-
-		if (strncmp(s, drivers[i], d))
-			continue;
-		num = strspn(p, "0123456789");
-		p += num + 1;
-		/* "N-NAME", with no NUL the escape made in NAME */
-		if (num && p[-1] == '-' && *p &&
-		    strlen(p) == o - (size_t)(p - s))
-			name = xstrdup(p);
-	}
+	name = vm_machine_name(s, o);
 	free(s);
 	return name;
 }

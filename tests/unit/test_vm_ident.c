@@ -264,6 +264,28 @@ START_TEST(test_libvirt_qemu)
 	assert_ident(&id, VM_VMM_QEMU, "my-vm", NULL,
 		     "machine-qemu\\x2d12\\x2dmy\\x2dvm.scope", NULL);
 	vm_ident_clear(&id);
+
+	/* a host without systemd: libvirt's own cgroup of the VM under
+	 * /machine, "qemu-N-NAME.libvirt-qemu" (as libvirt 9.0 makes it,
+	 * seen on the emulated KVM host); the vCPU's below it */
+	fake_pid(1236, LIST("qemu-system-x86_64", "-m", "64"), NULL,
+		 "0::/machine/qemu-3-db.1.libvirt-qemu/emulator\n");
+	ident(1236, &id);
+	assert_ident(&id, VM_VMM_QEMU, "db.1", NULL, "qemu-3-db.1.libvirt-qemu",
+		     NULL);
+	vm_ident_clear(&id);
+	fake_pid(1237, LIST("qemu-system-x86_64", "-name", "guest=w2"), NULL,
+		 "0::/machine/_qemu-4-w2.libvirt-qemu/vcpu0\n");
+	ident(1237, &id);
+	assert_ident(&id, VM_VMM_QEMU, "w2", NULL, "_qemu-4-w2.libvirt-qemu",
+		     NULL);
+	vm_ident_clear(&id);
+	/* another cgroup ending so but no machine name: its unit alone */
+	fake_pid(1238, LIST("qemu-system-x86_64"), NULL,
+		 "0::/machine/x.libvirt-qemu\n");
+	ident(1238, &id);
+	assert_ident(&id, VM_VMM_QEMU, NULL, NULL, "x.libvirt-qemu", NULL);
+	vm_ident_clear(&id);
 }
 END_TEST
 
