@@ -287,59 +287,62 @@ if want scale; then
 				echo "failed ($(grep -m1 '^kvmstat:' <<<"$out"))"
 			fi
 		}
+		# (each call's tmux server on a socket of its own, L: a session
+		# started on the socket of a server still going away after
+		# kill-server failed with "server exited unexpectedly")
 		# monitor_keys BIN: "B P PC", the median ms (of 5) from a key to
 		# the frame it asks for in the monitor (-S -s 3, so that no
 		# refresh brings it) under tmux: b, the guests view; p, the list
 		# of running guests to pick from (capture-pane polled every 5 ms,
 		# which the ms include); PC: the monitor's own CPU ms for p
 		monitor_keys() {
-			local s="kvmstat-keys-$$" t m c
+			local s="kvmstat-keys-$$" t m c L="kb$RANDOM$RANDOM"
 			if ! command -v tmux >/dev/null; then echo "- -"; return; fi
-			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
+			TMUX_TMPDIR=$TMP tmux -L "$L" new-session -d -s "$s" -x 160 -y 50 \
 				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} $1 -S -s 3; sleep 30"
 			# frame TEXT: ms until the screen shows TEXT
 			frame() {
 				local t0=$EPOCHREALTIME
 				for _ in $(seq 2000); do
-					TMUX_TMPDIR=$TMP tmux capture-pane -p -t "$s" | grep -qF -- "$1" && break
+					TMUX_TMPDIR=$TMP tmux -L "$L" capture-pane -p -t "$s" | grep -qF -- "$1" && break
 					sleep 0.005
 				done
 				awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'
 			}
 			frame "kvm statistics - summary" >/dev/null
 			sleep 3.2
-			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
+			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux -L "$L" list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
 			: >"$TMP/kb"; : >"$TMP/kp"; : >"$TMP/kpc"
 			for _ in 1 2 3 4 5; do
 				sleep 0.3
-				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - guests" >>"$TMP/kb"
+				TMUX_TMPDIR=$TMP tmux -L "$L" send-keys -t "$s" b; frame "kvm statistics - guests" >>"$TMP/kb"
 				sleep 0.3
-				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b; frame "kvm statistics - summary" >/dev/null
+				TMUX_TMPDIR=$TMP tmux -L "$L" send-keys -t "$s" b; frame "kvm statistics - summary" >/dev/null
 				sleep 0.3
 				t=$EPOCHREALTIME
 				c=$(awk '{ print $1 }' "/proc/$m/task/$m/schedstat" 2>/dev/null)
-				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" p; frame "Show pid" >/dev/null
+				TMUX_TMPDIR=$TMP tmux -L "$L" send-keys -t "$s" p; frame "Show pid" >/dev/null
 				frame "vm0" >/dev/null
 				awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }' >>"$TMP/kp"
 				awk -v a="${c:-0}" '{ printf "%.1f\n", ($1 - a) / 1e6 }' "/proc/$m/task/$m/schedstat" >>"$TMP/kpc" 2>/dev/null
-				TMUX_TMPDIR=$TMP tmux send-keys -t "$s" Escape; frame "kvm statistics - summary" >/dev/null
+				TMUX_TMPDIR=$TMP tmux -L "$L" send-keys -t "$s" Escape; frame "kvm statistics - summary" >/dev/null
 			done
-			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
+			TMUX_TMPDIR=$TMP tmux -L "$L" kill-server 2>/dev/null
 			echo "$(median <"$TMP/kb") $(median <"$TMP/kp") $(median <"$TMP/kpc")"
 		}
 		# monitor_rss: the peak RSS of the monitor (-S -s 0.5) under tmux
 		# over 3 s, the guests view ('b') shown for the last 1.5 s
 		monitor_rss() {
-			local s="kvmstat-bench-$$" m r
+			local s="kvmstat-bench-$$" m r L="kb$RANDOM$RANDOM"
 			if ! command -v tmux >/dev/null; then echo "no tmux"; return; fi
-			TMUX_TMPDIR=$TMP tmux new-session -d -s "$s" -x 160 -y 50 \
+			TMUX_TMPDIR=$TMP tmux -L "$L" new-session -d -s "$s" -x 160 -y 50 \
 				"env KVMSTAT_PROC_ROOT=${KVMSTAT_PROC_ROOT:-} KVMSTAT_DEBUGFS_ROOT=${KVMSTAT_DEBUGFS_ROOT:-} ./kvmstat -S -s 0.5; sleep 30"
 			sleep 1.5
-			TMUX_TMPDIR=$TMP tmux send-keys -t "$s" b
+			TMUX_TMPDIR=$TMP tmux -L "$L" send-keys -t "$s" b
 			sleep 1.5
-			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
+			m=$(pgrep -P "$(TMUX_TMPDIR=$TMP tmux -L "$L" list-panes -t "$s" -F '#{pane_pid}')" -x kvmstat)
 			r=$( [ -n "$m" ] && hwm "$m")
-			TMUX_TMPDIR=$TMP tmux kill-server 2>/dev/null
+			TMUX_TMPDIR=$TMP tmux -L "$L" kill-server 2>/dev/null
 			echo "${r:-failed}"
 		}
 		# json_cpu BIN [ARGS...]: the main thread's CPU per refresh of
