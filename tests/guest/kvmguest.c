@@ -1067,7 +1067,8 @@ static int launcher_loop(struct launcher *l, int sfd)
 	return 0;
 }
 
-/* The "-name" word of a run by exec_named, or NULL. */
+/* The "-Name" word of a run by exec_named (a VM process makes it
+ * "-name"), or NULL. */
 static char *name_word;
 
 static int launch(void)
@@ -1133,6 +1134,9 @@ static int launch(void)
 			    getppid() != parent)
 				_exit(1);
 			sigprocmask(SIG_SETMASK, &child_mask, NULL);
+			/* a VM process says "-name", as a QEMU process does */
+			if (name_word)
+				name_word[1] = 'n';
 			exit(vm_main(pipefd[1]));
 		}
 		l.children[i].pid = pid;
@@ -1140,12 +1144,6 @@ static int launch(void)
 		l.nr_children++;
 		l.nr_alive++;
 	}
-	/* only the VM processes keep "-name" (as one QEMU process has it):
-	 * the launcher's command line, in its own copy of the argument
-	 * memory, says "-Name", so that a lookup by name (kvm_stat's through
-	 * ps) finds one process per guest */
-	if (name_word)
-		name_word[1] = 'N';
 	close(pipefd[1]);
 	l.ready_fd = pipefd[0];
 	if (fcntl(l.ready_fd, F_SETFL, O_NONBLOCK) < 0)
@@ -1447,12 +1445,12 @@ static int parse_options(int argc, char **argv)
 }
 
 /*
- * -N NAME: runs this program again with "-name guest=NAME" (a comma
+ * -N NAME: runs this program again with "-Name guest=NAME" (a comma
  * doubled, as QEMU escapes it; a NAME that starts with "guest=" is taken
- * as the whole -name value) right after the program name, so that its
- * command line, and its VM processes', reads as a QEMU guest's does. The
- * new run drops those two words before parsing the options. Returns only
- * when exec fails.
+ * as the whole -name value) right after the program name; each VM
+ * process makes it "-name", so that its command line reads as a QEMU
+ * guest's does. The new run drops those two words before parsing the
+ * options. Returns only when exec fails.
  */
 static int exec_named(int argc, char **argv)
 {
@@ -1477,7 +1475,12 @@ static int exec_named(int argc, char **argv)
 		val[k] = '\0';
 	}
 	av[0] = argv[0];
-	av[1] = "-name";
+	/* the launcher's: only the VM processes, in their own copy of the
+	 * argument memory, say "-name" (as one QEMU process has it), so
+	 * that a lookup by name (kvm_stat's through ps) never finds the
+	 * launcher; it once did, between the exec and the fork, and kept
+	 * following a process with no VM */
+	av[1] = "-Name";
 	av[2] = val;
 	for (int i = 1; i < argc; i++)
 		av[i + 2] = argv[i];
@@ -1554,7 +1557,7 @@ int main(int argc, char **argv)
 		argc -= i;
 		break;
 	}
-	named = !blank && argc > 2 && !strcmp(argv[1], "-name");
+	named = !blank && argc > 2 && !strcmp(argv[1], "-Name");
 	if (named) {
 		/* run by exec_named: "-name guest=NAME" is for others */
 		name_word = argv[1];
