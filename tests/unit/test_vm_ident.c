@@ -166,6 +166,20 @@ static void assert_ident(const struct vm_ident *id, enum vm_vmm vmm,
 	assert_field("pod", id->pod, pod);
 }
 
+/* A QEMU process pid run with args in cgroup (the file's text) has the
+ * name and the unit given (no UUID, no pod). */
+static void assert_qemu_cgroup(pid_t pid, const char *const *args,
+			       const char *cgroup, const char *name,
+			       const char *unit)
+{
+	struct vm_ident id;
+
+	fake_pid(pid, args, NULL, cgroup);
+	ident(pid, &id);
+	assert_ident(&id, VM_VMM_QEMU, name, NULL, unit, NULL);
+	vm_ident_clear(&id);
+}
+
 START_TEST(test_vmm_names)
 {
 	ck_assert_str_eq(vm_vmm_name(VM_VMM_OTHER), "other");
@@ -268,24 +282,17 @@ START_TEST(test_libvirt_qemu)
 	/* a host without systemd: libvirt's own cgroup of the VM under
 	 * /machine, "qemu-N-NAME.libvirt-qemu" (as libvirt 9.0 makes it,
 	 * seen on the emulated KVM host); the vCPU's below it */
-	fake_pid(1236, LIST("qemu-system-x86_64", "-m", "64"), NULL,
-		 "0::/machine/qemu-3-db.1.libvirt-qemu/emulator\n");
-	ident(1236, &id);
-	assert_ident(&id, VM_VMM_QEMU, "db.1", NULL, "qemu-3-db.1.libvirt-qemu",
-		     NULL);
-	vm_ident_clear(&id);
-	fake_pid(1237, LIST("qemu-system-x86_64", "-name", "guest=w2"), NULL,
-		 "0::/machine/_qemu-4-w2.libvirt-qemu/vcpu0\n");
-	ident(1237, &id);
-	assert_ident(&id, VM_VMM_QEMU, "w2", NULL, "_qemu-4-w2.libvirt-qemu",
-		     NULL);
-	vm_ident_clear(&id);
+	assert_qemu_cgroup(1236, LIST("qemu-system-x86_64", "-m", "64"),
+			   "0::/machine/qemu-3-db.1.libvirt-qemu/emulator\n",
+			   "db.1", "qemu-3-db.1.libvirt-qemu");
+	assert_qemu_cgroup(1237,
+			   LIST("qemu-system-x86_64", "-name", "guest=w2"),
+			   "0::/machine/_qemu-4-w2.libvirt-qemu/vcpu0\n", "w2",
+			   "_qemu-4-w2.libvirt-qemu");
 	/* another cgroup ending so but no machine name: its unit alone */
-	fake_pid(1238, LIST("qemu-system-x86_64"), NULL,
-		 "0::/machine/x.libvirt-qemu\n");
-	ident(1238, &id);
-	assert_ident(&id, VM_VMM_QEMU, NULL, NULL, "x.libvirt-qemu", NULL);
-	vm_ident_clear(&id);
+	assert_qemu_cgroup(1238, LIST("qemu-system-x86_64"),
+			   "0::/machine/x.libvirt-qemu\n", NULL,
+			   "x.libvirt-qemu");
 }
 END_TEST
 
@@ -503,38 +510,28 @@ END_TEST
  * a hybrid host has both, unless it is the root. */
 START_TEST(test_cgroup_v1)
 {
-	struct vm_ident id;
-
 	fake_roots();
-	fake_pid(1000, LIST("qemu-system-x86_64", "-m", "64"), NULL,
-		 "12:pids:/user.slice\n"
-		 "3:cpu,cpuacct:/\n"
-		 "2:rdma,name=systemd,freezer:/system.slice/vm.service/x\n");
-	ident(1000, &id);
 	/* name=systemd among other controllers */
-	assert_ident(&id, VM_VMM_QEMU, NULL, NULL, "vm.service", NULL);
-	vm_ident_clear(&id);
-	fake_pid(1001, LIST("qemu-system-x86_64"), NULL,
-		 "4:memory:/machine.slice/a.scope\n"
-		 "3:name=systemd2:/b.scope\n"
-		 "1:name=systemd:/machine.slice/machine-qemu\\x2d2\\x2dold.scope\n");
-	ident(1001, &id);
-	assert_ident(&id, VM_VMM_QEMU, "old", NULL,
-		     "machine-qemu\\x2d2\\x2dold.scope", NULL);
-	vm_ident_clear(&id);
+	assert_qemu_cgroup(1000, LIST("qemu-system-x86_64", "-m", "64"),
+			   "12:pids:/user.slice\n"
+			   "3:cpu,cpuacct:/\n"
+			   "2:rdma,name=systemd,freezer:/system.slice/vm.service/x\n",
+			   NULL, "vm.service");
+	assert_qemu_cgroup(
+		1001, LIST("qemu-system-x86_64"),
+		"4:memory:/machine.slice/a.scope\n"
+		"3:name=systemd2:/b.scope\n"
+		"1:name=systemd:/machine.slice/machine-qemu\\x2d2\\x2dold.scope\n",
+		"old", "machine-qemu\\x2d2\\x2dold.scope");
 	/* hybrid: the unified line unused */
-	fake_pid(1002, LIST("qemu-kvm"), NULL,
-		 "1:name=systemd:/system.slice/vm.service\n0::/\n");
-	ident(1002, &id);
-	assert_ident(&id, VM_VMM_QEMU, NULL, NULL, "vm.service", NULL);
-	vm_ident_clear(&id);
+	assert_qemu_cgroup(1002, LIST("qemu-kvm"),
+			   "1:name=systemd:/system.slice/vm.service\n0::/\n",
+			   NULL, "vm.service");
 	/* hybrid, both used: the unified line */
-	fake_pid(1003, LIST("qemu-kvm"), NULL,
-		 "1:name=systemd:/system.slice/v1.service\n"
-		 "0::/system.slice/v2.service\n");
-	ident(1003, &id);
-	assert_ident(&id, VM_VMM_QEMU, NULL, NULL, "v2.service", NULL);
-	vm_ident_clear(&id);
+	assert_qemu_cgroup(1003, LIST("qemu-kvm"),
+			   "1:name=systemd:/system.slice/v1.service\n"
+			   "0::/system.slice/v2.service\n",
+			   NULL, "v2.service");
 }
 END_TEST
 
