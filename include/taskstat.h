@@ -17,6 +17,7 @@
 struct taskstat {
 	char comm[20];		      /* its name (stat's field 2) */
 	char state;		      /* R, S, D, ... (field 3) */
+	uint64_t flags;		      /* the kernel's PF_* (field 9) */
 	uint64_t utime, stime, gtime; /* clock ticks (fields 14, 15, 43) */
 	uint64_t start_ticks;	      /* after boot, clock ticks (22) */
 	uint64_t run_ns, delay_ns;    /* schedstat's first two */

@@ -25,6 +25,15 @@ struct vm_vcpu {
 		      * against it */
 };
 
+/*
+ * Adds what c says (thread c->tid runs vCPU c->index) to the *n vCPU
+ * threads *v, as every part of kvmstat weighs what it learns: what the
+ * kernel showed stays (its first word on a thread or a vCPU), what a name
+ * alone said gives way to the kernel's word on that thread or vCPU, and
+ * a name adds nothing against any word on them.
+ */
+void vm_vcpus_learn(struct vm_vcpu **v, size_t *n, const struct vm_vcpu *c);
+
 /* One KVM VM process. name and vcpus belong to the struct. */
 struct vm_info {
 	pid_t pid;	       /* process holding the anon_inode:kvm-vm fd */

@@ -67,7 +67,9 @@ int taskstat_parse_stat(const char *text, struct taskstat *t)
 				return -EINVAL;
 			}
 		}
-		if (field == 14)
+		if (field == 9)
+			t->flags = v;
+		else if (field == 14)
 			t->utime = v;
 		else if (field == 15)
 			t->stime = v;

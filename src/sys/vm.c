@@ -21,6 +21,7 @@
 
 #include "errmsg.h"
 #include "fs.h"
+#include "taskstat.h"
 #include "util.h"
 #include "vm.h"
 #include "vm_ident.h"
@@ -460,33 +461,53 @@ static void vm_vcpus_clear(struct vm_info *v)
 	v->nheld = -1;
 }
 
-static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid, bool kernel)
+/* Appends what the kernel says: thread tid runs vCPU index. */
+static void vm_vcpus_add(struct vm_info *v, int index, pid_t tid)
 {
 	v->vcpus = xrealloc(v->vcpus, (v->nvcpus + 1) * sizeof(*v->vcpus));
-	v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid, kernel };
+	v->vcpus[v->nvcpus++] = (struct vm_vcpu){ index, tid, true };
 }
 
-/* What the kernel showed: thread tid runs vCPU index. It replaces what a
- * name alone said of that thread or that vCPU. */
-static void vm_vcpus_kernel(struct vm_info *v, int index, pid_t tid)
+void vm_vcpus_learn(struct vm_vcpu **v, size_t *n, const struct vm_vcpu *c)
 {
-	size_t n = 0;
+	size_t k = 0;
 
-	for (size_t i = 0; i < v->nvcpus; i++) {
-		const struct vm_vcpu *c = &v->vcpus[i];
+	for (size_t i = 0; i < *n; i++) {
+		const struct vm_vcpu *o = &(*v)[i];
 
-		if (c->kernel && c->tid == tid && c->index == index)
+		/* known, or said otherwise by the kernel */
+		if ((o->tid == c->tid || o->index == c->index) &&
+		    (o->kernel || !c->kernel))
 			return;
-		if (!c->kernel && (c->tid == tid || c->index == index))
-			continue;
-		v->vcpus[n++] = *c;
 	}
-	v->nvcpus = n;
-	vm_vcpus_add(v, index, tid, true);
+	/* the kernel's word over what names alone said */
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].tid != c->tid && (*v)[i].index != c->index)
+			(*v)[k++] = (*v)[i];
+	*v = xrealloc(*v, (k + 1) * sizeof(**v));
+	(*v)[k++] = *c;
+	*n = k;
 }
 
 /* KVM_RUN: _IO(KVMIO, 0x80), <linux/kvm.h> */
 #define VM_KVM_RUN 0xae80ul
+
+/* PF_IO_WORKER, PF_USER_WORKER (6.4+), PF_KTHREAD of <linux/sched.h>:
+ * threads the kernel runs in the process, whose registers were copied
+ * from the thread that made them. */
+#define VM_PF_WORKER (0x10ul | 0x4000ul | 0x200000ul)
+
+/* Whether thread tid is one of those workers (its stat's flags): KVM's NX huge page recovery thread, made at a vCPU's
+ * first KVM_RUN since 6.12's vhost_task, reads as that ioctl forever. */
+static bool vm_thread_is_worker(int taskfd, pid_t tid)
+{
+	char path[48], buf[1024];
+	struct taskstat st;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)tid);
+	return fs_read_at(taskfd, path, buf, sizeof(buf)) > 0 &&
+	       !taskstat_parse_stat(buf, &st) && (st.flags & VM_PF_WORKER);
+}
 
 /*
  * The vCPU thread tid of VM pid runs as the kernel says: its system call
@@ -495,29 +516,6 @@ static void vm_vcpus_kernel(struct vm_info *v, int index, pid_t tid)
  * kernel worker. N, or -1 (not in KVM_RUN now, "running", or not ours to
  * read).
  */
-/* PF_IO_WORKER, PF_USER_WORKER (6.4+), PF_KTHREAD of <linux/sched.h>:
- * threads the kernel runs in the process, whose registers were copied
- * from the thread that made them. */
-#define VM_PF_WORKER (0x10ul | 0x4000ul | 0x200000ul)
-
-/* Whether thread tid is one of those workers (its stat's flags, the
- * ninth field): KVM's NX huge page recovery thread, made at a vCPU's
- * first KVM_RUN since 6.12's vhost_task, reads as that ioctl forever. */
-static bool vm_thread_is_worker(int taskfd, pid_t tid)
-{
-	char path[48], buf[512], *p;
-	unsigned long flags;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%d/stat", (int)tid);
-	n = fs_read_at(taskfd, path, buf, sizeof(buf));
-	p = n > 0 ? strrchr(buf, ')') : NULL;
-	/* ") S ppid pgrp session tty_nr tpgid flags" */
-	return p &&
-	       sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-	       (flags & VM_PF_WORKER);
-}
-
 static int vm_vcpu_of_syscall(int root, pid_t pid, int taskfd, pid_t tid)
 {
 	char path[64], buf[256], link[64];
@@ -583,19 +581,16 @@ static int vm_load_vcpus_at(int root, struct vm_info *v)
 			continue;
 		index = vm_vcpu_of_syscall(root, v->pid, taskfd, t[i].tid);
 		if (index >= 0)
-			vm_vcpus_kernel(v, index, t[i].tid);
+			vm_vcpus_learn(&v->vcpus, &v->nvcpus,
+				       &(struct vm_vcpu){ index, t[i].tid,
+							  true });
 	}
 	/* then the names, where the kernel showed nothing against them */
-	for (size_t i = 0; i < nt; i++) {
-		bool taken = false;
-
-		for (size_t k = 0; t[i].named >= 0 && k < v->nvcpus && !taken;
-		     k++)
-			taken = v->vcpus[k].tid == t[i].tid ||
-				v->vcpus[k].index == t[i].named;
-		if (t[i].named >= 0 && !taken)
-			vm_vcpus_add(v, t[i].named, t[i].tid, false);
-	}
+	for (size_t i = 0; i < nt; i++)
+		if (t[i].named >= 0)
+			vm_vcpus_learn(&v->vcpus, &v->nvcpus,
+				       &(struct vm_vcpu){ t[i].named, t[i].tid,
+							  false });
 	fs_dir_close(&dir);
 	free(t);
 	if (v->nvcpus)
@@ -1033,7 +1028,7 @@ int vm_load_vcpus_debugfs(const char *debugfs_root, struct vm_info *v)
 			buf[strcspn(buf, "\n")] = '\0';
 			if (util_parse_int(buf, 1, INT_MAX, &tid))
 				continue;
-			vm_vcpus_add(v, (int)idx, (pid_t)tid, true);
+			vm_vcpus_add(v, (int)idx, (pid_t)tid);
 		}
 		fs_dir_close(&vd);
 	}
@@ -1119,7 +1114,7 @@ int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 	n = vm_load_vcpus_debugfs(debugfs_root, &held);
 	v->nheld = n;
 	for (size_t i = 0; i < held.nvcpus; i++)
-		vm_vcpus_kernel(v, held.vcpus[i].index, held.vcpus[i].tid);
+		vm_vcpus_learn(&v->vcpus, &v->nvcpus, &held.vcpus[i]);
 	vm_info_clear(&held);
 	if (v->nvcpus)
 		qsort(v->vcpus, v->nvcpus, sizeof(*v->vcpus), vm_vcpu_cmp);

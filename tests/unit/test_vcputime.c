@@ -243,6 +243,7 @@ START_TEST(test_parse)
 	ck_assert_int_eq(taskstat_parse_stat(stat, &t), 0);
 	ck_assert_str_eq(t.comm, "CPU 0/KVM");
 	ck_assert_int_eq(t.state, 'S');
+	ck_assert_uint_eq(t.flags, 4194560);
 	ck_assert_uint_eq(t.utime, 310);
 	ck_assert_uint_eq(t.stime, 205);
 	ck_assert_uint_eq(t.start_ticks, 123456);

@@ -425,6 +425,16 @@ static void fake_syscall(pid_t pid, pid_t tid, const char *text)
  */
 START_TEST(test_vcpus_by_kernel)
 {
+	/* stat lines as the kernel writes them; flags (the ninth field)
+	 * PF_USER_WORKER for the worker, none of the workers' for 61 */
+	static const char worker_stat[] =
+		"67 (kvm-nx-lpage-re) S 2 60 60 0 -1 16384 0 0 0 0 0 5 0 0 20 "
+		"0 3 0 900 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 "
+		"0 0 0 0 -1 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+	static const char vcpu_stat[] =
+		"61 (my vmm) S) R 1 60 60 0 -1 4194368 10 0 0 0 40 9 0 0 20 0 3 "
+		"0 880 100000 50 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 "
+		"0 0 -1 0 0 0 0 30 0 0 0 0 0 0 0 0 0\n";
 	char syscall[128], dbg[160], path[512];
 	struct vm_info v = { .pid = 60 };
 
@@ -463,9 +473,9 @@ START_TEST(test_vcpus_by_kernel)
 		 "%d 0x5 0xae80 0x0 0x0 0x0 0x0 0x7ffc 0x7f00\n", SYS_ioctl);
 	fake_syscall(60, 67, syscall);
 	snprintf(path, sizeof(path), "%s/60/task/67/stat", root);
-	write_file(path, "67 (kvm-nx-lpage-re) S 2 0 0 0 -1 16384 0 0\n", 44);
+	write_file(path, worker_stat, strlen(worker_stat));
 	snprintf(path, sizeof(path), "%s/60/task/61/stat", root);
-	write_file(path, "61 (my vmm) S) R 1 60 60 0 -1 4194368 0 0\n", 42);
+	write_file(path, vcpu_stat, strlen(vcpu_stat));
 
 	ck_assert_int_eq(vm_load_vcpus(root, &v), 0);
 	ck_assert(!v.named);

@@ -69,36 +69,12 @@ void tp_vms_prune(struct tp_priv *tp)
 	tp->nvms = n;
 }
 
-/* Learns that c->tid runs vCPU c->index: what the kernel showed replaces
- * what a name alone said of that thread or vCPU, and a name says nothing
- * against the kernel. */
-static void tp_vm_learn(struct tp_vm *vm, const struct vm_vcpu *c)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < vm->nknown; i++) {
-		const struct vm_vcpu *k = &vm->known[i];
-
-		/* known, or said otherwise by the kernel */
-		if ((k->tid == c->tid || k->index == c->index) &&
-		    (k->kernel || !c->kernel))
-			return;
-	}
-	/* the kernel's word over what names alone said */
-	for (size_t i = 0; i < vm->nknown; i++)
-		if (vm->known[i].tid != c->tid && vm->known[i].index != c->index)
-			vm->known[n++] = vm->known[i];
-	vm->known = xrealloc(vm->known, (n + 1) * sizeof(*vm->known));
-	vm->known[n++] = *c;
-	vm->nknown = n;
-}
-
 /* Adds the threads just loaded to those known, so that the counts of a
  * vCPU thread that has exited still go to its vCPU. */
 static void tp_vm_remember(struct tp_vm *vm)
 {
 	for (size_t i = 0; i < vm->info.nvcpus; i++)
-		tp_vm_learn(vm, &vm->info.vcpus[i]);
+		vm_vcpus_learn(&vm->known, &vm->nknown, &vm->info.vcpus[i]);
 }
 
 void tp_vm_kernel_vcpu(struct tp_priv *tp, pid_t pid, pid_t tid, int vcpu)
@@ -114,7 +90,7 @@ void tp_vm_kernel_vcpu(struct tp_priv *tp, pid_t pid, pid_t tid, int vcpu)
 		if (vm->known[i].tid != tid || vm->known[i].index == vcpu)
 			vm->known[n++] = vm->known[i];
 	vm->nknown = n;
-	tp_vm_learn(vm, &c);
+	vm_vcpus_learn(&vm->known, &vm->nknown, &c);
 }
 
 /* vCPU index of a thread, as the kernel showed it (kvm_exit's vCPU,
