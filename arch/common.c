@@ -53,6 +53,15 @@ const struct arch_vcpu_reason *arch_vcpu_reason_for(const struct arch_desc *d,
 	return NULL;
 }
 
+bool arch_vcpu_reason_any(const struct arch_desc *d, const char *event)
+{
+	for (const struct arch_vcpu_reason *r = d->vcpu_reasons; r && r->isa;
+	     r++)
+		if (!strcmp(r->event, event))
+			return true;
+	return false;
+}
+
 static int arch_reason_cmp(const void *key, const void *elem)
 {
 	uint64_t v = *(const uint64_t *)key;

@@ -152,6 +152,10 @@ const struct arch_vcpu_reason *arch_vcpu_reason_for(const struct arch_desc *d,
 						    const char *event,
 						    const char *isa);
 
+/* Whether d describes where event's reason sits for any ISA (nothing
+ * read: what arch_vcpu_reason_for needs the host's ISA for). */
+bool arch_vcpu_reason_any(const struct arch_desc *d, const char *event);
+
 /* The name t gives value (masked by t->mask), or NULL. */
 const char *arch_reason_name(const struct arch_exit_table *t, uint64_t value);
 

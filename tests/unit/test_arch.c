@@ -221,8 +221,11 @@ START_TEST(test_descriptors_well_formed)
 			ck_assert_ptr_eq(arch_vcpu_reason_for(d, r->event,
 							      r->isa),
 					 r);
+			ck_assert(arch_vcpu_reason_any(d, r->event));
 		}
 		ck_assert_ptr_null(arch_vcpu_reason_for(d, "kvm_exit", NULL));
+		/* an event no layout names */
+		ck_assert(!arch_vcpu_reason_any(d, "kvm_pio"));
 	}
 }
 END_TEST

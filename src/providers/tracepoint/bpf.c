@@ -146,6 +146,10 @@ int tp_vcpu_reason(const char *event, const char *guard_field,
 	in = getenv("KVMSTAT_EXIT_REASON");
 	if (in && !strcmp(in, "record"))
 		return -ENOENT;
+	/* an event no layout names needs no ISA looked up in /sys (every
+	 * plain event is asked, tp_bpf_plain) */
+	if (!arch_vcpu_reason_any(arch_host, event))
+		return -ENOENT;
 	r = arch_vcpu_reason_for(arch_host, event,
 				 arch_detect_isa(arch_host, "/sys"));
 	if (!r || !reason_size)
