@@ -85,6 +85,18 @@ static __always_inline void ks_note_vcpu(__u64 id, __s32 vcpu)
 		__sync_fetch_and_add(&ks_tvcpu_adds, 1);
 }
 
+/* The same, the vCPU's id read from the struct kvm_vcpu at vcpu, id_off
+ * bytes in (-1: not known, nothing noted). */
+static __always_inline void ks_note_vcpu_at(__u64 id, const void *vcpu,
+					    __s32 id_off)
+{
+	__s32 v;
+
+	if (id_off >= 0 &&
+	    !bpf_probe_read_kernel(&v, sizeof(v), (const char *)vcpu + id_off))
+		ks_note_vcpu(id, v);
+}
+
 /* Reasons without a slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -213,15 +225,12 @@ const volatile __s32 ks_pv_id_off = -1;
 SEC("raw_tp")
 int ks_plain_vcpu(struct bpf_raw_tracepoint_args *ctx)
 {
-	__s32 vcpu;
 	__u64 id;
 
 	if (!ks_mine(&id))
 		return 0;
-	if (ks_count(id, ks_pv_slot) && ks_pv_id_off >= 0 &&
-	    !bpf_probe_read_kernel(&vcpu, sizeof(vcpu),
-				   (const char *)ctx->args[0] + ks_pv_id_off))
-		ks_note_vcpu(id, vcpu);
+	if (ks_count(id, ks_pv_slot))
+		ks_note_vcpu_at(id, (const void *)ctx->args[0], ks_pv_id_off);
 	return 0;
 }
 
@@ -261,14 +270,8 @@ int ks_exit_vcpu(struct bpf_raw_tracepoint_args *ctx)
 	if (!vcpu_reason_read(&ks_vcpu, ctx, &reason, &cls))
 		added |= ks_child(id, ks_vcpu.src, cls, reason);
 	/* a thread's first hits (a new key): which vCPU it runs */
-	if (added && ks_vcpu.id_off >= 0) {
-		__s32 vcpu;
-
-		if (!bpf_probe_read_kernel(&vcpu, sizeof(vcpu),
-					   (const char *)ctx->args[0] +
-						   ks_vcpu.id_off))
-			ks_note_vcpu(id, vcpu);
-	}
+	if (added)
+		ks_note_vcpu_at(id, (const void *)ctx->args[0], ks_vcpu.id_off);
 	return 0;
 }
 
