@@ -34,7 +34,7 @@ HEARTBEAT=${KVMHOST_HEARTBEAT:-90}
 # what the emulated host loads: KVM for AMD, and the 9p root over virtio
 MODULES="kvm-amd 9p 9pnet_virtio virtio_pci"
 
-die() { echo "kvmhost: $*" >&2; exit "${2:-1}"; }
+die() { echo "kvmhost: $1" >&2; exit "${2:-1}"; }
 
 # meta_package KERNEL: the Debian meta package that names that kernel
 meta_package() {
@@ -156,6 +156,16 @@ run() {
 	shift
 	[ "${1:-}" = -- ] && shift
 	[ $# -gt 0 ] || die "run: no command" 2
+	# the host mounts a local tmpfs over /tmp and /run (stage2.sh): a
+	# checkout, a cache or a directory there is not seen inside
+	local d
+	for d in "$TOP" "$CACHE" "$PWD"; do
+		case $(cd "$d" 2>/dev/null && pwd -P)/ in
+		/tmp/* | /run/*)
+			die "$d is under /tmp or /run, which the emulated host mounts afresh (a local tmpfs): clone or run from another directory" 2
+			;;
+		esac
+	done
 	command -v "$QEMU" >/dev/null ||
 		die "no $QEMU (apt-get install qemu-system-x86)" 125
 	ver=$(fetch "$k") || exit $?
