@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The one lookup over any architecture descriptor (tables by ISA, reasons
- * by value, guard values by ISA, ISA detection) and arch_host, the
+ * by value, guard values by ISA, ISA detection, sources and breakdown
+ * kinds by name, names of keys) and arch_host, the
  * descriptor of the architecture this build is for, and the naming of
  * child events: the kernel's reason tables brought to kvm_stat's spelling
  * for the host's ISA only. Compiled into every build; the Makefile names
@@ -176,20 +177,39 @@ const struct arch_exit_table *arch_source_table(const struct arch_desc *d,
 	return NULL;
 }
 
-const char *arch_key_name(const struct arch_desc *d, enum arch_key_kind k,
-			  uint64_t key, char *buf, size_t len)
+const struct arch_source *arch_source_find(const struct arch_desc *d,
+					   const char *event, const char *field)
 {
-	const struct arch_key_name *t = d->keys[k];
+	for (size_t i = 0; d->sources && d->sources[i]; i++)
+		if (!strcmp(d->sources[i]->event, event) &&
+		    !strcmp(d->sources[i]->field, field))
+			return d->sources[i];
+	return NULL;
+}
 
+const struct arch_breakdown *arch_breakdown_for(const struct arch_desc *d,
+						const char *kind)
+{
+	for (const struct arch_breakdown *b = d->breakdowns; b && b->kind; b++)
+		if (!strcmp(b->kind, kind))
+			return b;
+	return NULL;
+}
+
+const char *arch_key_name(const struct arch_breakdown *b, uint64_t key,
+			  char *buf, size_t len)
+{
 	/* first match: a narrower range is listed before a wider one */
-	for (size_t i = 0; t && i < d->nkeys[k]; i++) {
-		if (key < t[i].lo || key > t[i].hi)
+	for (size_t i = 0; b->names && i < b->nnames; i++) {
+		const struct arch_key_name *n = &b->names[i];
+
+		if (key < n->lo || key > n->hi)
 			continue;
-		if (t[i].indexed)
-			snprintf(buf, len, "%s%llu", t[i].name,
-				 (unsigned long long)(key - t[i].lo));
+		if (n->indexed)
+			snprintf(buf, len, "%s%llu", n->name,
+				 (unsigned long long)(key - n->lo));
 		else
-			snprintf(buf, len, "%s", t[i].name);
+			snprintf(buf, len, "%s", n->name);
 		return buf;
 	}
 	return NULL;

@@ -3,8 +3,10 @@
  * What kvmstat knows about one architecture's KVM, as one const descriptor:
  * the tracepoints whose exit reasons become child events, the field the
  * kernel's kvm_exit uses to tell its ISAs apart and the value each ISA puts
- * there, exit-reason names written from the architecture manuals, and how
- * to tell which ISA the host runs. arch/<arch>/arch.c defines the
+ * there, exit-reason names written from the architecture manuals, how
+ * to tell which ISA the host runs, the kinds of --breakdown it has (their
+ * tracepoints and names of keys) and where a system call's argument sits
+ * in its struct pt_regs. arch/<arch>/arch.c defines the
  * descriptor of one architecture (arch_x86_desc, ...); the Makefile links
  * the one it builds for plus arch/generic, and arch/common.c points
  * arch_host at it and holds the one lookup over any descriptor.
@@ -41,6 +43,21 @@ struct arch_exit_table {
 		      * kernel (the uapi header's KVM_EXIT_*) */
 };
 
+/*
+ * Where a tracepoint's raw arguments (the order of the kernel's TP_PROTO)
+ * carry the reason its record copies, for a BPF program on the raw
+ * tracepoint, which takes no perf event: argument arg, masked with mask;
+ * where gate_mask is set, only a hit whose argument gate_arg masked with
+ * it is gate_value, the record holding 0 for the others (as the kernel's
+ * TP_fast_assign does). The programs read the first two arguments.
+ */
+struct arch_raw_reason {
+	bool known; /* false: the arguments do not hold the reason (x86's
+		     * kvm_exit(vcpu, isa): it is in the vCPU's structs) */
+	unsigned int arg, gate_arg; /* 0 or 1 */
+	uint64_t mask, gate_mask, gate_value;
+};
+
 /* A tracepoint whose field's values become child events: kvm_exit(HLT). */
 struct arch_source {
 	const char *event; /* "kvm_exit" */
@@ -50,6 +67,7 @@ struct arch_source {
 	/* the reasons when they do not depend on the ISA, or NULL: then
 	 * they are the table of the host's ISA (arch_table_for) */
 	const struct arch_exit_table *table;
+	struct arch_raw_reason raw; /* the reason in the raw arguments */
 };
 
 /* The value one ISA puts in the kernel's guard field (KVM_ISA_VMX is 1). */
@@ -83,18 +101,32 @@ struct arch_vcpu_reason {
 };
 
 /* A name for a range of keys of a breakdown (--breakdown): MSR indices,
- * I/O ports. */
+ * I/O ports, hypercall function ids. */
 struct arch_key_name {
 	uint64_t lo, hi;  /* [lo, hi] */
-	const char *name; /* "COM1", "X2APIC_ICR", "PMC" */
+	const char *name; /* "COM1", "X2APIC_ICR", "PMC", "PSCI_VERSION" */
 	bool indexed;	  /* the key's offset from lo appended: "PMC3" */
 };
 
-/* Which keys a table names. */
-enum arch_key_kind {
-	ARCH_KEY_IOPORT = 0,
-	ARCH_KEY_MSR = 1,
-	ARCH_NKEYKINDS = 2,
+/*
+ * Where one kind of --breakdown finds its keys on an architecture: a kvm
+ * tracepoint, its record's fields holding the key and the direction, the
+ * same as arguments of its raw tracepoint (the order of the kernel's
+ * TP_PROTO), which the BPF programs read, and names of keys.
+ */
+struct arch_breakdown {
+	/* "ioport", "mmio", "msr", "hypercall"; NULL ends a list */
+	const char *kind;
+	const char *event;    /* "kvm_pio", "kvm_hvc_arm64" */
+	const char *key;      /* the key's field: "port", "r0" */
+	const char *dir;      /* the direction's field, or NULL: none */
+	unsigned int key_arg; /* its raw argument (the programs read the
+			       * first two, kvm_mmio's three) */
+	unsigned int dir_arg; /* the direction's, when dir */
+	/* names of keys, the first range holding a key naming it (a
+	 * narrower one listed before a wider one around it); NULL: none */
+	const struct arch_key_name *names;
+	size_t nnames;
 };
 
 struct arch_desc {
@@ -120,11 +152,13 @@ struct arch_desc {
 	/* The ISA of CPUs of the vendor_id /proc/cpuinfo shows
 	 * ("GenuineIntel"), NULL when unknown or not needed. */
 	const char *(*vendor_isa)(const char *vendor_id);
-	/* names of I/O ports and MSRs by arch_key_kind, the first range
-	 * holding a key naming it (a narrower one listed before a wider one
-	 * around it); NULL where the architecture has none */
-	const struct arch_key_name *keys[ARCH_NKEYKINDS];
-	size_t nkeys[ARCH_NKEYKINDS];
+	/* the kinds of --breakdown it has, ended by kind NULL, or NULL */
+	const struct arch_breakdown *breakdowns;
+	/* where a system call's second argument sits in the kernel's
+	 * struct pt_regs (raw_syscalls:sys_enter's first argument: the
+	 * exit-latency programs find ioctl(fd, KVM_RUN) there, their
+	 * last-resort mark of a return to the guest); 0: not known */
+	unsigned int syscall_arg1_off;
 };
 
 /* kvm_userspace_exit's reason (KVM_EXIT_HLT, ...): every architecture's. */
@@ -193,10 +227,20 @@ const struct arch_exit_table *arch_source_table(const struct arch_desc *d,
 /* The name kvmstat shows for r: kvm_stat's spelling, else the kernel's. */
 const char *arch_reason_display(const struct arch_exit_reason *r);
 
-/* The name of key of kind k on d ("TSC_DEADLINE", "COM1", "PMC3") into
- * buf, or NULL when its tables have none. */
-const char *arch_key_name(const struct arch_desc *d, enum arch_key_kind k,
-			  uint64_t key, char *buf, size_t len);
+/* d's child source of event's field, or NULL. */
+const struct arch_source *arch_source_find(const struct arch_desc *d,
+					   const char *event,
+					   const char *field);
+
+/* Where d's breakdown kind ("mmio") finds its keys, or NULL when d has
+ * no such kind. */
+const struct arch_breakdown *arch_breakdown_for(const struct arch_desc *d,
+						const char *kind);
+
+/* The name b gives key ("TSC_DEADLINE", "COM1", "PMC3", "PSCI_VERSION")
+ * into buf, or NULL when it has none. */
+const char *arch_key_name(const struct arch_breakdown *b, uint64_t key,
+			  char *buf, size_t len);
 
 struct tp_format;
 

@@ -4,14 +4,14 @@
  * (src/bpf/kvmstat.bpf.c, through a bpftool skeleton) with libbpf and
  * attaches them, one program per tracepoint: raw tracepoints by name for
  * plain events, kvm_userspace_exit and a kvm_exit whose reason is read
- * from the vCPU, a program on the trace record (one perf event) for
- * sources whose reason is only found there. Every hit bumps a
- * per-CPU counter, its "slot"; a refresh reads them all with one batched
- * lookup. Optionally also per thread, and only for one process.
+ * from the vCPU or the raw arguments, a program on the trace record (one
+ * perf event) for sources whose reason is only found there. Every hit
+ * bumps a per-CPU counter, its "slot"; a refresh reads them all with one
+ * batched lookup. Optionally also per thread, and only for one process.
  *
- * Use: bpf_engine_new, then declare the hooks (plain, uexit, vcpu, record),
- * bpf_engine_load, bpf_engine_set_reason for every known reason,
- * bpf_engine_attach; then read each refresh; bpf_engine_free.
+ * Use: bpf_engine_new, then declare the hooks (plain, uexit, vcpu, arg,
+ * record), bpf_engine_load, bpf_engine_set_reason for every known
+ * reason, bpf_engine_attach; then read each refresh; bpf_engine_free.
  */
 #ifndef KVMSTAT_BPF_ENGINE_H
 #define KVMSTAT_BPF_ENGINE_H
@@ -54,6 +54,11 @@ int bpf_engine_uexit(struct bpf_engine *e, const char *tp_name,
  * second one). */
 int bpf_engine_vcpu(struct bpf_engine *e, const char *tp_name,
 		    const struct ks_vcpu_cfg *cfg);
+/* Raw tracepoint tp_name whose arguments hold the reason (arm64's
+ * kvm_exit), as cfg says; 0 or -errno (-EBUSY for a second one, -EINVAL
+ * for an argument past the second). */
+int bpf_engine_arg(struct bpf_engine *e, const char *tp_name,
+		   const struct ks_arg_cfg *cfg);
 /* A tracepoint (by id) whose reason is in its record, as cfg says; 0 or
  * -errno (-ENOSPC past KS_NREC such tracepoints). */
 int bpf_engine_record(struct bpf_engine *e, int tp_id,

@@ -2,8 +2,8 @@
 /*
  * What the BPF counting programs (src/bpf/kvmstat.bpf.c) and their loader
  * (src/sys/bpf_engine.c) agree on: the map keys, the configuration of the
- * programs that read a reason from a trace record or from the vCPU, and
- * the sizes of the program sets.
+ * programs that read a reason from a trace record, from the vCPU or from
+ * the raw arguments, and the sizes of the program sets.
  * Plain C with <linux/types.h> types, so both clang -target bpf and the
  * host compiler take it.
  */
@@ -79,6 +79,23 @@ struct ks_vcpu_cfg {
 	__s32 id_off;	   /* struct kvm_vcpu's vcpu_id, or -1: unknown */
 	__s64 isa_guard;   /* cls = (guard == isa_guard) */
 	__s64 layout_isa;  /* the guard value of the ISA of this layout */
+};
+
+/*
+ * How a program on a raw tracepoint whose arguments hold the reason reads
+ * it (arm64's kvm_exit(ret, esr_ec, vcpu_pc); see arch.h, struct
+ * arch_raw_reason): argument arg masked with mask; where gate_mask is set,
+ * only when argument gate_arg masked with it is gate_value, the reason
+ * being 0 otherwise, as the kernel's record has it. Arguments 0 and 1.
+ */
+struct ks_arg_cfg {
+	__u32 parent_slot; /* slot of the tracepoint itself, or KS_NONE */
+	__u32 src;	   /* child source index */
+	__u32 arg;
+	__u32 gate_arg;
+	__u64 mask;
+	__u64 gate_mask; /* 0: every hit's argument */
+	__u64 gate_value;
 };
 
 /* Index into ks_slots of (source, guard class, reason < KS_MAXR). */

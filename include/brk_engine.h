@@ -16,10 +16,14 @@
 #include "lat_engine.h"
 #include "lat_shared.h"
 
-/* One kind's tracepoint: a raw one by name, or a record by id with the
- * key's and direction's places in it, or neither (id -1, raw NULL). */
+/* One kind's tracepoint: a raw one by name, its key and direction the
+ * arguments key_arg and dir_arg (BRK_NO_ARG: none); or a record by id
+ * with the key's and direction's places in it; or neither (id -1, raw
+ * NULL). */
 struct brk_source {
+	const char *event; /* the kvm tracepoint, for messages */
 	const char *raw;
+	unsigned int key_arg, dir_arg;
 	int id;
 	struct lat_rec_field key, dir;
 };

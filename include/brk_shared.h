@@ -16,9 +16,16 @@ enum brk_kind {
 	BRK_MMIO = 1,	   /* kvm_mmio: guest physical address; 0 read,
 			    * 1 write */
 	BRK_MSR = 2,	   /* kvm_msr: index; 0 read (rdmsr), 1 write */
-	BRK_HYPERCALL = 3, /* kvm_hypercall: number; dir 0 */
+	BRK_HYPERCALL = 3, /* kvm_hypercall: number (arm64's kvm_hvc_arm64:
+			    * SMCCC function id); dir 0 */
 	BRK_NKINDS = 4,
 };
+
+/* The raw arguments kind's program reads, its tracepoint's first (which
+ * it must have): its key and direction are among them (BRK_NO_ARG: no
+ * direction). kvm_mmio's address is its third argument. */
+#define BRK_NARGS(kind) ((kind) == BRK_MMIO ? 3u : 2u)
+#define BRK_NO_ARG 0xffffffffu
 
 /* Distinct keys counted (all threads, all kinds together); a key first
  * seen once they are taken counts in its thread's BRK_OTHER of its kind

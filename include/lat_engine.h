@@ -21,8 +21,9 @@ enum lat_mark {
 	LAT_MARK_NONE = 0,
 	LAT_MARK_FENTRY,  /* fentry on kvm_arch_vcpu_ioctl_run (BTF) */
 	LAT_MARK_FPU,	  /* kvm_fpu(load), a raw tracepoint */
-	LAT_MARK_SYSCALL, /* raw_syscalls:sys_enter, ioctl KVM_RUN (x86-64;
-			   * every system call of the host pays) */
+	LAT_MARK_SYSCALL, /* raw_syscalls:sys_enter, ioctl KVM_RUN (where
+			   * sys_arg1_off is known: x86-64, arm64; every
+			   * system call of the host pays) */
 };
 
 /* Where a value sits in a trace record. */
@@ -38,9 +39,12 @@ struct lat_engine_cfg {
 	struct lat_rec_field exit_reason, exit_isa;
 	int64_t exit_guard; /* cls = (isa field == exit_guard) */
 	/* with exit_id set, kvm_exit's raw tracepoint instead, its reason
-	 * read from the vCPU as exit_vcpu says (no perf event); or NULL */
+	 * read from the vCPU as exit_vcpu says, or with exit_by_arg from
+	 * the raw arguments as exit_arg says (no perf event); or NULL */
 	const char *exit_raw;
 	struct ks_vcpu_cfg exit_vcpu;
+	bool exit_by_arg;
+	struct ks_arg_cfg exit_arg;
 	/* kvm_userspace_exit: a raw tracepoint by name, or (uexit_raw
 	 * NULL) its record by id, or neither (uexit_id -1) */
 	const char *uexit_raw;
@@ -49,6 +53,10 @@ struct lat_engine_cfg {
 	const char *entry_raw; /* kvm_entry's raw tracepoint, or NULL */
 	enum lat_mark mark;
 	const char *fpu_raw; /* kvm_fpu's raw tracepoint, for LAT_MARK_FPU */
+	/* for LAT_MARK_SYSCALL: where a system call's second argument sits
+	 * in the kernel's struct pt_regs (the arch descriptor's); 0: no
+	 * such mark */
+	uint32_t sys_arg1_off;
 	/* keep the exits in flight in an LRU hash by thread even where the
 	 * kernel has task storage (the fallback, forced for its test) */
 	bool hash_state;

@@ -173,7 +173,7 @@ struct snap_brk_row {
 /* A kind's table in one scope, its rows by count (other last). */
 struct snap_brk_table {
 	const char *kind;  /* "ioport", "mmio", "msr", "hypercall" */
-	const char *event; /* its tracepoint: "kvm_pio", "kvm_mmio"... */
+	const char *event; /* its tracepoint: "kvm_pio", "kvm_hvc_arm64"... */
 	pid_t pid;	   /* 0: the whole selection; else a VM */
 	int vcpu;	   /* SAMPLE_ALL_VCPUS, or a vCPU of pid */
 	pid_t tid;

@@ -43,7 +43,8 @@ struct vm_info {
 	bool named; /* vcpus from the threads' names; else from what the
 			  * kernel says (threads in KVM_RUN, KVM's debugfs) */
 	int nheld;  /* vCPUs KVM's debugfs has for the VM (one that has
-			  * not run has no thread yet), or -1: not read */
+			  * not run has no thread yet), or -1: not read, or
+			  * none there (arm64's KVM makes no vcpuN) */
 };
 
 /*

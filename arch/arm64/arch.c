@@ -4,7 +4,9 @@
  * fallback names, for kernels whose kvm_exit format has no table, are the
  * exception classes of ESR_ELx.EC (Arm ARM, "ESR_EL2, Exception Syndrome
  * Register"); kvm_stat spells the ones it knows the same way. There is one
- * ISA, so detection needs nothing from the host.
+ * ISA, so detection needs nothing from the host. kvm_exit's raw arguments
+ * hold the class, so no perf event is needed for it; hypercalls are broken
+ * down by SMCCC function id.
  */
 #include <stddef.h>
 
@@ -73,9 +75,22 @@ static const struct arch_exit_table *const arm64_tables[] = {
 	NULL,
 };
 
+/*
+ * kvm_exit(int ret, unsigned int esr_ec, unsigned long vcpu_pc): the
+ * record's esr_ec is argument 1 for a trap and 0 for any other exit (an
+ * interrupt, an SError), as arch/arm64/kvm/trace_arm.h assigns it: a trap
+ * is ARM_EXCEPTION_TRAP (2) in ret's code, its bits but bit 31
+ * (ARM_EXIT_WITH_SERROR_BIT), kvm_asm.h's exit codes.
+ */
 static const struct arch_source arm64_exit_source = {
 	.event = "kvm_exit",
 	.field = "esr_ec",
+	.raw = { .known = true,
+		 .arg = 1,
+		 .mask = 0xffffffff,
+		 .gate_arg = 0,
+		 .gate_mask = 0x7fffffff,
+		 .gate_value = 2 },
 };
 
 static const struct arch_source *const arm64_sources[] = {
@@ -84,9 +99,80 @@ static const struct arch_source *const arm64_sources[] = {
 	NULL,
 };
 
+/*
+ * SMCCC function ids a guest calls with HVC, sorted: the Arm architecture
+ * calls (SMCCC, DEN0028), PSCI (DEN0022; the 64-bit calling convention's
+ * ids, bit 30 set, spelled with 64), the TRNG interface (DEN0098), the
+ * standard hypervisor's paravirtual time (DEN0057) and KVM's own vendor
+ * hypervisor calls (include/linux/arm-smccc.h).
+ */
+static const struct arch_key_name arm64_smccc_names[] = {
+	{ 0x80000000, 0x80000000, "SMCCC_VERSION", false },
+	{ 0x80000001, 0x80000001, "SMCCC_ARCH_FEATURES", false },
+	{ 0x80003fff, 0x80003fff, "ARCH_WORKAROUND_3", false },
+	{ 0x80007fff, 0x80007fff, "ARCH_WORKAROUND_2", false },
+	{ 0x80008000, 0x80008000, "ARCH_WORKAROUND_1", false },
+	{ 0x84000000, 0x84000000, "PSCI_VERSION", false },
+	{ 0x84000001, 0x84000001, "CPU_SUSPEND", false },
+	{ 0x84000002, 0x84000002, "CPU_OFF", false },
+	{ 0x84000003, 0x84000003, "CPU_ON", false },
+	{ 0x84000004, 0x84000004, "AFFINITY_INFO", false },
+	{ 0x84000006, 0x84000006, "MIGRATE_INFO_TYPE", false },
+	{ 0x84000008, 0x84000008, "SYSTEM_OFF", false },
+	{ 0x84000009, 0x84000009, "SYSTEM_RESET", false },
+	{ 0x8400000a, 0x8400000a, "PSCI_FEATURES", false },
+	{ 0x8400000e, 0x8400000e, "SYSTEM_SUSPEND", false },
+	{ 0x84000012, 0x84000012, "SYSTEM_RESET2", false },
+	{ 0x84000050, 0x84000050, "TRNG_VERSION", false },
+	{ 0x84000051, 0x84000051, "TRNG_FEATURES", false },
+	{ 0x84000052, 0x84000052, "TRNG_GET_UUID", false },
+	{ 0x84000053, 0x84000053, "TRNG_RND32", false },
+	{ 0x86000000, 0x86000000, "KVM_FEATURES", false },
+	{ 0x86000001, 0x86000001, "KVM_PTP", false },
+	{ 0x8600ff01, 0x8600ff01, "VENDOR_HYP_CALL_UID", false },
+	{ 0xc4000001, 0xc4000001, "CPU_SUSPEND64", false },
+	{ 0xc4000003, 0xc4000003, "CPU_ON64", false },
+	{ 0xc4000004, 0xc4000004, "AFFINITY_INFO64", false },
+	{ 0xc400000e, 0xc400000e, "SYSTEM_SUSPEND64", false },
+	{ 0xc4000012, 0xc4000012, "SYSTEM_RESET2_64", false },
+	{ 0xc4000053, 0xc4000053, "TRNG_RND64", false },
+	{ 0xc5000020, 0xc5000020, "PV_TIME_FEATURES", false },
+	{ 0xc5000021, 0xc5000021, "PV_TIME_ST", false },
+};
+
+/*
+ * The breakdowns: the generic kvm_mmio(type, len, gpa, val), and HVCs
+ * by SMCCC function id from kvm_hvc_arm64(vcpu_pc, r0, imm) (r0 the id),
+ * their records keeping the arguments in order. arm64 has no I/O ports,
+ * MSRs or kvm_hypercall.
+ */
+static const struct arch_breakdown arm64_breakdowns[] = {
+	{
+		.kind = "mmio",
+		.event = "kvm_mmio",
+		.key = "gpa",
+		.dir = "type",
+		.key_arg = 2,
+		.dir_arg = 0,
+	},
+	{
+		.kind = "hypercall",
+		.event = "kvm_hvc_arm64",
+		.key = "r0",
+		.key_arg = 1,
+		.names = arm64_smccc_names,
+		.nnames = ARRAY_SIZE(arm64_smccc_names),
+	},
+	{ .kind = NULL },
+};
+
 /* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
 const struct arch_desc arch_arm64_desc = {
 	.name = "arm64",
 	.sources = arm64_sources,
 	.tables = arm64_tables,
+	.breakdowns = arm64_breakdowns,
+	/* struct pt_regs begins as the uapi's user_pt_regs: regs[31], so
+	 * the second argument (x1) is regs[1] */
+	.syscall_arg1_off = 8,
 };

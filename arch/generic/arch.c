@@ -4,7 +4,8 @@
  * for: no fallback tables and no ISA, so only the kernel's own format tables
  * name exit reasons. Its one child source, kvm_userspace_exit's reason (why
  * KVM_RUN returned to the VMM), is common to every architecture, so it lives
- * here and every descriptor lists it. Always linked.
+ * here and every descriptor lists it. Its one breakdown is the generic
+ * kvm_mmio's. Always linked.
  */
 #include <stddef.h>
 
@@ -72,11 +73,13 @@ static const struct arch_exit_table userspace_exit_table = {
 	.reasons = userspace_exit_reasons,
 };
 
+/* kvm_userspace_exit(u32 reason, int errno): the reason is argument 0. */
 const struct arch_source arch_source_userspace_exit = {
 	.event = "kvm_userspace_exit",
 	.field = "reason",
 	.strip = "KVM_EXIT_",
 	.table = &userspace_exit_table,
+	.raw = { .known = true, .arg = 0, .mask = 0xffffffff },
 };
 
 static const struct arch_source *const generic_sources[] = {
@@ -88,8 +91,23 @@ static const struct arch_exit_table *const generic_tables[] = {
 	NULL,
 };
 
+/* The breakdown of the generic kvm_mmio(type, len, gpa, val), which the
+ * kernel's record keeps in that order. */
+static const struct arch_breakdown generic_breakdowns[] = {
+	{
+		.kind = "mmio",
+		.event = "kvm_mmio",
+		.key = "gpa",
+		.dir = "type",
+		.key_arg = 2,
+		.dir_arg = 0,
+	},
+	{ .kind = NULL },
+};
+
 const struct arch_desc arch_generic_desc = {
 	.name = "generic",
 	.sources = generic_sources,
 	.tables = generic_tables,
+	.breakdowns = generic_breakdowns,
 };

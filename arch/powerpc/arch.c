@@ -65,9 +65,24 @@ static const struct arch_source *const powerpc_sources[] = {
 	NULL,
 };
 
+/* The breakdown of the generic kvm_mmio(type, len, gpa, val), which the
+ * kernel's record keeps in that order. */
+static const struct arch_breakdown powerpc_breakdowns[] = {
+	{
+		.kind = "mmio",
+		.event = "kvm_mmio",
+		.key = "gpa",
+		.dir = "type",
+		.key_arg = 2,
+		.dir_arg = 0,
+	},
+	{ .kind = NULL },
+};
+
 /* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
 const struct arch_desc arch_powerpc_desc = {
 	.name = "powerpc",
 	.sources = powerpc_sources,
 	.tables = powerpc_tables,
+	.breakdowns = powerpc_breakdowns,
 };

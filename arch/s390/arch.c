@@ -52,9 +52,24 @@ static const struct arch_source *const s390_sources[] = {
 	NULL,
 };
 
+/* The breakdown of the generic kvm_mmio(type, len, gpa, val), which the
+ * kernel's record keeps in that order. */
+static const struct arch_breakdown s390_breakdowns[] = {
+	{
+		.kind = "mmio",
+		.event = "kvm_mmio",
+		.key = "gpa",
+		.dir = "type",
+		.key_arg = 2,
+		.dir_arg = 0,
+	},
+	{ .kind = NULL },
+};
+
 /* One ISA and no guard: arch_detect_isa() names the ISA of the table. */
 const struct arch_desc arch_s390_desc = {
 	.name = "s390",
 	.sources = s390_sources,
 	.tables = s390_tables,
+	.breakdowns = s390_breakdowns,
 };

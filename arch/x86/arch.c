@@ -10,7 +10,8 @@
  * loaded vendor module, else the CPU vendor, never by CPU flags, which
  * nested and paravirtualised hosts do not show. Where each vendor module
  * keeps the reason kvm_exit's record copies (the BPF engine reads it
- * there, at offsets from the kernel's BTF) is named here too.
+ * there, at offsets from the kernel's BTF) is named here too, and the
+ * breakdowns by key (I/O ports and MSRs are x86's alone).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -556,6 +557,50 @@ static const struct arch_key_name x86_msrs[] = {
 	{ 0xc0010200, 0xc001020b, "F15H_PERF", true },
 };
 
+/*
+ * The breakdowns, from x86's tracepoints (arch/x86/kvm/trace.h), whose
+ * records keep their arguments in order: kvm_pio(rw, port, size, count,
+ * data), kvm_msr(write, ecx, data, exception), kvm_hypercall(nr, a0, a1,
+ * a2, a3); and the generic kvm_mmio(type, len, gpa, val).
+ */
+static const struct arch_breakdown x86_breakdowns[] = {
+	{
+		.kind = "ioport",
+		.event = "kvm_pio",
+		.key = "port",
+		.dir = "rw",
+		.key_arg = 1,
+		.dir_arg = 0,
+		.names = x86_ioports,
+		.nnames = ARRAY_SIZE(x86_ioports),
+	},
+	{
+		.kind = "mmio",
+		.event = "kvm_mmio",
+		.key = "gpa",
+		.dir = "type",
+		.key_arg = 2,
+		.dir_arg = 0,
+	},
+	{
+		.kind = "msr",
+		.event = "kvm_msr",
+		.key = "ecx",
+		.dir = "write",
+		.key_arg = 1,
+		.dir_arg = 0,
+		.names = x86_msrs,
+		.nnames = ARRAY_SIZE(x86_msrs),
+	},
+	{
+		.kind = "hypercall",
+		.event = "kvm_hypercall",
+		.key = "nr",
+		.key_arg = 0,
+	},
+	{ .kind = NULL },
+};
+
 const struct arch_desc arch_x86_desc = {
 	.name = "x86",
 	.sources = x86_sources,
@@ -565,6 +610,8 @@ const struct arch_desc arch_x86_desc = {
 	.vcpu_reasons = x86_vcpu_reasons,
 	.detect_isa = x86_detect_isa,
 	.vendor_isa = x86_vendor_isa,
-	.keys = { x86_ioports, x86_msrs },
-	.nkeys = { ARRAY_SIZE(x86_ioports), ARRAY_SIZE(x86_msrs) },
+	.breakdowns = x86_breakdowns,
+	/* x86-64's struct pt_regs: r15, r14, r13, r12, bp, bx, r11, r10,
+	 * r9, r8, ax, cx, dx, then si, the second argument */
+	.syscall_arg1_off = 13 * 8,
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Exits broken down below the reason, in the kernel (--breakdown): each
- * hit of kvm_pio, kvm_mmio, kvm_msr or kvm_hypercall counts under its key
- * (port, guest physical address, MSR index, hypercall number) and
+ * hit of kvm_pio, kvm_mmio, kvm_msr or kvm_hypercall (arm64: kvm_mmio,
+ * kvm_hvc_arm64) counts under its key (port, guest physical address, MSR
+ * index, hypercall number or SMCCC function id) and
  * direction, per thread, in a fixed-size array of slots; keys past its
  * bound count as their kind's "other". With latency on, the hit also
  * marks its key as waiting for the thread's next entry into the guest
@@ -35,6 +36,11 @@ const volatile __u32 brk_shared = 0;
 /* brk_pends' entries used, less one (a power of two; fewer, for tests,
  * make threads share entries and take the hash) */
 const volatile __u32 brk_pend_mask = BRK_NPEND - 1;
+/* The raw arguments holding the key and the direction, per kind (the
+ * architecture's, below BRK_NARGS(kind); BRK_NO_ARG: no direction);
+ * x86's unless the loader says. */
+const volatile __u32 brk_key_arg[BRK_NKINDS] = { 1, 2, 1, 0 };
+const volatile __u32 brk_dir_arg[BRK_NKINDS] = { 0, 0, 0, BRK_NO_ARG };
 /* Where the record programs (a tracepoint standing in for a kvm one, in
  * tests) find the key and the direction, per kind; size 0: absent. */
 const volatile __u32 brk_key_off[BRK_NKINDS] = {};
@@ -374,59 +380,90 @@ static __always_inline void brk_mmio(int task, __u64 type, __u64 gpa)
 }
 
 /*
+ * Raw argument i of a hit of kind (below BRK_NARGS(kind)); 0 for any
+ * other i (BRK_NO_ARG). The arguments are read at fixed offsets, as the
+ * verifier wants of a context, only as many as kind's tracepoint has
+ * (attaching fails past them), and hidden from the compiler before one
+ * is picked, so that the pick cannot become a load at a computed offset;
+ * i is read-only data, so the verifier keeps one branch.
+ */
+static __always_inline __u64 brk_arg(const struct bpf_raw_tracepoint_args *ctx,
+				     __u32 kind, __u32 i)
+{
+	__u64 a0 = ctx->args[0], a1 = ctx->args[1], a2 = 0;
+
+	if (BRK_NARGS(kind) > 2)
+		a2 = ctx->args[2];
+	asm volatile("" : "+r"(a0), "+r"(a1), "+r"(a2));
+	if (i == 0)
+		return a0;
+	if (i == 1)
+		return a1;
+	if (i == 2 && BRK_NARGS(kind) > 2)
+		return a2;
+	return 0;
+}
+
+/*
  * The raw tracepoints, their arguments as the kernel's TP_PROTO orders
- * them (and BTF's btf_trace_* types show):
+ * them (and BTF's btf_trace_* types show), where the loader says (the
+ * architecture's descriptor); on x86:
  *  kvm_pio(rw, port, size, count, data)
  *  kvm_mmio(type, len, gpa, val)
  *  kvm_msr(write, ecx, data, exception)
  *  kvm_hypercall(nr, a0, a1, a2, a3)
+ * and arm64's kvm_hvc_arm64(vcpu_pc, r0, imm), r0 the SMCCC function id.
  * Each program twice: with the pending hits in task storage (task 1, the
  * name as is) and in the LRU hash (task 0, the name with _h).
  */
-#define BRK_PROGS(sfx, task)                                          \
-	SEC("raw_tp")                                                 \
-	int brk_pio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
-	{                                                             \
-		brk_hit(task, BRK_IOPORT, (__u32)ctx->args[1],        \
-			!!(__u32)ctx->args[0], 1);                    \
-		return 0;                                             \
-	}                                                             \
-	SEC("raw_tp")                                                 \
-	int brk_mmio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)    \
-	{                                                             \
-		brk_mmio(task, (__u32)ctx->args[0], ctx->args[2]);    \
-		return 0;                                             \
-	}                                                             \
-	SEC("raw_tp")                                                 \
-	int brk_msr_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
-	{                                                             \
-		brk_hit(task, BRK_MSR, (__u32)ctx->args[1],           \
-			!!(__u32)ctx->args[0], 1);                    \
-		return 0;                                             \
-	}                                                             \
-	SEC("raw_tp")                                                 \
-	int brk_hc_raw##sfx(struct bpf_raw_tracepoint_args *ctx)      \
-	{                                                             \
-		brk_hit(task, BRK_HYPERCALL, ctx->args[0], 0, 1);     \
-		return 0;                                             \
-	}                                                             \
-	BRK_REC(brk_pio_rec##sfx, BRK_IOPORT, task)                   \
-	BRK_REC(brk_mmio_rec##sfx, BRK_MMIO, task)                    \
-	BRK_REC(brk_msr_rec##sfx, BRK_MSR, task)                      \
-	BRK_REC(brk_hc_rec##sfx, BRK_HYPERCALL, task)                 \
-	/* re-entry: kvm_entry, and kvm_fpu(load) once per KVM_RUN */ \
-	SEC("raw_tp")                                                 \
-	int brk_entry_raw##sfx(void *ctx)                             \
-	{                                                             \
-		brk_end(task, 1);                                     \
-		return 0;                                             \
-	}                                                             \
-	SEC("raw_tp")                                                 \
-	int brk_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)     \
-	{                                                             \
-		if (ctx->args[0])                                     \
-			brk_end(task, 0);                             \
-		return 0;                                             \
+#define BRK_KEY(ctx, k) brk_arg(ctx, k, brk_key_arg[k])
+#define BRK_DIR(ctx, k) brk_arg(ctx, k, brk_dir_arg[k])
+#define BRK_PROGS(sfx, task)                                                 \
+	SEC("raw_tp")                                                        \
+	int brk_pio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)            \
+	{                                                                    \
+		brk_hit(task, BRK_IOPORT, (__u32)BRK_KEY(ctx, BRK_IOPORT),   \
+			!!(__u32)BRK_DIR(ctx, BRK_IOPORT), 1);               \
+		return 0;                                                    \
+	}                                                                    \
+	SEC("raw_tp")                                                        \
+	int brk_mmio_raw##sfx(struct bpf_raw_tracepoint_args *ctx)           \
+	{                                                                    \
+		brk_mmio(task, (__u32)BRK_DIR(ctx, BRK_MMIO),                \
+			 BRK_KEY(ctx, BRK_MMIO));                            \
+		return 0;                                                    \
+	}                                                                    \
+	SEC("raw_tp")                                                        \
+	int brk_msr_raw##sfx(struct bpf_raw_tracepoint_args *ctx)            \
+	{                                                                    \
+		brk_hit(task, BRK_MSR, (__u32)BRK_KEY(ctx, BRK_MSR),         \
+			!!(__u32)BRK_DIR(ctx, BRK_MSR), 1);                  \
+		return 0;                                                    \
+	}                                                                    \
+	SEC("raw_tp")                                                        \
+	int brk_hc_raw##sfx(struct bpf_raw_tracepoint_args *ctx)             \
+	{                                                                    \
+		brk_hit(task, BRK_HYPERCALL, BRK_KEY(ctx, BRK_HYPERCALL), 0, \
+			1);                                                  \
+		return 0;                                                    \
+	}                                                                    \
+	BRK_REC(brk_pio_rec##sfx, BRK_IOPORT, task)                          \
+	BRK_REC(brk_mmio_rec##sfx, BRK_MMIO, task)                           \
+	BRK_REC(brk_msr_rec##sfx, BRK_MSR, task)                             \
+	BRK_REC(brk_hc_rec##sfx, BRK_HYPERCALL, task)                        \
+	/* re-entry: kvm_entry, and kvm_fpu(load) once per KVM_RUN */        \
+	SEC("raw_tp")                                                        \
+	int brk_entry_raw##sfx(void *ctx)                                    \
+	{                                                                    \
+		brk_end(task, 1);                                            \
+		return 0;                                                    \
+	}                                                                    \
+	SEC("raw_tp")                                                        \
+	int brk_fpu_raw##sfx(struct bpf_raw_tracepoint_args *ctx)            \
+	{                                                                    \
+		if (ctx->args[0])                                            \
+			brk_end(task, 0);                                    \
+		return 0;                                                    \
 	}
 
 /* The same from a trace record, the fields where the loader says. */

@@ -4,10 +4,11 @@
  * tracepoint and bump a per-CPU counter, the "slot" of the event or of one
  * of its exit reasons. Plain events and kvm_userspace_exit are raw
  * tracepoints (the kernel's arguments, no trace record is filled).
- * kvm_exit's raw arguments are the vCPU and the ISA, not the reason: where
- * the kernel's BTF gives the vendor's vCPU struct, a raw program reads the
- * reason there; elsewhere a program on the trace record reads it from the
- * record (which takes a perf event). Reasons become slots through a
+ * x86's kvm_exit's raw arguments are the vCPU and the ISA, not the reason:
+ * where the kernel's BTF gives the vendor's vCPU struct, a raw program
+ * reads the reason there; arm64's hold it, which a raw program reads;
+ * elsewhere a program on the trace record reads it from the record (which
+ * takes a perf event). Reasons become slots through a
  * table the loader fills; reasons it does not know go to a small hash.
  * With per-thread counting on (the per-VM and per-vCPU rows), each hit is
  * also counted under (tgid, tid, slot); with a tgid set (-p), only that
@@ -34,6 +35,7 @@ const volatile __u32 ks_other_slot = 0; /* counts hits of ks_other */
 const volatile __u32 ks_stride = 0;	/* slots per CPU in ks_counts */
 const volatile struct ks_rec_cfg ks_rec[KS_NREC] = {};
 const volatile struct ks_vcpu_cfg ks_vcpu = {};
+const volatile struct ks_arg_cfg ks_earg = {};
 
 /* Count per CPU and slot, at cpu * ks_stride + slot: CPU-private like a
  * per-CPU array, but mapped into the reader, which sums it without a
@@ -272,6 +274,25 @@ int ks_exit_vcpu(struct bpf_raw_tracepoint_args *ctx)
 	/* a thread's first hits (a new key): which vCPU it runs */
 	if (added)
 		ks_note_vcpu_at(id, (const void *)ctx->args[0], ks_vcpu.id_off);
+	return 0;
+}
+
+/*
+ * kvm_exit(ret, esr_ec, vcpu_pc) on arm64: the reason from the raw
+ * arguments (vcpu_reason.h), as the record holds it, with no perf event
+ * and no record to fill. No vCPU to note: the thread's is what /proc
+ * shows of it.
+ */
+SEC("raw_tp")
+int ks_exit_arg(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id;
+
+	if (!ks_mine(&id))
+		return 0;
+	if (ks_earg.parent_slot != KS_NONE)
+		ks_count(id, ks_earg.parent_slot);
+	ks_child(id, ks_earg.src, 0, arg_reason_read(&ks_earg, ctx));
 	return 0;
 }
 

@@ -33,8 +33,10 @@ const volatile __u32 lat_isa_size = 0;	/* 0: none */
 const volatile __s64 lat_isa_guard = 0;
 const volatile __u32 lat_uexit_off = 0;	 /* kvm_userspace_exit's, when read */
 const volatile __u32 lat_uexit_size = 4; /* from the record (tests) */
-/* kvm_exit's reason in the vCPU's structs, for lat_exit_vcpu */
+/* kvm_exit's reason in the vCPU's structs, for lat_exit_vcpu; in its
+ * raw arguments, for lat_exit_arg */
 const volatile struct ks_vcpu_cfg lat_vcpu = {};
+const volatile struct ks_arg_cfg lat_earg = {};
 
 /* The KVM_RUN mark on raw_syscalls:sys_enter (measured, not chosen: it
  * runs on every system call of the host): the ioctl number, KVM_RUN, and
@@ -252,8 +254,10 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
  *  lat_exit_vcpu: kvm_exit(vcpu, isa), its reason read from the vCPU's
  *   structs (vcpu_reason.h); an exit whose reason cannot be read is not
  *   timed.
- *  lat_exit_rec: kvm_exit, its reason from the trace record (where the
- *   kernel's BTF does not say where the vCPU keeps it).
+ *  lat_exit_arg: kvm_exit(ret, esr_ec, vcpu_pc) on arm64, its reason
+ *   from the raw arguments (vcpu_reason.h).
+ *  lat_exit_rec: kvm_exit, its reason from the trace record (where
+ *   neither the kernel's BTF nor the arguments say where it is).
  *  lat_uexit_raw: kvm_userspace_exit(u32 reason, int errno), reason arg 0.
  *  lat_uexit_rec: kvm_userspace_exit read from its record (a tracepoint
  *   standing in for it, in tests).
@@ -278,6 +282,12 @@ static __always_inline __u64 lat_field(void *rec, __u32 off, __u32 size)
                                                                                 \
 		if (!vcpu_reason_read(&lat_vcpu, ctx, &reason, &cls))           \
 			lat_begin(task, LAT_EXIT, cls, reason);                 \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("raw_tp")                                                           \
+	int lat_exit_arg##sfx(struct bpf_raw_tracepoint_args *ctx)              \
+	{                                                                       \
+		lat_begin(task, LAT_EXIT, 0, arg_reason_read(&lat_earg, ctx));  \
 		return 0;                                                       \
 	}                                                                       \
 	SEC("tracepoint")                                                       \

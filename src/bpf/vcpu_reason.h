@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The one way the BPF programs read kvm_exit's reason from the vCPU's
- * structs on its raw tracepoint (struct ks_vcpu_cfg of bpf_shared.h says
- * where): the counting programs' and the exit-latency programs'. For
- * clang -target bpf only.
+ * The one way the BPF programs read kvm_exit's reason on its raw
+ * tracepoint: from the vCPU's structs (x86: struct ks_vcpu_cfg of
+ * bpf_shared.h says where), or from the raw arguments (arm64: struct
+ * ks_arg_cfg); the counting programs' and the exit-latency programs'.
+ * For clang -target bpf only.
  */
 #ifndef KVMSTAT_VCPU_REASON_H
 #define KVMSTAT_VCPU_REASON_H
@@ -48,6 +49,29 @@ vcpu_reason_read(const volatile struct ks_vcpu_cfg *c,
 	else
 		rc = bpf_probe_read_kernel(reason, 8, p);
 	return rc ? -1 : 0;
+}
+
+/*
+ * The reason of the hit whose raw arguments are ctx and hold it, as c
+ * says (arm64's kvm_exit(ret, esr_ec, vcpu_pc): esr_ec for a trap, else
+ * 0, as the kernel's record). The first two arguments are read at fixed
+ * offsets, as the verifier wants of a context, and hidden from the
+ * compiler before one is picked, so that the pick cannot become a load
+ * at a computed offset; c is read-only data, so the verifier keeps one
+ * branch.
+ */
+static __always_inline __u64
+arg_reason_read(const volatile struct ks_arg_cfg *c,
+		const struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 a0 = ctx->args[0], a1 = ctx->args[1];
+	__u64 gate;
+
+	asm volatile("" : "+r"(a0), "+r"(a1));
+	gate = c->gate_arg ? a1 : a0;
+	if (c->gate_mask && (gate & c->gate_mask) != c->gate_value)
+		return 0;
+	return (c->arg ? a1 : a0) & c->mask;
 }
 
 #endif

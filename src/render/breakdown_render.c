@@ -16,15 +16,17 @@
 #include "units.h"
 #include "util.h"
 
-/* Per kind: the key's title, its label and what perf kvm stat calls the
- * directions ("POUT", "W"). */
+/* Per kind: the key's title, its label, its metric family and its
+ * tracepoint where a table does not name it (a replay of an older
+ * recording). */
 static const struct {
-	const char *kind, *title, *label, *metric;
+	const char *kind, *title, *label, *metric, *event;
 } br_kinds[] = {
-	{ "ioport", "IO Port Access", "port", "kvm_ioport_exits" },
-	{ "mmio", "MMIO Access", "address", "kvm_mmio_exits" },
-	{ "msr", "MSR Access", "msr", "kvm_msr_exits" },
-	{ "hypercall", "Hypercall", "nr", "kvm_hypercall_exits" },
+	{ "ioport", "IO Port Access", "port", "kvm_ioport_exits", "kvm_pio" },
+	{ "mmio", "MMIO Access", "address", "kvm_mmio_exits", "kvm_mmio" },
+	{ "msr", "MSR Access", "msr", "kvm_msr_exits", "kvm_msr" },
+	{ "hypercall", "Hypercall", "nr", "kvm_hypercall_exits",
+	  "kvm_hypercall" },
 };
 
 static int br_kind(const char *kind)
@@ -258,7 +260,8 @@ json_t *breakdown_render_json(const struct snapshot *snap, pid_t pid, int vcpu)
 
 /* The events and child events whose exits a kind breaks down: its
  * tracepoint, and kvm_exit's and kvm_userspace_exit's reasons for it
- * (VMX's and SVM's spellings, kvm_stat's and the kernel's). */
+ * (VMX's and SVM's spellings, kvm_stat's and the kernel's; arm64's
+ * exception classes: a data abort from the guest, an HVC). */
 static const struct {
 	const char *kind, *event;
 } br_events[] = {
@@ -273,6 +276,7 @@ static const struct {
 	{ "mmio", "kvm_exit(NPF)" },
 	{ "mmio", "kvm_exit(npf)" },
 	{ "mmio", "kvm_userspace_exit(MMIO)" },
+	{ "mmio", "kvm_exit(DABT_LOW)" },
 	{ "msr", "kvm_msr" },
 	{ "msr", "kvm_exit(MSR_READ)" },
 	{ "msr", "kvm_exit(MSR_WRITE)" },
@@ -285,6 +289,9 @@ static const struct {
 	{ "hypercall", "kvm_exit(VMMCALL)" },
 	{ "hypercall", "kvm_exit(hypercall)" },
 	{ "hypercall", "kvm_userspace_exit(HYPERCALL)" },
+	{ "hypercall", "kvm_hvc_arm64" },
+	{ "hypercall", "kvm_exit(HVC64)" },
+	{ "hypercall", "kvm_exit(HVC32)" },
 };
 
 const char *breakdown_render_kind_of(const char *event, unsigned *bit)
@@ -399,25 +406,25 @@ static void br_metrics_level(struct strbuf *b, const struct snap_breakdown *bd,
 			     size_t k, bool vcpu, bool vm_tables,
 			     bool openmetrics)
 {
-	const char *base = br_kinds[k].metric;
+	const char *base = br_kinds[k].metric, *event = NULL;
 	char m[64];
-	bool any = false, some = false;
+	bool any = false;
 
 	snprintf(m, sizeof(m), "%s%s", vcpu ? "kvm_vcpu_" : "",
 		 vcpu ? base + 4 : base);
-	for (size_t i = 0; i < bd->ntables && !some; i++)
-		some = br_written(bd, &bd->tables[i], k, vcpu, vm_tables);
-	if (!some)
+	/* the tracepoint is the architecture's (kvm_hypercall, or arm64's
+	 * kvm_hvc_arm64), named in each table */
+	for (size_t i = 0; i < bd->ntables && !event; i++)
+		if (br_written(bd, &bd->tables[i], k, vcpu, vm_tables))
+			event = bd->tables[i].event ? bd->tables[i].event :
+						      br_kinds[k].event;
+	if (!event)
 		return;
 	strbuf_addf(b,
 		    "# HELP %s%s Exits by %s and direction, counted "
 		    "from %s (the top %zu keys of each %s, the rest as "
 		    "other).\n# TYPE %s%s counter\n",
-		    m, openmetrics ? "" : "_total", br_kinds[k].label,
-		    k == 0 ? "kvm_pio" :
-		    k == 1 ? "kvm_mmio" :
-		    k == 2 ? "kvm_msr" :
-			     "kvm_hypercall",
+		    m, openmetrics ? "" : "_total", br_kinds[k].label, event,
 		    bd->top, vcpu ? "vCPU" : "VM", m,
 		    openmetrics ? "" : "_total");
 	for (size_t i = 0; i < bd->ntables; i++) {

@@ -229,6 +229,20 @@ int bpf_engine_vcpu(struct bpf_engine *e, const char *tp_name,
 	return 0;
 }
 
+int bpf_engine_arg(struct bpf_engine *e, const char *tp_name,
+		   const struct ks_arg_cfg *cfg)
+{
+	struct bpf_program *prog = e->skel->progs.ks_exit_arg;
+
+	if (cfg->arg > 1 || cfg->gate_arg > 1)
+		return -EINVAL;
+	if (bpf_program__autoload(prog))
+		return -EBUSY;
+	memcpy((void *)&e->skel->rodata->ks_earg, cfg, sizeof(*cfg));
+	bpf_engine_hook(e, prog)->tp_name = xstrdup(tp_name);
+	return 0;
+}
+
 int bpf_engine_record(struct bpf_engine *e, int tp_id,
 		      const struct ks_rec_cfg *cfg)
 {

@@ -64,9 +64,6 @@ struct brk_att {
 static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 		     int k, struct brk_att *a)
 {
-	static const char *const names[BRK_NKINDS] = { "kvm_pio", "kvm_mmio",
-						       "kvm_msr",
-						       "kvm_hypercall" };
 	struct breakdown_bpf *s = e->skel;
 	struct bpf_program *raw[BRK_NKINDS] = { BRK_PROG(e, brk_pio_raw),
 						BRK_PROG(e, brk_mmio_raw),
@@ -79,7 +76,12 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 	const struct brk_source *src = &cfg->src[k];
 
 	if (src->raw) {
-		*a = (struct brk_att){ raw[k], src->raw, -1, names[k] };
+		if (src->key_arg >= BRK_NARGS(k) ||
+		    (src->dir_arg >= BRK_NARGS(k) && src->dir_arg != BRK_NO_ARG))
+			return false;
+		s->rodata->brk_key_arg[k] = src->key_arg;
+		s->rodata->brk_dir_arg[k] = src->dir_arg;
+		*a = (struct brk_att){ raw[k], src->raw, -1, src->event };
 		return true;
 	}
 	if (src->id < 0)
@@ -88,7 +90,7 @@ static bool brk_pick(struct brk_engine *e, const struct brk_engine_cfg *cfg,
 	s->rodata->brk_key_size[k] = src->key.size;
 	s->rodata->brk_dir_off[k] = src->dir.off;
 	s->rodata->brk_dir_size[k] = src->dir.size;
-	*a = (struct brk_att){ rec[k], NULL, src->id, names[k] };
+	*a = (struct brk_att){ rec[k], NULL, src->id, src->event };
 	return true;
 }
 

@@ -51,7 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -162,7 +161,12 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 				       e->skel->maps.lat_task,
 				false);
 	e->skel->rodata->lat_tgid = cfg->tgid;
-	if (cfg->exit_id >= 0 && cfg->exit_raw) {
+	if (cfg->exit_id >= 0 && cfg->exit_raw && cfg->exit_by_arg) {
+		memcpy((void *)&e->skel->rodata->lat_earg, &cfg->exit_arg,
+		       sizeof(cfg->exit_arg));
+		att[n++] = (typeof(att[0])){ LAT_PROG(lat_exit_arg),
+					     cfg->exit_raw, -1, "kvm_exit" };
+	} else if (cfg->exit_id >= 0 && cfg->exit_raw) {
 		memcpy((void *)&e->skel->rodata->lat_vcpu, &cfg->exit_vcpu,
 		       sizeof(cfg->exit_vcpu));
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_exit_vcpu),
@@ -197,17 +201,13 @@ static struct lat_engine *lat_open(const struct lat_engine_cfg *cfg, bool task,
 	else if (cfg->mark == LAT_MARK_FPU && cfg->fpu_raw)
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_fpu_raw),
 					     cfg->fpu_raw, -1, "kvm_fpu" };
-#ifdef __x86_64__
-	else if (cfg->mark == LAT_MARK_SYSCALL) {
+	else if (cfg->mark == LAT_MARK_SYSCALL && cfg->sys_arg1_off) {
 		e->skel->rodata->lat_sys_ioctl = SYS_ioctl;
 		e->skel->rodata->lat_sys_kvm_run = KVM_RUN;
-		/* the kernel's pt_regs begins as user_regs_struct */
-		e->skel->rodata->lat_sys_arg1_off =
-			offsetof(struct user_regs_struct, rsi);
+		e->skel->rodata->lat_sys_arg1_off = cfg->sys_arg1_off;
 		att[n++] = (typeof(att[0])){ LAT_PROG(lat_sys_raw), "sys_enter",
 					     -1, "raw_syscalls:sys_enter" };
 	}
-#endif
 	for (size_t i = 0; i < n; i++)
 		bpf_program__set_autoload(att[i].prog, true);
 	*err = latency_bpf__load(e->skel);

@@ -1112,7 +1112,8 @@ int vm_load_vcpu_threads(const char *proc_root, const char *debugfs_root,
 	if ((v->named && all) || !debugfs_root)
 		return rc;
 	n = vm_load_vcpus_debugfs(debugfs_root, &held);
-	v->nheld = n;
+	/* none: not known (arm64's KVM makes no vcpuN directories there) */
+	v->nheld = n > 0 ? n : -1;
 	for (size_t i = 0; i < held.nvcpus; i++)
 		vm_vcpus_learn(&v->vcpus, &v->nvcpus, &held.vcpus[i]);
 	vm_info_clear(&held);

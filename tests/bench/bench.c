@@ -259,6 +259,9 @@ static int bench_hit_breakdown(void)
 			for (int k = 0; k < BRK_NKINDS; k++)
 				cfg.src[k] = (struct brk_source){ .id = -1 };
 			cfg.src[BRK_IOPORT].raw = "sys_enter";
+			/* sys_enter(regs, id): the id as a port */
+			cfg.src[BRK_IOPORT].key_arg = 1;
+			cfg.src[BRK_IOPORT].dir_arg = 0;
 			if (w) {
 				/* --latency's engine (its maps; no
 				 * tracepoint of its own here) */

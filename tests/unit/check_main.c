@@ -72,6 +72,10 @@ int main(void)
 	srunner_add_suite(sr, mtree_suite());
 	srunner_add_suite(sr, numfmt_suite());
 	srunner_add_suite(sr, kbtf_suite());
+	srunner_add_suite(sr, arch_raw_suite());
+	srunner_add_suite(sr, breakdown_suite());
+	srunner_add_suite(sr, brk_engine_suite());
+	srunner_add_suite(sr, lat_engine_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	test_skip_init();
 	srunner_run_all(sr, CK_NORMAL);

@@ -8,17 +8,22 @@
  * from the record (the renamer's oom_score_adj): a known reason counts in
  * its slot, an unknown one in the other-reasons hash; so does the program
  * that reads it from the task's structs, as kvm_exit's is read from the
- * vCPU's, at offsets from the kernel's BTF. Needs root and
+ * vCPU's, at offsets from the kernel's BTF, and the one that reads it
+ * from the raw arguments, as arm64's kvm_exit's is (on
+ * raw_syscalls:sys_enter, each getppid() a hit). Needs root and
  * tracefs; says SKIP otherwise (a failure when KVMSTAT_REQUIRE_KVM=1).
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <bpf/libbpf.h>
 
 #include "bpf_engine.h"
 #include "fs.h"
@@ -147,7 +152,13 @@ START_TEST(test_plain_exact_per_thread)
 	ck_assert_int_eq(bpf_engine_plain(e, 1, "task_rename"), 0);
 	ck_assert_int_eq(bpf_engine_plain(e, 3, "task_rename"), 0);
 	load_attach(e);
-	ck_assert_uint_eq(bpf_engine_fds(e), 10 + (plain_way == 1));
+	/* one program more without cookies (asked, or a kernel before
+	 * 6.10 without them for raw tracepoints) */
+	ck_assert_uint_eq(bpf_engine_fds(e),
+			  10 + (plain_way == 1 ||
+				libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+							BPF_FUNC_get_attach_cookie,
+							NULL) != 1));
 	renames(1000);
 	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
 	ck_assert_uint_eq(counts[0], 0);
@@ -296,6 +307,79 @@ START_TEST(test_vcpu_reasons)
 }
 END_TEST
 
+/* Whether any other reason of this thread was not 0, and their count. */
+struct others {
+	uint32_t tgid, tid;
+	uint64_t count;
+	bool nonzero;
+};
+
+static void on_other_reason(void *ctx, const struct ks_other_key *k, uint64_t v)
+{
+	struct others *o = ctx;
+
+	if (k->tgid != o->tgid || k->tid != o->tid)
+		return;
+	o->count += v;
+	o->nonzero |= k->reason != 0;
+}
+
+/*
+ * The program that reads a reason from the raw arguments, as arm64's
+ * kvm_exit(ret, esr_ec, vcpu_pc) is read, on raw_syscalls:sys_enter(regs,
+ * id): the id as the reason (argument 1), slot 2 for getppid's. Gated on
+ * the id being getppid's (0: every other call's reason is 0), on the
+ * pointer's low bits being 1 (argument 0, never: no getppid counts), and
+ * not gated (the other calls' reasons are theirs).
+ */
+START_TEST(test_arg_reasons)
+{
+	struct ks_arg_cfg ac = {
+		.parent_slot = 0, .src = 1, .arg = 1, .mask = 0xffffffff
+	};
+	struct others o = { .tgid = (uint32_t)getpid(),
+			    .tid = (uint32_t)syscall(SYS_gettid) };
+	struct bpf_engine *e;
+	uint64_t counts[3];
+	const char *why;
+
+	if (geteuid()) {
+		test_skip("test_arg_reasons", "needs root for bpf(2)");
+		return;
+	}
+	if (_i == 0) {
+		ac.gate_arg = 1;
+		ac.gate_mask = 0xffffffff;
+		ac.gate_value = SYS_getppid;
+	} else if (_i == 1) {
+		ac.gate_arg = 0;
+		ac.gate_mask = 7; /* struct pt_regs is 8-byte aligned */
+		ac.gate_value = 1;
+	}
+	e = engine(3);
+	ac.arg = 2;
+	ck_assert_int_eq(bpf_engine_arg(e, "sys_enter", &ac), -EINVAL);
+	ac.arg = 1;
+	ck_assert_int_eq(bpf_engine_arg(e, "sys_enter", &ac), 0);
+	ck_assert_int_eq(bpf_engine_arg(e, "sys_enter", &ac), -EBUSY);
+	ck_assert_msg(bpf_engine_load(e) == 0, "load: %s",
+		      bpf_engine_last_log());
+	ck_assert_int_eq(bpf_engine_set_reason(e, 1, 0, SYS_getppid, 2), 0);
+	ck_assert_int_eq(bpf_engine_attach(e, &why), 0);
+	for (int i = 0; i < 300; i++)
+		syscall(SYS_getppid);
+	for (int i = 0; i < 50; i++)
+		syscall(SYS_getpid);
+	ck_assert_int_eq(bpf_engine_read(e, counts), 0);
+	ck_assert_uint_eq(counts[2], _i == 1 ? 0 : 300);
+	ck_assert_uint_ge(counts[0], 350);
+	ck_assert_int_eq(bpf_engine_others(e, on_other_reason, &o), 0);
+	ck_assert_uint_ge(o.count, _i == 1 ? 350 : 50);
+	ck_assert(o.nonzero == (_i == 2));
+	bpf_engine_free(e);
+}
+END_TEST
+
 Suite *bpf_engine_suite(void)
 {
 	Suite *s = suite_create("bpf_engine");
@@ -304,6 +388,7 @@ Suite *bpf_engine_suite(void)
 	tcase_add_loop_test(tc, test_plain_exact_per_thread, 0, 2);
 	tcase_add_test(tc, test_record_reasons);
 	tcase_add_test(tc, test_vcpu_reasons);
+	tcase_add_loop_test(tc, test_arg_reasons, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,9 +6,11 @@
  * kvm_exit's raw arguments are the vCPU and the ISA; its reason is what
  * the vendor module saved from the VMCS or VMCB, which a raw program
  * reads from the vendor's vCPU struct (vcpu_svm, vcpu_vmx) at offsets
- * found in the kernel's BTF files (tp_vcpu_reason); where those are missing
- * (no vendor module, as this machine's kvm_pvm, or a kernel without
- * module BTF), a program on the trace record reads the reason the
+ * found in the kernel's BTF files (tp_vcpu_reason); arm64's kvm_exit(ret,
+ * esr_ec, vcpu_pc) holds the reason in its raw arguments, which a raw
+ * program reads as the arch descriptor says (tp_arg_reason); where neither
+ * serves (no vendor module, as this machine's kvm_pvm, or a kernel
+ * without module BTF), a program on the trace record reads the reason the
  * kernel's format names. With the per-VM rows wanted, counts are also
  * kept per thread; with -p only that process's hits count, so threads
  * that start later are in from their first hit.
@@ -219,9 +221,47 @@ static int tp_bpf_plain(struct tp_priv *tp, uint32_t i, const char *name,
 	return bpf_engine_plain(tp->be, i, name);
 }
 
+/* The place of field among f's own fields (the common_* ones aside), or
+ * -1 when f has no such field. */
+static int tp_field_place(const struct tp_format *f, const char *field)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < f->nfields; i++) {
+		if (!strncmp(f->fields[i].name, "common_", 7))
+			continue;
+		if (!strcmp(f->fields[i].name, field))
+			return n;
+		n++;
+	}
+	return -1;
+}
+
+/* The descriptor's raw arguments: KVMSTAT_EXIT_REASON=record turns them
+ * down as it does the vCPU's structs (make bench compares the two). */
+bool tp_arg_reason(const struct tp_format *f, const char *field, bool guarded,
+		   struct ks_arg_cfg *c)
+{
+	const struct arch_source *a = f ? arch_source_find(arch_host, f->name,
+							   field) :
+					  NULL;
+	const char *in = getenv("KVMSTAT_EXIT_REASON");
+
+	if (!a || !a->raw.known || guarded || (in && !strcmp(in, "record")) ||
+	    tp_field_place(f, field) != (int)a->raw.arg)
+		return false;
+	*c = (struct ks_arg_cfg){ .arg = a->raw.arg,
+				  .gate_arg = a->raw.gate_arg,
+				  .mask = a->raw.mask,
+				  .gate_mask = a->raw.gate_mask,
+				  .gate_value = a->raw.gate_value };
+	return true;
+}
+
 /* Declares the program of child source si: its raw argument for a
- * native kvm_userspace_exit, the vCPU's structs where they hold the
- * reason (tp_vcpu_reason), else its trace record. */
+ * native kvm_userspace_exit, the raw arguments where the architecture
+ * says they hold the reason (tp_arg_reason), the vCPU's structs where
+ * they hold it (tp_vcpu_reason), else its trace record. */
 static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 {
 	struct tp_source *s = &tp->src[si];
@@ -230,6 +270,7 @@ static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 	struct ks_rec_cfg rc = { 0 };
 	const struct tp_field *id;
 	struct ks_vcpu_cfg vc;
+	struct ks_arg_cfg ac;
 	bool native;
 	char *name = tp_raw_name(tp, (size_t)s->ev, &native);
 	int err;
@@ -241,6 +282,16 @@ static int tp_bpf_source(struct tp_priv *tp, uint32_t si, bool *uexit)
 		*uexit = true;
 		free(name);
 		return err;
+	}
+	if (name && native &&
+	    tp_arg_reason(s->fmt, s->reason_name, s->isa.size != 0, &ac)) {
+		ac.parent_slot = parent;
+		ac.src = si;
+		err = bpf_engine_arg(tp->be, name, &ac);
+		if (err != -EBUSY) {
+			free(name);
+			return err;
+		}
 	}
 	if (name && native &&
 	    !tp_vcpu_reason(ev->name, s->isa.size ? s->isa_name : NULL,

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The breakdown collector (include/breakdown.h): finds kvm_pio, kvm_mmio,
- * kvm_msr and kvm_hypercall under the run's tracefs (in a test tree, the
- * real tracepoints their ids name, read from their records at the places
- * the tree's format files say), and with latency kvm_entry and kvm_fpu,
+ * The breakdown collector (include/breakdown.h): finds the tracepoints the
+ * architecture's descriptor names for the kinds asked (x86's kvm_pio,
+ * kvm_mmio, kvm_msr and kvm_hypercall; arm64's kvm_mmio and kvm_hvc_arm64)
+ * under the run's tracefs (in a test tree, the real tracepoints their ids
+ * name, read from their records at the places the tree's format files
+ * say), and with latency kvm_entry and kvm_fpu,
  * the re-entry marks; loads the breakdown engine, and each read turns its
  * per-thread counts into keyed tables of the whole selection, each VM and
  * (asked for) each vCPU: the top keys of a table by count, the rest summed
@@ -32,40 +34,29 @@
 #include "tracepoint_int.h"
 #include "util.h"
 
-/* Each kind: its name, tracepoint, key and direction fields (raw
- * tracepoints read their arguments instead: see breakdown.bpf.c), and
- * its directions' names. */
+/* Each kind: its name, its directions' names, whether the VMs name its
+ * keys (cfg.gpa_name), and where it is, said to a host without it. Its
+ * tracepoint, fields, raw arguments and names of keys are the
+ * architecture's (arch_breakdown_for). */
 static const struct {
-	const char *name, *event, *key, *dir;
+	const char *name;
 	const char *dirs[2];
-	int names;	/* arch_key_kind of its names, or -1 */
-	bool gpa_names; /* named by the VMs (cfg.gpa_name) */
+	bool gpa_names;
+	const char *only;
 } bd_kinds[BRK_NKINDS] = {
 	[BRK_IOPORT] = { "ioport",
-			 "kvm_pio",
-			 "port",
-			 "rw",
 			 { "in", "out" },
-			 ARCH_KEY_IOPORT },
+			 false,
+			 "I/O ports are x86 only" },
 	[BRK_MMIO] = { "mmio",
-		       "kvm_mmio",
-		       "gpa",
-		       "type",
 		       { "read", "write" },
-		       -1,
-		       true },
-	[BRK_MSR] = { "msr",
-		      "kvm_msr",
-		      "ecx",
-		      "write",
-		      { "read", "write" },
-		      ARCH_KEY_MSR },
+		       true,
+		       "kvm_mmio is not this architecture's" },
+	[BRK_MSR] = { "msr", { "read", "write" }, false, "MSRs are x86 only" },
 	[BRK_HYPERCALL] = { "hypercall",
-			    "kvm_hypercall",
-			    "nr",
-			    NULL,
 			    { NULL, NULL },
-			    -1 },
+			    false,
+			    "hypercalls are broken down on x86 and arm64 only" },
 };
 
 /* A key in one scope, this read. */
@@ -103,6 +94,8 @@ struct bd_name {
 
 struct breakdown {
 	struct breakdown_cfg cfg;
+	/* each kind's tracepoint and names here, or NULL */
+	const struct arch_breakdown *arch[BRK_NKINDS];
 	struct brk_engine *eng;
 	struct tp_vcpumap vcpus;
 	struct bd_ent *ent;
@@ -125,18 +118,44 @@ struct breakdown {
 	struct snap_breakdown out;
 };
 
-int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg)
+unsigned breakdown_kinds_on(const struct arch_desc *d)
 {
-	char *copy = xstrdup(list), *save = NULL;
+	unsigned kinds = 0;
+
+	for (int k = 0; k < BRK_NKINDS; k++)
+		if (arch_breakdown_for(d, bd_kinds[k].name))
+			kinds |= 1u << k;
+	return kinds;
+}
+
+/* d's kinds, "mmio, hypercall" ("none" when it has none), into buf. */
+static const char *bd_kinds_text(const struct arch_desc *d, char *buf,
+				 size_t len)
+{
+	unsigned kinds = breakdown_kinds_on(d);
+
+	snprintf(buf, len, "%s", kinds ? "" : "none");
+	for (int k = 0; k < BRK_NKINDS; k++)
+		if (kinds & 1u << k)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+				 *buf ? ", " : "", bd_kinds[k].name);
+	return buf;
+}
+
+int breakdown_parse_on(const struct arch_desc *d, const char *list,
+		       unsigned *kinds, struct errmsg *msg)
+{
+	char *copy = xstrdup(list), *save = NULL, have[64];
 	int rc = 0;
 
 	*kinds = 0;
+	bd_kinds_text(d, have, sizeof(have));
 	for (char *w = strtok_r(copy, ", ", &save); w && !rc;
 	     w = strtok_r(NULL, ", ", &save)) {
 		int k;
 
 		if (!strcmp(w, "all")) {
-			*kinds |= (1u << BRK_NKINDS) - 1;
+			*kinds |= breakdown_kinds_on(d);
 			continue;
 		}
 		for (k = 0; k < BRK_NKINDS && strcmp(w, bd_kinds[k].name); k++)
@@ -144,40 +163,51 @@ int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg)
 		if (k == BRK_NKINDS)
 			rc = errmsg_set(msg, -EINVAL,
 					"--breakdown: no kind '%s' (one or more "
-					"of " BREAKDOWN_KINDS ", or all)",
-					w);
+					"of %s, or all)",
+					w, have);
+		else if (!arch_breakdown_for(d, w))
+			rc = errmsg_set(msg, -EINVAL,
+					"--breakdown %s: %s; on %s: %s", w,
+					bd_kinds[k].only, d->name, have);
 		else
 			*kinds |= 1u << k;
 	}
 	if (!rc && !*kinds)
 		rc = errmsg_set(msg, -EINVAL,
-				"--breakdown: an empty list (one or more of " BREAKDOWN_KINDS
-				", or all)");
+				"--breakdown: an empty list (one or more of "
+				"%s, or all)",
+				have);
 	free(copy);
 	return rc;
 }
 
+int breakdown_parse(const char *list, unsigned *kinds, struct errmsg *msg)
+{
+	return breakdown_parse_on(arch_host, list, kinds, msg);
+}
+
 /* Kind k's source: its raw tracepoint, or (a test tree standing another
  * tracepoint in for it) its record; false when it has none. */
-static bool bd_source(const struct breakdown_cfg *cfg, int k,
-		      struct brk_source *src)
+static bool bd_source(const struct breakdown_cfg *cfg,
+		      const struct arch_breakdown *a, struct brk_source *src)
 {
-	struct tp_format *f = tp_kvm_format(cfg->tracefs_root,
-					    bd_kinds[k].event);
+	struct tp_format *f = tp_kvm_format(cfg->tracefs_root, a->event);
 	char *raw;
 	bool native, ok = false;
 
 	src->raw = NULL;
 	src->id = -1;
+	src->event = a->event;
+	src->key_arg = a->key_arg;
+	src->dir_arg = a->dir ? a->dir_arg : BRK_NO_ARG;
 	if (!f)
 		return false;
-	raw = tp_kvm_raw_name(cfg->tracefs_root, f, bd_kinds[k].event, &native);
+	raw = tp_kvm_raw_name(cfg->tracefs_root, f, a->event, &native);
 	if (raw && native) {
 		src->raw = raw;
 		ok = true;
-	} else if (raw && tp_rec_field(f, bd_kinds[k].key, &src->key)) {
-		if (!bd_kinds[k].dir ||
-		    !tp_rec_field(f, bd_kinds[k].dir, &src->dir))
+	} else if (raw && tp_rec_field(f, a->key, &src->key)) {
+		if (!a->dir || !tp_rec_field(f, a->dir, &src->dir))
 			src->dir = (struct lat_rec_field){ 0, 0 };
 		src->id = f->id;
 		ok = true;
@@ -207,8 +237,10 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 	struct brk_engine_cfg ec = { .tgid = (uint32_t)cfg->pid,
 				     .timed = cfg->timed };
 	const char *what = NULL;
+	const char *ev[BRK_NKINDS];
+	char events[128] = "";
 	unsigned found = 0;
-	int err = 0;
+	int err = 0, nev = 0;
 
 	*out = NULL;
 	b->cfg = *cfg;
@@ -221,16 +253,30 @@ int breakdown_open(struct breakdown **out, const struct breakdown_cfg *cfg,
 	hashtab_init(&b->ent_index);
 	hashtab_init(&b->prev_index);
 	hashtab_init(&b->name_index);
+	/* the kinds this architecture has: the monitor's 'k' asks all */
+	b->cfg.kinds &= breakdown_kinds_on(arch_host);
 	for (int k = 0; k < BRK_NKINDS; k++) {
 		ec.src[k] = (struct brk_source){ .id = -1 };
-		if ((cfg->kinds & 1u << k) && bd_source(cfg, k, &ec.src[k]))
+		b->arch[k] = arch_breakdown_for(arch_host, bd_kinds[k].name);
+		if (!(b->cfg.kinds & 1u << k))
+			continue;
+		ev[nev++] = b->arch[k]->event;
+		if (bd_source(cfg, b->arch[k], &ec.src[k]))
 			found |= 1u << k;
 	}
+	/* "kvm_pio, kvm_mmio, kvm_msr or kvm_hypercall" */
+	for (int i = 0; i < nev; i++)
+		snprintf(events + strlen(events),
+			 sizeof(events) - strlen(events), "%s%s",
+			 !i	     ? "" :
+			 i + 1 < nev ? ", " :
+				       " or ",
+			 ev[i]);
 	if (!found) {
 		err = errmsg_set(msg, -ENOENT,
-				 "--breakdown: no kvm_pio, kvm_mmio, kvm_msr or "
-				 "kvm_hypercall tracepoint under %s; load the "
-				 "kvm module and mount tracefs",
+				 "--breakdown: no %s tracepoint under %s; load "
+				 "the kvm module and mount tracefs",
+				 *events ? events : "kvm",
 				 cfg->tracefs_root ? cfg->tracefs_root :
 						     "/sys/kernel/tracing");
 		goto out;
@@ -263,7 +309,7 @@ out:
 		breakdown_close(b);
 		return err;
 	}
-	b->out.kinds = cfg->kinds;
+	b->out.kinds = b->cfg.kinds;
 	b->out.timed = cfg->timed;
 	b->out.top = b->cfg.top;
 	b->out.vcpu_series = cfg->per_vcpu;
@@ -485,15 +531,13 @@ static const char *bd_name(struct breakdown *b, const struct bd_ent *e)
 
 	if (gpa && !b->cfg.gpa_name)
 		return NULL;
-	if (!gpa && bd_kinds[e->kind].names < 0)
+	if (!gpa && (!b->arch[e->kind] || !b->arch[e->kind]->names))
 		return NULL;
 	n = bd_name_entry(b, e->kind, gpa ? e->pid : 0, e->key, &added);
 	if (!added && !gpa)
 		return n->name;
 	name = gpa ? bd_gpa_ask(b, e) :
-		     arch_key_name(arch_host,
-				   (enum arch_key_kind)bd_kinds[e->kind].names,
-				   e->key, buf, sizeof(buf));
+		     arch_key_name(b->arch[e->kind], e->key, buf, sizeof(buf));
 	if (name && n->name && !strcmp(name, n->name))
 		return n->name;
 	free(n->name);
@@ -543,11 +587,13 @@ static void bd_table(struct breakdown *b, size_t i, size_t j)
 				     b->captables * sizeof(*b->tables));
 	}
 	t = &b->tables[b->ntables++];
-	*t = (struct snap_brk_table){ .kind = bd_kinds[e0->kind].name,
-				      .event = bd_kinds[e0->kind].event,
-				      .pid = e0->pid,
-				      .vcpu = e0->vcpu,
-				      .tid = e0->tid };
+	*t = (struct snap_brk_table){
+		.kind = bd_kinds[e0->kind].name,
+		.event = b->arch[e0->kind] ? b->arch[e0->kind]->event : NULL,
+		.pid = e0->pid,
+		.vcpu = e0->vcpu,
+		.tid = e0->tid
+	};
 	/* rows go to b->rows; t->rows is set once they are all there */
 	t->nrows = b->nrows;
 	for (size_t x = i; x < j; x++) {

@@ -69,7 +69,8 @@ struct latency {
 
 /* kvm_exit: its reason field and the guard that picks a table; its raw
  * tracepoint (ec->exit_raw, the caller frees it) where the reason can be
- * read from the vCPU (tp_vcpu_reason), so that no perf event is needed. */
+ * read from the raw arguments (tp_arg_reason) or the vCPU
+ * (tp_vcpu_reason), so that no perf event is needed. */
 static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 {
 	static const char *const fields[] = { "exit_reason", "esr_ec",
@@ -105,11 +106,17 @@ static void lat_setup_exit(struct latency *l, struct lat_engine_cfg *ec)
 	ec->exit_id = f->id;
 	name = tp_kvm_raw_name(l->cfg.tracefs_root, f, "kvm_exit", &native);
 	if (name && native &&
-	    !tp_vcpu_reason("kvm_exit", guard_field, ec->exit_guard,
-			    ec->exit_reason.size, &ec->exit_vcpu))
+	    tp_arg_reason(f, l->exit_field, guard_field != NULL,
+			  &ec->exit_arg)) {
+		ec->exit_by_arg = true;
 		ec->exit_raw = name;
-	else
+	} else if (name && native &&
+		   !tp_vcpu_reason("kvm_exit", guard_field, ec->exit_guard,
+				   ec->exit_reason.size, &ec->exit_vcpu)) {
+		ec->exit_raw = name;
+	} else {
 		free(name);
+	}
 }
 
 static const char *lat_pick_mark(enum lat_mark *m)
@@ -120,12 +127,11 @@ static const char *lat_pick_mark(enum lat_mark *m)
 		*m = LAT_MARK_NONE;
 		return "kvm_entry";
 	}
-#ifdef __x86_64__ /* where lat_engine knows where the ioctl's command is */
-	if (env && !strcmp(env, "syscall")) {
+	/* where the descriptor says where the ioctl's command is */
+	if (env && !strcmp(env, "syscall") && arch_host->syscall_arg1_off) {
 		*m = LAT_MARK_SYSCALL;
 		return "ioctl KVM_RUN (raw_syscalls:sys_enter)";
 	}
-#endif
 	if (env && !strcmp(env, "fpu")) {
 		*m = LAT_MARK_FPU;
 		return "kvm_fpu(load)";
@@ -180,6 +186,7 @@ int latency_open(struct latency **out, const struct latency_cfg *cfg,
 	if (!l->exits)
 		ec.exit_id = -1;
 	l->mark = lat_pick_mark(&ec.mark);
+	ec.sys_arg1_off = arch_host->syscall_arg1_off;
 	/* KVMSTAT_LATENCY_STATE=hash: the threads' state in the LRU hash
 	 * even where task storage would serve (a timed breakdown reads it
 	 * where it is kept) */

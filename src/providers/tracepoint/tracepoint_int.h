@@ -194,6 +194,16 @@ int tp_bpf_open(struct tp_priv *tp);
 int tp_vcpu_reason(const char *event, const char *guard_field,
 		   int64_t isa_guard, unsigned int reason_size,
 		   struct ks_vcpu_cfg *vc);
+/*
+ * Whether the arch descriptor says where event's raw arguments hold its
+ * reason field (arm64's kvm_exit), for a program on its raw tracepoint
+ * (the counting engine's, latency's), into c but for its slots: only
+ * where the running kernel's format f (event's) has the field at that
+ * argument's place, as the records keep TP_PROTO's order; never for a
+ * guarded source (guarded), nor with KVMSTAT_EXIT_REASON=record.
+ */
+bool tp_arg_reason(const struct tp_format *f, const char *field, bool guarded,
+		   struct ks_arg_cfg *c);
 /* The real tracepoint whose id is id, under events (a tracefs events
  * directory); caller frees; NULL when none (latency.c uses it too). */
 char *tp_name_by_id(const char *events, int id);
