@@ -15,9 +15,24 @@ CFLAGS ?= -O2 -g
 # CI sets WERROR=-Werror; the sanitizer build sets SANITIZE and BUILD.
 WERROR ?=
 SANITIZE ?=
-BUILD ?= build
 
-ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/i.86/x86/' \
+# A cross build: make CROSS=aarch64-linux-gnu builds an arm64 kvmstat, its
+# BPF programs and the arm64 test guest into build-aarch64-linux-gnu/
+# (kvmstat, kvmguest), with Debian's cross compiler and its multiarch -dev
+# packages (make deps CROSS=... installs them as root: README, Platforms).
+CROSS ?=
+ifneq ($(CROSS),)
+CC := $(CROSS)-gcc
+AR := $(CROSS)-ar
+# the target's libraries only (Debian's multiarch pkg-config directory)
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS)/pkgconfig:/usr/share/pkgconfig pkg-config
+BUILD ?= build-$(CROSS)
+endif
+BUILD ?= build
+# the machine the build is for, in uname -m's spelling
+MACHINE := $(if $(CROSS),$(firstword $(subst -, ,$(CROSS))),$(shell uname -m))
+
+ARCH ?= $(shell echo $(MACHINE) | sed -e 's/x86_64/x86/' -e 's/i.86/x86/' \
 	-e 's/aarch64/arm64/' -e 's/ppc64.*/powerpc/' -e 's/s390x/s390/')
 ARCHDIR := $(if $(wildcard arch/$(ARCH)/arch.c),arch/$(ARCH),arch/generic)
 # the lookup, the generic descriptor and the host's; arch_host names the last
@@ -30,7 +45,7 @@ JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 # libmicrohttpd is loaded with dlopen when --listen starts (see mhd.h),
 # by the soname of the library found here
-MHD_SONAME := $(or $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
+MHD_SONAME := $(or $(shell $(if $(CROSS),$(CROSS)-)objdump -p "$$($(PKG_CONFIG) --variable=libdir \
 	libmicrohttpd 2>/dev/null)/libmicrohttpd.so" 2>/dev/null | \
 	awk '$$1 == "SONAME" { print $$2 }'),libmicrohttpd.so.12)
 $(BUILD)/src/exporter/mhd.o: override CPPFLAGS += -DMHD_SONAME='"$(MHD_SONAME)"'
@@ -50,7 +65,7 @@ LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf)
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
-BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+BPF_ARCH := $(shell echo $(MACHINE) | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64.*/powerpc/' -e 's/s390x/s390/')
 BPF_MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPF_OBJ := $(BUILD)/bpf/kvmstat.bpf.o
@@ -80,8 +95,11 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c) tests/unit/testlib.c \
 	$(filter-out $(ARCH_SRCS),$(wildcard arch/*/arch.c))
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/check_kvmstat
-GUEST := tests/guest/kvmguest
-BIN := kvmstat
+# the test guest of the build's architecture (x86 or arm64; none else);
+# a cross build's binaries go into its build directory
+GUEST_SRC := $(if $(filter arm64,$(ARCH)),tests/guest/kvmguest-arm64.c,tests/guest/kvmguest.c)
+GUEST := $(if $(CROSS),$(BUILD)/kvmguest,tests/guest/kvmguest)
+BIN := $(if $(CROSS),$(BUILD)/kvmstat,kvmstat)
 DEPS_PKGS := gcc make pkg-config libncurses-dev check libjansson-dev \
 	libmicrohttpd-dev clang llvm libbpf-dev bpftool linux-libc-dev
 DEPS_PKGS += libpcre2-dev
@@ -99,6 +117,24 @@ TEST_DEPS_PKGS += libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 # the emulated KVM host (tests/kvmhost/): a Debian kernel under QEMU's TCG,
 # its initramfs made of busybox and the kernel's modules
 TEST_DEPS_PKGS += busybox-static cpio xz-utils kmod
+# A cross build's: the cross compiler, the host's BPF tools and the
+# target's -dev packages, Debian's multiarch ones (name:arch)
+CROSS_LIB_PKGS := libc6-dev libncurses-dev check libjansson-dev libmicrohttpd-dev \
+	libbpf-dev linux-libc-dev libpcre2-dev libcrypt-dev libsqlite3-dev
+ifneq ($(CROSS),)
+CROSS_DEB := $(shell echo $(MACHINE) | sed -e 's/aarch64/arm64/' -e 's/x86_64/amd64/' \
+	-e 's/powerpc64le/ppc64el/')
+DEPS_PKGS := gcc-$(CROSS) make pkg-config clang llvm bpftool \
+	$(addsuffix :$(CROSS_DEB),$(CROSS_LIB_PKGS))
+endif
+# the arm64 tests on x86 (tests/arm64/, on the emulated arm64 KVM host): an
+# arm64 build (above) and QEMU for arm64 (the programs the tests run there,
+# bash, jq, tmux, python3..., kvmhost.sh unpacks beside the kernel)
+ARM64_TEST_PKGS := qemu-system-arm gcc-aarch64-linux-gnu \
+	$(addsuffix :arm64,$(CROSS_LIB_PKGS))
+ifeq ($(CROSS)$(MACHINE),x86_64)
+TEST_DEPS_PKGS += $(ARM64_TEST_PKGS)
+endif
 
 .PHONY: all run check check-kvm check-layers unit system bench install uninstall clean deps deps-test \
 	install-pkgs demo fuzz openmetrics-fixtures format format-check mounts
@@ -145,8 +181,11 @@ $(LIB): $(LIB_OBJS)
 $(BIN): $(BUILD)/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(GUEST): tests/guest/kvmguest.c
-	$(CC) -O2 -Wall -Wextra $(WERROR) -std=gnu11 -pthread -o $@ $<
+# static on arm64: it then needs no arm64 libc where it runs
+$(GUEST): $(GUEST_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra $(WERROR) -std=gnu11 -pthread \
+		$(if $(filter arm64,$(ARCH)),-static) -o $@ $<
 
 $(TEST_BIN): $(TEST_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
@@ -160,18 +199,26 @@ deps:
 deps-test:
 	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS) $(TEST_DEPS_PKGS)"
 
+# A package name:ARCH of another architecture needs dpkg to know ARCH first
+# (dpkg --add-architecture); done here as root, else part of the command.
 install-pkgs:
-	@missing=""; for p in $(PKGS); do \
+	@missing=""; archs=""; for p in $(PKGS); do \
 		[ "$$(dpkg-query -W -f '$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || \
 			missing="$$missing $$p"; done; \
+	for a in $$(printf '%s\n' $$missing | sed -n 's/.*:\([a-z0-9]*\)$$/\1/p' | sort -u); do \
+		[ "$$a" = "$$(dpkg --print-architecture)" ] || \
+		dpkg --print-foreign-architectures | grep -qx "$$a" || archs="$$archs $$a"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$$missing"; \
+			for a in $$archs; do dpkg --add-architecture $$a || exit 1; done; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 				apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 		else \
 			echo "missing packages; run:"; \
-			echo "  sudo apt-get install -y$$missing"; exit 1; \
+			add=""; for a in $$archs; do add="$${add}sudo dpkg --add-architecture $$a && "; done; \
+			[ -z "$$add" ] || add="$${add}sudo apt-get update && "; \
+			echo "  $${add}sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
 	fi
 
@@ -217,7 +264,7 @@ check-layers:
 # KVMHOST=1 takes the emulated host even where this host's KVM works;
 # check-kvm runs only the tests that need KVM.
 KVMHOST ?=
-KVMHOST_KERNELS ?= 6.1 6.12
+KVMHOST_KERNELS ?= 6.1 6.12 arm64
 KVMHOST_JOBS ?= 1
 export KVMHOST KVMHOST_KERNELS KVMHOST_JOBS BUILD
 
@@ -394,4 +441,6 @@ uninstall:
 clean:
 	rm -rf build build-* $(BIN) $(GUEST)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# the compiler's dependency files (not the emulated hosts' cache, whose
+# unpacked packages hold directories such as ld.so.conf.d)
+-include $(shell find $(BUILD) -path $(BUILD)/kvmhost -prune -o -name '*.d' -type f -print 2>/dev/null)

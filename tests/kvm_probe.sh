@@ -24,7 +24,7 @@ mkdir "$inst" 2>/dev/null || say "none: cannot make a tracefs instance in $ev/in
 trap 'echo 0 >"$inst/events/kvm/kvm_exit/enable" 2>/dev/null; rmdir "$inst" 2>/dev/null' EXIT
 echo 1 >"$inst/events/kvm/kvm_exit/enable" 2>/dev/null ||
 	say "none: cannot enable kvm:kvm_exit (kernel lockdown?)"
-out=$("$GUEST" -n 100 -k pio -t 0 2>&1) || say "none: the test guest fails on /dev/kvm: $(echo "$out" | tail -n 1)"
+out=$("$GUEST" -n 100 -k mmio -t 0 2>&1) || say "none: the test guest fails on /dev/kvm: $(echo "$out" | tail -n 1)"
 n=$(grep -c ' kvm_exit: ' "$inst/trace")
 [ "$n" -ge 100 ] || say "none: /dev/kvm runs guests, but kvm:kvm_exit fired $n times for 100 exits (a paravirtual KVM?)"
 say native

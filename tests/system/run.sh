@@ -32,7 +32,13 @@ elif [ "${1:-}" = --kvm ]; then
 fi
 tests=()
 if [ $# -gt 0 ]; then
-	for n; do tests+=("tests/system/${n%.sh}.sh"); done
+	# a name, or a test's path (tests/arm64/t_x.sh)
+	for n; do
+		case $n in
+		*/*) tests+=("$n") ;;
+		*) tests+=("tests/system/${n%.sh}.sh") ;;
+		esac
+	done
 elif [ $only_kvm = 1 ]; then
 	mapfile -t tests < <(kvm_tests)
 else
