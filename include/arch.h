@@ -129,6 +129,14 @@ struct arch_breakdown {
 	size_t nnames;
 };
 
+/* The generic kvm_mmio(type, len, gpa, val) (virt/kvm), every
+ * architecture's: by guest physical address, read or write. */
+#define ARCH_BREAKDOWN_KVM_MMIO                                    \
+	{                                                          \
+		.kind = "mmio", .event = "kvm_mmio", .key = "gpa", \
+		.dir = "type", .key_arg = 2, .dir_arg = 0,         \
+	}
+
 struct arch_desc {
 	const char *name; /* "x86", "arm64", "powerpc", "s390",
 					 * "generic" */

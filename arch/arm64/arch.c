@@ -147,14 +147,7 @@ static const struct arch_key_name arm64_smccc_names[] = {
  * MSRs or kvm_hypercall.
  */
 static const struct arch_breakdown arm64_breakdowns[] = {
-	{
-		.kind = "mmio",
-		.event = "kvm_mmio",
-		.key = "gpa",
-		.dir = "type",
-		.key_arg = 2,
-		.dir_arg = 0,
-	},
+	ARCH_BREAKDOWN_KVM_MMIO,
 	{
 		.kind = "hypercall",
 		.event = "kvm_hvc_arm64",

@@ -68,14 +68,7 @@ static const struct arch_source *const powerpc_sources[] = {
 /* The breakdown of the generic kvm_mmio(type, len, gpa, val), which the
  * kernel's record keeps in that order. */
 static const struct arch_breakdown powerpc_breakdowns[] = {
-	{
-		.kind = "mmio",
-		.event = "kvm_mmio",
-		.key = "gpa",
-		.dir = "type",
-		.key_arg = 2,
-		.dir_arg = 0,
-	},
+	ARCH_BREAKDOWN_KVM_MMIO,
 	{ .kind = NULL },
 };
 

@@ -574,14 +574,7 @@ static const struct arch_breakdown x86_breakdowns[] = {
 		.names = x86_ioports,
 		.nnames = ARRAY_SIZE(x86_ioports),
 	},
-	{
-		.kind = "mmio",
-		.event = "kvm_mmio",
-		.key = "gpa",
-		.dir = "type",
-		.key_arg = 2,
-		.dir_arg = 0,
-	},
+	ARCH_BREAKDOWN_KVM_MMIO,
 	{
 		.kind = "msr",
 		.event = "kvm_msr",
