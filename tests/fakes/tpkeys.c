@@ -9,7 +9,8 @@
  * argument no call accepts (nothing changes):
  *   ioport: getpriority(PORT, DIR)          EINVAL (PORT > 2)
  *   mmio:   madvise(GPA, TYPE, -1)          EINVAL (bad advice)
- *   msr:    lseek(WRITE, INDEX, 99)         EINVAL/ESPIPE/EBADF
+ *   msr:    ioprio_get(WRITE, INDEX)        EINVAL (WRITE 0), ESRCH or a
+ *                                           priority (a query only)
  *   hc:     dup(NR)                         EBADF (NR past any fd)
  * then, with GAP_US, a busy wait of GAP_US and a write to
  * /proc/self/oom_score_adj (the re-entry). With EXIT_US, each hit has an
@@ -85,7 +86,7 @@ static void hit(const struct spec *spec, unsigned long long key, int adj,
 	else if (!strcmp(s->kind, "mmio"))
 		syscall(SYS_madvise, (long)s->key, (long)s->dir, -1L);
 	else if (!strcmp(s->kind, "msr"))
-		syscall(SYS_lseek, (long)s->dir, (long)s->key, 99L);
+		syscall(SYS_ioprio_get, (long)s->dir, (long)s->key);
 	else
 		syscall(SYS_dup, (long)s->key);
 	if (s->gap_us) {
