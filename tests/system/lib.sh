@@ -246,11 +246,13 @@ fresh() {
 
 # start_guest NAME ARGS...: starts the guest waiting for SIGUSR1; sets
 # NAME_PID (launcher) and NAME_VMS (VM pids), after its "ready" line.
+# GUEST_NICE=N: at that nice level (a busy guest that must not take the
+# CPUs from the monitor it is watched by)
 start_guest() {
 	local name=$1; shift
 	local out="$TMP/$name.out"
 	fresh "$out" "$TMP/$name.err"
-	"$GUEST" -w "$@" >"$out" 2>"$TMP/$name.err" &
+	${GUEST_NICE:+nice -n "$GUEST_NICE"} "$GUEST" -w "$@" >"$out" 2>"$TMP/$name.err" &
 	local pid=$!
 	PIDS+=("$pid")
 	# on a loaded nested host, starting the guest has once taken more
