@@ -181,8 +181,10 @@ $(LIB): $(LIB_OBJS)
 $(BIN): $(BUILD)/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-# static on arm64: it then needs no arm64 libc where it runs
-$(GUEST): $(GUEST_SRC)
+# static on arm64: it then needs no arm64 libc where it runs; one compiler
+# run of the guest's .c, which includes the guests' shared guest_common.h
+# (and, through it, guest_launch.h)
+$(GUEST): $(GUEST_SRC) tests/guest/guest_common.h tests/guest/guest_launch.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra $(WERROR) -std=gnu11 -pthread \
 		$(if $(filter arm64,$(ARCH)),-static) -o $@ $<
