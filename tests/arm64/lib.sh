@@ -69,22 +69,3 @@ wait_done() {
 	done
 	fail "guest $1 did not finish in 60 s: $(cat "$TMP/$1.out" "$TMP/$1.err")"
 }
-
-# free_port_arm64: a loopback TCP port no socket uses (exporter_lib's
-# free_port, without its bash-only printf -v tricks' dependencies)
-free_port_arm64() {
-	local p hex
-	for _ in $(seq 1 100); do
-		p=$((10000 + RANDOM % 20000))
-		hex=$(printf ':%04X ' "$p")
-		grep -qF "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null && continue
-		echo "$p"
-		return
-	done
-	fail "no free port"
-}
-
-# metric TEXT SERIES: the value of one exact series line
-metric() {
-	awk -v s="$2" '$1 == s { print $2 }' <<<"$1"
-}
