@@ -133,6 +133,15 @@ static int64_t tp_src_guard(const struct tp_source *s)
  * be what the program reads: the vCPU a struct kvm_vcpu, the pointer one
  * to a struct, the reason an integer.
  */
+/* KVMSTAT_EXIT_REASON=record: the record program even where the raw
+ * arguments or the vCPU's layout hold the reason (make bench compares). */
+static bool tp_record_forced(void)
+{
+	const char *in = getenv("KVMSTAT_EXIT_REASON");
+
+	return in && !strcmp(in, "record");
+}
+
 int tp_vcpu_reason(const char *event, const char *guard_field,
 		   int64_t isa_guard, unsigned int reason_size,
 		   struct ks_vcpu_cfg *vc)
@@ -143,10 +152,7 @@ int tp_vcpu_reason(const char *event, const char *guard_field,
 	struct kbtf *k;
 	int rc;
 
-	/* KVMSTAT_EXIT_REASON=record: the record program even where the
-	 * vCPU's layout is known (make bench compares the two) */
-	in = getenv("KVMSTAT_EXIT_REASON");
-	if (in && !strcmp(in, "record"))
+	if (tp_record_forced())
 		return -ENOENT;
 	/* an event no layout names needs no ISA looked up in /sys (every
 	 * plain event is asked, tp_bpf_plain) */
@@ -237,17 +243,15 @@ static int tp_field_place(const struct tp_format *f, const char *field)
 	return -1;
 }
 
-/* The descriptor's raw arguments: KVMSTAT_EXIT_REASON=record turns them
- * down as it does the vCPU's structs (make bench compares the two). */
+/* The descriptor's raw arguments (not with KVMSTAT_EXIT_REASON=record). */
 bool tp_arg_reason(const struct tp_format *f, const char *field, bool guarded,
 		   struct ks_arg_cfg *c)
 {
 	const struct arch_source *a = f ? arch_source_find(arch_host, f->name,
 							   field) :
 					  NULL;
-	const char *in = getenv("KVMSTAT_EXIT_REASON");
 
-	if (!a || !a->raw.known || guarded || (in && !strcmp(in, "record")) ||
+	if (!a || !a->raw.known || guarded || tp_record_forced() ||
 	    tp_field_place(f, field) != (int)a->raw.arg)
 		return false;
 	*c = (struct ks_arg_cfg){ .arg = a->raw.arg,
